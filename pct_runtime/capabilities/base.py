@@ -1,0 +1,96 @@
+"""The one tool contract every capability implements and every server consumes.
+
+The MCP server, the console and Code Mode's nested adapters all call tools through this
+shape, so a capability is written once and reached from every path identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pct_runtime.host.ui import NoUI, UIPort
+
+CallPath = Literal["direct", "nested"]
+ProgressSink = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What an agent is shown: name, label, model-facing description and JSON Schema.
+
+    `meta` carries optional transport hints (for example the Lark grammar of
+    `apply_patch` for grammar-capable clients); `sequential` tools never run concurrently
+    with another call of the same session.
+    """
+
+    name: str
+    label: str
+    description: str
+    input_schema: Mapping[str, Any]
+    meta: Mapping[str, Any] | None = None
+    sequential: bool = False
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """Raw image bytes with their MIME type; servers encode them (base64) at the edge."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass
+class ToolResult:
+    """A successful call: text for the model, structured details, optional images."""
+
+    text: str
+    details: dict[str, Any] = field(default_factory=dict)
+    images: list[ImagePart] = field(default_factory=list)
+
+
+class ToolError(Exception):
+    """A failed call. `message` is the exact model-facing text; `code` is machine-readable.
+
+    Raised for validation failures, gating refusals and executor errors alike; servers map
+    it to an `is_error` result whose text is `message`.
+    """
+
+    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class CallContext:
+    """Everything an executor may know about one invocation, and nothing about the agent.
+
+    `env_overlay` comes from the invocation hooks and applies to one spawn only. `progress`
+    receives bounded progress records (never command, patch or program text). Cancellation
+    arrives as `asyncio.CancelledError` in the executor's task.
+    """
+
+    cwd: Path
+    path: CallPath = "direct"
+    session_id: str = ""
+    tool_call_id: str = ""
+    ui: UIPort = field(default_factory=NoUI)
+    env_overlay: Mapping[str, str] | None = None
+    progress: ProgressSink | None = None
+    cell_id: str | None = None
+
+
+class Tool(Protocol):
+    """A callable tool: its spec plus the executor entry point."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> Awaitable[ToolResult]: ...

@@ -1,0 +1,70 @@
+"""`pct`: the command line of the runtime.
+
+Each subcommand registers itself in `_COMMANDS`; handlers import their capability lazily so
+that short commands (`pct apply-patch`, `pct config path`) start fast.
+Exit codes and streams are pinned in DESIGN.md ("Interfaces pinned").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """A usage or input error: message to stderr, exit status `code` (default 2)."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
+
+
+def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import config_cmd
+
+    config_cmd.register(sub)
+
+
+def _add_reload(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import reload_cmd
+
+    reload_cmd.register(sub)
+
+
+# Registration functions, in the order `pct --help` lists them.
+_COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+    _add_config,
+    _add_reload,
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pct",
+        description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for register in _COMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except CliError as exc:
+        print(f"pct: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `pct` subcommand; each exposes `register(subparsers)`."""

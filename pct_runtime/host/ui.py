@@ -1,0 +1,51 @@
+"""The UI port: how a capability asks a person something without knowing who answers.
+
+Implementations: the Textual console (modal screens), MCP elicitation when the attached
+client supports it, and `NoUI` (headless: approvals fail before any change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+NotifyLevel = Literal["info", "warning", "error"]
+
+
+@runtime_checkable
+class UIPort(Protocol):
+    @property
+    def available(self) -> bool:
+        """True when confirm/select can reach a person (a dialog-capable context)."""
+        ...
+
+    async def confirm(self, title: str, message: str) -> bool:
+        """Ask a yes/no question. Returns False on No, dismissal or cancellation."""
+        ...
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        """Pick one option; None when dismissed."""
+        ...
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
+
+
+class UIUnavailableError(RuntimeError):
+    """Raised by `NoUI` when a dialog is requested; callers map it to `approval-unavailable`."""
+
+
+class NoUI:
+    """Headless: no dialog can be shown, so every approval must fail before any change."""
+
+    @property
+    def available(self) -> bool:
+        return False
+
+    async def confirm(self, title: str, message: str) -> bool:
+        raise UIUnavailableError("no interactive UI is attached")
+
+    async def select(self, title: str, options: Sequence[str]) -> str | None:
+        raise UIUnavailableError("no interactive UI is attached")
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        return None

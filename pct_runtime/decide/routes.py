@@ -1,0 +1,254 @@
+"""Official OpenAI routes: which models may carry credentials and payload changes.
+
+Pure structural checks (`reference/toolkit.md` §3.4, §6): API keys go only to
+`https://api.openai.com/v1/...`, Codex OAuth only to `https://chatgpt.com/backend-api/...`.
+HTTP, user info, explicit non-default ports, queries, fragments, look-alike hosts and
+gateway paths are all `unofficial-endpoint`. This is not a generic SSRF framework.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from pct_runtime.host.credentials import CredentialKind
+from pct_runtime.host.models import Model, supported_thinking_levels
+
+API_KEY_HOST = "api.openai.com"
+CODEX_HOST = "chatgpt.com"
+OPENAI_PATHS: tuple[str, ...] = ("/v1", "/v1/responses")
+CODEX_PATHS: tuple[str, ...] = (
+    "/backend-api",
+    "/backend-api/codex",
+    "/backend-api/codex/responses",
+)
+RESPONSES_ENDPOINTS: dict[CredentialKind, str] = {
+    "api-key": "https://api.openai.com/v1/responses",
+    "codex-oauth": "https://chatgpt.com/backend-api/codex/responses",
+}
+IMAGE_ENDPOINTS: dict[CredentialKind, str] = {
+    "api-key": "https://api.openai.com/v1/images/generations",
+    "codex-oauth": "https://chatgpt.com/backend-api/codex/images/generations",
+}
+
+
+class RouteRegistry(Protocol):
+    """What route checks need from the model registry."""
+
+    def find(self, provider: str, model_id: str) -> Model | None: ...
+    def available(self) -> list[Model]: ...
+    def is_using_oauth(self, model: Model) -> bool: ...
+
+
+class ModelReference(Protocol):
+    """`webSearch.sidecarModel`: provider, model id, thinking level (`auto` or a level)."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking_level(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class RouteInspection:
+    """ok with the route kind and fixed Responses endpoint, or not ok with a reason."""
+
+    ok: bool
+    reason: str | None = None
+    kind: CredentialKind | None = None
+    endpoint: str | None = None
+    model: Model | None = None
+
+    @classmethod
+    def fail(cls, reason: str) -> RouteInspection:
+        return cls(False, reason)
+
+
+def _normalized_path(path: str) -> str:
+    """URL-parser path: dot segments resolved, trailing slashes dropped, `""` -> `/`."""
+    out: list[str] = []
+    segments = path.split("/")[1:] if path.startswith("/") else path.split("/")
+    for segment in segments:
+        if segment == ".":
+            continue
+        if segment == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(segment)
+    return ("/" + "/".join(out)).rstrip("/") or "/"
+
+
+def is_official_url(base_url: str, host: str, paths: tuple[str, ...]) -> bool:
+    """`https:` to exactly `host`, no user info/port/query/fragment, path in `paths`.
+
+    An explicit default port (`:443`) is the same origin and is accepted; every other
+    port is not. Whitespace and backslashes are rejected outright.
+    """
+    if any(ch.isspace() or ch == "\\" for ch in base_url):
+        return False
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme.lower() != "https" or "@" in parts.netloc:
+        return False
+    if (parts.hostname or "") != host:
+        return False
+    if port is not None and port != 443:
+        return False
+    if parts.query or parts.fragment:
+        return False
+    return _normalized_path(parts.path) in paths
+
+
+def inspect_official_route(model: Model) -> RouteInspection:
+    """Provider, then API, then endpoint: the first failing check names the reason."""
+    if model.provider == "openai":
+        if model.api != "openai-responses":
+            return RouteInspection.fail("unsupported-api")
+        if not is_official_url(model.base_url, API_KEY_HOST, OPENAI_PATHS):
+            return RouteInspection.fail("unofficial-endpoint")
+        return RouteInspection(
+            True, kind="api-key", endpoint=RESPONSES_ENDPOINTS["api-key"], model=model
+        )
+    if model.provider == "openai-codex":
+        if model.api != "openai-codex-responses":
+            return RouteInspection.fail("unsupported-api")
+        if not is_official_url(model.base_url, CODEX_HOST, CODEX_PATHS):
+            return RouteInspection.fail("unofficial-endpoint")
+        return RouteInspection(
+            True, kind="codex-oauth", endpoint=RESPONSES_ENDPOINTS["codex-oauth"], model=model
+        )
+    return RouteInspection.fail("unsupported-provider")
+
+
+def _credential_matches(inspection: RouteInspection, model: Model, registry: RouteRegistry) -> bool:
+    return (inspection.kind == "codex-oauth") == registry.is_using_oauth(model)
+
+
+def inspect_current_native_route(model: Model | None, registry: RouteRegistry) -> RouteInspection:
+    """The current model as a native Web Search route: official, with the matching credential."""
+    if model is None:
+        return RouteInspection.fail("unsupported-provider")
+    inspection = inspect_official_route(model)
+    if not inspection.ok:
+        return inspection
+    if not _credential_matches(inspection, model, registry):
+        return RouteInspection.fail("credential-mismatch")
+    return inspection
+
+
+def inspect_remote_compaction_route(
+    model: Model | None, registry: RouteRegistry
+) -> RouteInspection:
+    """Remote Compaction needs the official Codex OAuth route; an API-key route is unsupported."""
+    inspection = inspect_current_native_route(model, registry)
+    if not inspection.ok:
+        return inspection
+    if inspection.kind != "codex-oauth":
+        return RouteInspection.fail("unsupported-provider")
+    return inspection
+
+
+def supports_sidecar_effort(reference: ModelReference, model: Model, kind: CredentialKind) -> bool:
+    """`auto` always; a level only on the Codex route and only if the model supports it."""
+    if reference.thinking_level == "auto":
+        return True
+    return kind == "codex-oauth" and reference.thinking_level in supported_thinking_levels(model)
+
+
+def _same(model: Model, provider: str, model_id: str) -> bool:
+    return model.provider == provider and model.id == model_id
+
+
+def inspect_sidecar_executor(
+    reference: ModelReference | None, registry: RouteRegistry
+) -> RouteInspection:
+    """missing-sidecar-model → route → credential-mismatch → effort → missing-openai-auth."""
+    if reference is None:
+        return RouteInspection.fail("missing-sidecar-model")
+    model = registry.find(reference.provider, reference.model)
+    if model is None:
+        return RouteInspection.fail("missing-sidecar-model")
+    inspection = inspect_official_route(model)
+    if not inspection.ok:
+        return inspection
+    if not _credential_matches(inspection, model, registry):
+        return RouteInspection.fail("credential-mismatch")
+    assert inspection.kind is not None
+    if not supports_sidecar_effort(reference, model, inspection.kind):
+        return RouteInspection.fail("unsupported-sidecar-effort")
+    if not any(_same(m, reference.provider, reference.model) for m in registry.available()):
+        return RouteInspection.fail("missing-openai-auth")
+    return inspection
+
+
+def _image_candidate(model: Model, registry: RouteRegistry) -> RouteInspection:
+    inspection = inspect_official_route(model)
+    if not inspection.ok:
+        return inspection
+    if not _credential_matches(inspection, model, registry):
+        return RouteInspection.fail("credential-mismatch")
+    return inspection
+
+
+def inspect_image_executor(current: Model | None, registry: RouteRegistry) -> RouteInspection:
+    """Current model's official route → any `openai-codex` → any `openai`; first failure wins.
+
+    With no candidate at all the reason is `missing-openai-auth`.
+    """
+    available = registry.available()
+    first_reason: str | None = None
+    if current is not None and any(_same(m, current.provider, current.id) for m in available):
+        inspection = _image_candidate(current, registry)
+        if inspection.ok:
+            return inspection
+        first_reason = inspection.reason
+    candidates = [m for m in available if m.provider == "openai-codex"] + [
+        m for m in available if m.provider == "openai"
+    ]
+    seen: set[tuple[str, str]] = set()
+    if current is not None:
+        seen.add((current.provider, current.id))
+    for model in candidates:
+        if (model.provider, model.id) in seen:
+            continue
+        seen.add((model.provider, model.id))
+        inspection = _image_candidate(model, registry)
+        if inspection.ok:
+            return inspection
+        first_reason = first_reason or inspection.reason
+    return RouteInspection.fail(first_reason or "missing-openai-auth")
+
+
+def check_refreshed_route(
+    model: Model, refreshed_base_url: str | None, uses_oauth: bool
+) -> RouteInspection:
+    """Re-check a route after auth resolution (which may move the base URL).
+
+    A refreshed credential that moves the request to the other route kind, or a
+    credential kind that disagrees with the route, is `credential-mismatch`.
+    """
+    initial = inspect_official_route(model)
+    if not initial.ok:
+        return initial
+    routed = model if not refreshed_base_url else _with_base(model, refreshed_base_url)
+    resolved = inspect_official_route(routed)
+    if not resolved.ok:
+        return resolved
+    if resolved.kind != initial.kind or (resolved.kind == "codex-oauth") != uses_oauth:
+        return RouteInspection.fail("credential-mismatch")
+    return RouteInspection(True, kind=resolved.kind, endpoint=resolved.endpoint, model=model)
+
+
+def _with_base(model: Model, base_url: str) -> Model:
+    return replace(model, base_url=base_url)
+
+
+def image_generation_endpoint(kind: CredentialKind) -> str:
+    return IMAGE_ENDPOINTS[kind]

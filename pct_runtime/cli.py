@@ -34,10 +34,31 @@ def _add_reload(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     reload_cmd.register(sub)
 
 
+def _add_apply_patch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import apply_patch_cmd
+
+    apply_patch_cmd.register(sub)
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import serve_cmd
+
+    serve_cmd.register(sub)
+
+
+def _add_attach(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import attach_cmd
+
+    attach_cmd.register(sub)
+
+
 # Registration functions, in the order `pct --help` lists them.
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_config,
     _add_reload,
+    _add_serve,
+    _add_attach,
+    _add_apply_patch,
 ]
 
 

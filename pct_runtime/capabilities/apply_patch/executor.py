@@ -1,0 +1,487 @@
+"""Preflight, stage and commit a parsed patch under one working directory.
+
+Order (each step only starts when the previous one passed for the whole patch):
+1. resolve the working directory; parse the whole patch;
+2. walk every path from the working directory: no symbolic link anywhere, every parent a
+   directory; Add and Move destinations must not exist, Update and Delete sources must be
+   regular files; no two paths may be the same file on disk;
+3. read and validate every source (UTF-8, one line-ending style) and match every hunk;
+4. (optional approval by the caller, between `prepare_patch` and `commit_prepared`);
+5. abort check, stage every new content as `.pct-apply-patch-<pid>-<uuid>.tmp` next to its
+   target (exclusive create, the source's mode from the first byte), abort check;
+6. commit in patch order by mkdir/rename/unlink. A failure here reports what was already
+   committed and what is unknown; nothing is retried or rolled back.
+
+This is static containment, not a race-proof sandbox: a process that swaps a checked path
+component for a link between steps 2 and 6 is outside the threat model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pct_runtime.capabilities.apply_patch.errors import (
+    ApplyPatchError,
+    CommitError,
+    PatchAbortedError,
+    PreflightError,
+)
+from pct_runtime.capabilities.apply_patch.matcher import apply_chunks
+from pct_runtime.capabilities.apply_patch.parser import (
+    AddFile,
+    DeleteFile,
+    Patch,
+    PatchPath,
+    UpdateFile,
+    parse_patch,
+)
+from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_text
+
+OperationName = Literal["add", "update", "delete", "move"]
+AbortCheck = Callable[[], bool]
+
+_NEW_FILE_MODE = 0o666
+_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class OperationSummary:
+    """One line of the result: what happened to which path (`from_path` only for a move)."""
+
+    operation: OperationName
+    path: str
+    from_path: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self.operation == "move":
+            return f"- move {self.from_path} -> {self.path}"
+        return f"- {self.operation} {self.path}"
+
+    def to_details(self) -> dict[str, str]:
+        out = {"operation": self.operation, "path": self.path}
+        if self.from_path is not None:
+            out["from"] = self.from_path
+        return out
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    operations: tuple[OperationSummary, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(["Applied patch:", *(op.text for op in self.operations)])
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return {"operations": [op.to_details() for op in self.operations]}
+
+
+@dataclass
+class _Plan:
+    summary: OperationSummary
+    kind: Literal["add", "update", "delete"]
+    target: str  # absolute path written (or unlinked for a delete)
+    source: str | None  # absolute path read (update/move/delete)
+    content: bytes | None
+    mode: int | None  # exact mode for the staged file; None → new-file default
+    missing_dirs: list[str]
+    stage_dir: str
+    source_identity: tuple[int, int, int, int] | None = None
+    staged: str | None = None
+
+
+@dataclass
+class PreparedPatch:
+    """A fully validated patch: every check done, nothing written yet.
+
+    `summary`/`patch` are what an approval step shows; `commit_prepared` applies it.
+    """
+
+    cwd: str
+    patch: str
+    parsed: Patch
+    plans: list[_Plan] = field(default_factory=list)
+
+    @property
+    def summary(self) -> tuple[OperationSummary, ...]:
+        return tuple(plan.summary for plan in self.plans)
+
+
+@dataclass
+class _Walk:
+    stat: os.stat_result | None  # final component, None when missing
+    existing: int  # how many leading components exist (all directories but maybe the last)
+
+
+def _walk(cwd: str, path: PatchPath) -> _Walk:
+    current = cwd
+    last = len(path.parts) - 1
+    st: os.stat_result | None = None
+    for depth, part in enumerate(path.parts):
+        current = os.path.join(current, part)
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            return _Walk(None, depth)
+        except OSError as exc:
+            raise PreflightError(
+                f"Cannot apply patch: checking '{path.display}' (patch line {path.line}) "
+                f"failed: {exc.strerror or exc}. Nothing was changed."
+            ) from None
+        shown = "/".join(path.parts[: depth + 1])
+        if stat.S_ISLNK(st.st_mode):
+            raise PreflightError(
+                f"Cannot apply patch: '{path.display}' (patch line {path.line}) goes through "
+                f"the symbolic link '{shown}'. apply_patch never follows symbolic links; use a "
+                "path without links. Nothing was changed."
+            )
+        if depth < last and not stat.S_ISDIR(st.st_mode):
+            raise PreflightError(
+                f"Cannot apply patch: '{path.display}' (patch line {path.line}) needs "
+                f"'{shown}' to be a directory, but it is a file. Nothing was changed."
+            )
+    return _Walk(st, len(path.parts))
+
+
+def _abs(cwd: str, path: PatchPath, depth: int | None = None) -> str:
+    parts = path.parts if depth is None else path.parts[:depth]
+    return os.path.join(cwd, *parts)
+
+
+def _kind_name(st: os.stat_result) -> str:
+    return "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_source(cwd: str, path: PatchPath, verb: str) -> tuple[bytes, os.stat_result]:
+    walk = _walk(cwd, path)
+    if walk.stat is None:
+        hint = f" Use '*** Add File: {path.display}' to create it." if verb == "update" else ""
+        raise PreflightError(
+            f"Cannot {verb} '{path.display}' (patch line {path.line}): the file does not "
+            f"exist.{hint} Nothing was changed."
+        )
+    if not stat.S_ISREG(walk.stat.st_mode):
+        raise PreflightError(
+            f"Cannot {verb} '{path.display}' (patch line {path.line}): it is "
+            f"{_kind_name(walk.stat)}; apply_patch only {verb}s files. Nothing was changed."
+        )
+    target = _abs(cwd, path)
+    try:
+        fd = os.open(target, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+    except OSError as exc:
+        raise PreflightError(
+            f"Cannot {verb} '{path.display}' (patch line {path.line}): reading it failed: "
+            f"{exc.strerror or exc}. Nothing was changed."
+        ) from None
+    try:
+        st = os.fstat(fd)
+        chunks: list[bytes] = []
+        while True:
+            block = os.read(fd, 1 << 20)
+            if not block:
+                break
+            chunks.append(block)
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
+
+
+def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:
+    """A destination that must not exist: returns (directories to create, staging dir)."""
+    walk = _walk(cwd, path)
+    if walk.stat is not None:
+        kind = "a directory" if stat.S_ISDIR(walk.stat.st_mode) else "a file"
+        if source is None:
+            raise PreflightError(
+                f"Cannot add '{path.display}' (patch line {path.line}): {kind} already exists "
+                f"there. Use '*** Update File: {path.display}' to change an existing file, or "
+                "choose a new path. Nothing was changed."
+            )
+        raise PreflightError(
+            f"Cannot move '{source.display}' to '{path.display}' (patch line {path.line}): "
+            f"{kind} already exists there. Move to a path that does not exist yet. "
+            "Nothing was changed."
+        )
+    missing = [_abs(cwd, path, depth) for depth in range(walk.existing + 1, len(path.parts))]
+    stage_dir = _abs(cwd, path, walk.existing) if walk.existing else cwd
+    return missing, stage_dir
+
+
+def _resolve_cwd(cwd: Path | str) -> str:
+    real = os.path.realpath(cwd)
+    if not os.path.isdir(real):
+        raise PreflightError(
+            f"Cannot apply patch: the working directory '{cwd}' does not exist or is not a "
+            "directory. Nothing was changed."
+        )
+    return real
+
+
+def prepare_patch(patch: str, cwd: Path | str) -> PreparedPatch:
+    """Parse and preflight a whole patch (steps 1–3). Raises an `ApplyPatchError`; never writes."""
+    real_cwd = _resolve_cwd(cwd)
+    parsed = parse_patch(patch)
+    prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed)
+    for op in parsed.operations:  # step 2 for every path before reading any file
+        _walk(real_cwd, op.path)
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            _walk(real_cwd, op.move_to)
+    seen: dict[object, PatchPath] = {}
+    for op in parsed.operations:
+        plan = _plan(real_cwd, op)
+        for key, path in _aliases(real_cwd, op, plan):
+            other = seen.get(key)
+            if other is not None:
+                raise PreflightError(
+                    f"Cannot apply patch: '{other.display}' (patch line {other.line}) and "
+                    f"'{path.display}' (patch line {path.line}) are the same file on disk. "
+                    "Change each file in one section only. Nothing was changed."
+                )
+            seen[key] = path
+        prepared.plans.append(plan)
+    return prepared
+
+
+def _aliases(
+    cwd: str, op: AddFile | DeleteFile | UpdateFile, plan: _Plan
+) -> list[tuple[object, PatchPath]]:
+    keys: list[tuple[object, PatchPath]] = []
+    if plan.source_identity is not None:
+        keys.append((plan.source_identity[:2], op.path))
+    if plan.kind == "add" or plan.summary.operation == "move":
+        dest = op.move_to if isinstance(op, UpdateFile) and op.move_to else op.path
+        parent_real = os.path.realpath(plan.stage_dir)
+        rel = os.path.relpath(plan.target, plan.stage_dir)
+        keys.append((os.path.normcase(os.path.join(parent_real, rel)).casefold(), dest))
+    return keys
+
+
+def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
+    if isinstance(op, AddFile):
+        missing, stage_dir = _check_new(cwd, op.path, None)
+        content = ("\n".join(op.lines) + "\n").encode("utf-8")
+        return _Plan(
+            OperationSummary("add", op.path.display),
+            "add",
+            _abs(cwd, op.path),
+            None,
+            content,
+            None,
+            missing,
+            stage_dir,
+        )
+    if isinstance(op, DeleteFile):
+        data, st = _read_source(cwd, op.path, "delete")
+        decode_text(data, op.path.display, "delete", op.path.line)
+        target = _abs(cwd, op.path)
+        return _Plan(
+            OperationSummary("delete", op.path.display),
+            "delete",
+            target,
+            target,
+            None,
+            None,
+            [],
+            os.path.dirname(target),
+            _identity(st),
+        )
+    data, st = _read_source(cwd, op.path, "update")
+    source = decode_text(data, op.path.display, "update", op.path.line)
+    new_lines = apply_chunks(source.lines, op.chunks, op.path.display)
+    updated = TextFile(new_lines, source.eol, source.bom, source.final_newline)
+    source_abs = _abs(cwd, op.path)
+    mode = stat.S_IMODE(st.st_mode)
+    if op.move_to is None:
+        return _Plan(
+            OperationSummary("update", op.path.display),
+            "update",
+            source_abs,
+            source_abs,
+            updated.encode(),
+            mode,
+            [],
+            os.path.dirname(source_abs),
+            _identity(st),
+        )
+    missing, stage_dir = _check_new(cwd, op.move_to, op.path)
+    return _Plan(
+        OperationSummary("move", op.move_to.display, op.path.display),
+        "update",
+        _abs(cwd, op.move_to),
+        source_abs,
+        updated.encode(),
+        mode,
+        missing,
+        stage_dir,
+        _identity(st),
+    )
+
+
+def _cleanup(plans: list[_Plan]) -> None:
+    for plan in plans:
+        if plan.staged is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(plan.staged)
+            plan.staged = None
+
+
+def _stage(plan: _Plan) -> None:
+    assert plan.content is not None
+    name = f".pct-apply-patch-{os.getpid()}-{uuid.uuid4().hex}.tmp"
+    staged = os.path.join(plan.stage_dir, name)
+    create_mode = _NEW_FILE_MODE if plan.mode is None else plan.mode & 0o777
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
+    fd = os.open(staged, flags, create_mode)
+    plan.staged = staged
+    try:
+        if plan.mode is not None:
+            os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
+        view = memoryview(plan.content)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    finally:
+        os.close(fd)
+
+
+def _recheck(prepared: PreparedPatch) -> None:
+    """Sources must be exactly what was validated (an approval may have taken a while)."""
+    for plan, op in zip(prepared.plans, prepared.parsed.operations, strict=True):
+        if plan.source is not None:
+            try:
+                st = os.lstat(plan.source)
+            except OSError:
+                st = None
+            if st is None or _identity(st) != plan.source_identity:
+                raise PreflightError(
+                    f"Cannot apply patch: '{op.path.display}' changed on disk after the patch "
+                    "was checked. Nothing was changed; re-read the file and send the patch again."
+                )
+        is_new = plan.kind == "add" or plan.summary.operation == "move"
+        if is_new and os.path.lexists(plan.target):
+            raise PreflightError(
+                f"Cannot apply patch: '{plan.summary.path}' appeared on disk after the "
+                "patch was checked. Nothing was changed; re-read and send the patch again."
+            )
+
+
+def commit_prepared(prepared: PreparedPatch, should_abort: AbortCheck | None = None) -> ApplyResult:
+    """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`."""
+    _recheck(prepared)
+    plans = prepared.plans
+    if should_abort is not None and should_abort():
+        raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    for plan in plans:
+        if plan.content is None:
+            continue
+        try:
+            _stage(plan)
+        except OSError as exc:
+            _cleanup(plans)
+            raise PreflightError(
+                f"Cannot apply patch: preparing the new content of '{plan.summary.path}' "
+                f"failed: {exc.strerror or exc}. Nothing was changed."
+            ) from None
+    if should_abort is not None and should_abort():
+        _cleanup(plans)
+        raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    done: list[OperationSummary] = []
+    for index, plan in enumerate(plans):
+        try:
+            _commit_one(plan)
+        except _PartialMove as exc:
+            _cleanup(plans)
+            raise _commit_error(plans, index, done, exc.reason, partial=True) from None
+        except OSError as exc:
+            _cleanup(plans)
+            raise _commit_error(
+                plans, index, done, exc.strerror or str(exc), partial=False
+            ) from None
+        done.append(plan.summary)
+    return ApplyResult(tuple(done))
+
+
+class _PartialMove(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _commit_one(plan: _Plan) -> None:
+    for directory in plan.missing_dirs:
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(directory).st_mode):
+                raise
+    if plan.kind == "delete":
+        os.unlink(plan.target)
+        return
+    assert plan.staged is not None
+    os.rename(plan.staged, plan.target)
+    plan.staged = None
+    if plan.summary.operation == "move":
+        assert plan.source is not None
+        try:
+            os.unlink(plan.source)
+        except OSError as exc:
+            raise _PartialMove(
+                f"'{plan.summary.path}' was written but removing '{plan.summary.from_path}' "
+                f"failed: {exc.strerror or exc}"
+            ) from None
+
+
+def _commit_error(
+    plans: list[_Plan], index: int, done: list[OperationSummary], reason: str, *, partial: bool
+) -> CommitError:
+    failed = plans[index].summary
+    outcome = "partially applied" if partial else "outcome unknown"
+    lines = [
+        f"Patch partially applied: committing '{failed.text[2:]}' failed ({reason}); {outcome}.",
+        "Already applied:",
+        *([op.text for op in done] or ["(none)"]),
+        "Not applied:",
+        *([p.summary.text for p in plans[index + 1 :]] or ["(none)"]),
+        "Do not resend the whole patch: re-read the affected files and patch only what is "
+        "still missing.",
+    ]
+    return CommitError(
+        "\n".join(lines),
+        details={
+            "committed": [op.to_details() for op in done],
+            "failed": {**failed.to_details(), "state": "partial" if partial else "unknown"},
+            "not_applied": [p.summary.to_details() for p in plans[index + 1 :]],
+        },
+    )
+
+
+def apply_patch_text(
+    patch: str, cwd: Path | str, should_abort: AbortCheck | None = None
+) -> ApplyResult:
+    """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
+    return commit_prepared(prepare_patch(patch, cwd), should_abort)
+
+
+__all__ = [
+    "ApplyPatchError",
+    "ApplyResult",
+    "OperationSummary",
+    "PreparedPatch",
+    "apply_patch_text",
+    "commit_prepared",
+    "prepare_patch",
+]

@@ -1,0 +1,247 @@
+"""Where each hunk of an Update applies, and the file's new lines.
+
+Tiers, in order: exact, trailing whitespace ignored, surrounding whitespace ignored, and
+surrounding whitespace ignored with typographic punctuation folded to ASCII. The first tier
+that finds a candidate decides; two or more candidates there is an `ambiguous context`
+error (Codex silently takes the first; we refuse to guess). Context lines keep the file's
+text, so a fuzzy match never rewrites the lines it only used as an anchor.
+
+Cost is linear in file size plus patch size: each tier builds, at most once per file and only
+when first needed, an index from line key to positions restricted to keys the patch uses;
+a hunk then only visits positions at or after the cursor of its rarest line.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pct_runtime.capabilities.apply_patch.errors import MatchError
+from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
+
+# Rust's `char::is_whitespace` (Unicode White_Space); Python's default strip() also removes
+# U+001C..U+001F, which Codex keeps, so the set is spelled out.
+_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+        **dict.fromkeys(
+            "\xa0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
+        ),
+    }
+)
+
+
+def _exact(line: str) -> str:
+    return line
+
+
+def _rstrip(line: str) -> str:
+    return line.rstrip(_WHITE_SPACE)
+
+
+def _strip(line: str) -> str:
+    return line.strip(_WHITE_SPACE)
+
+
+def _normalise(line: str) -> str:
+    return line.strip(_WHITE_SPACE).translate(_PUNCTUATION)
+
+
+TIERS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("exact", _exact),
+    ("ignoring trailing whitespace", _rstrip),
+    ("ignoring surrounding whitespace", _strip),
+    ("ignoring whitespace and typographic punctuation", _normalise),
+)
+
+
+@dataclass
+class _Tier:
+    key: Callable[[str], str]
+    index: dict[str, list[int]] | None = None
+
+
+class LineMatcher:
+    """Finds unique windows of pattern lines in `lines`, searching forward from a cursor."""
+
+    def __init__(self, lines: Sequence[str], wanted: Sequence[str]):
+        self.lines = lines
+        self._wanted = wanted
+        self._tiers = [_Tier(key) for _, key in TIERS]
+
+    def _index(self, tier: int) -> dict[str, list[int]]:
+        state = self._tiers[tier]
+        if state.index is None:
+            key = state.key
+            index: dict[str, list[int]] = {key(w): [] for w in self._wanted}
+            get = index.get
+            if tier == 0:
+                for position, line in enumerate(self.lines):
+                    bucket = get(line)
+                    if bucket is not None:
+                        bucket.append(position)
+            else:
+                for position, line in enumerate(self.lines):
+                    bucket = get(key(line))
+                    if bucket is not None:
+                        bucket.append(position)
+            state.index = index
+        return state.index
+
+    def find(self, pattern: Sequence[str], cursor: int, at_end: bool) -> tuple[int, list[int]]:
+        """Return (tier, up to two start positions) for the first tier with any candidate.
+
+        `at_end` restricts the search to the single window ending at the last line.
+        Returns (-1, []) when no tier matches.
+        """
+        n, m = len(self.lines), len(pattern)
+        if m == 0 or m > n:
+            return -1, []
+        for tier, (_, key) in enumerate(TIERS):
+            keys = [key(p) for p in pattern]
+            if at_end:
+                start = n - m
+                if start >= cursor and self._window_matches(tier, keys, start):
+                    return tier, [start]
+                continue
+            index = self._index(tier)
+            anchor = min(range(m), key=lambda j: len(index.get(keys[j], ())))
+            positions = index.get(keys[anchor], [])
+            found: list[int] = []
+            at = bisect_left(positions, cursor + anchor)
+            last_start = n - m
+            while at < len(positions):
+                start = positions[at] - anchor
+                if start > last_start:
+                    break
+                if self._window_matches(tier, keys, start):
+                    found.append(start)
+                    if len(found) == 2:
+                        break
+                at += 1
+            if found:
+                return tier, found
+        return -1, []
+
+    def _window_matches(self, tier: int, keys: list[str], start: int) -> bool:
+        lines = self.lines
+        if tier == 0:
+            return all(lines[start + j] == k for j, k in enumerate(keys))
+        key = self._tiers[tier].key
+        return all(key(lines[start + j]) == k for j, k in enumerate(keys))
+
+
+def _quote_lines(lines: Sequence[str]) -> str:
+    return "\n".join(lines)
+
+
+def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> list[str]:
+    """Return the file's new lines after every chunk, or raise `MatchError`.
+
+    Pure additions (a hunk with no context or removed lines) go to the end of the file, as
+    in Codex; if the file's last line is blank they go just before it.
+    """
+    wanted: list[str] = []
+    for chunk in chunks:
+        wanted.extend(loc.text for loc in chunk.locators)
+        wanted.extend(chunk.old_lines)
+    matcher = LineMatcher(lines, wanted)
+    replacements: list[tuple[int, int, list[str]]] = []
+    cursor = 0
+    for chunk in chunks:
+        for loc in chunk.locators:
+            tier, found = matcher.find([loc.text], cursor, at_end=False)
+            if not found:
+                raise MatchError(
+                    f"Cannot update '{display}': the locator '@@ {loc.text}' on patch line "
+                    f"{loc.line} was not found in the file{_after(cursor)}. After '@@ ' write "
+                    "the exact text of one line of the file (such as the enclosing function "
+                    "or class header), or use a bare '@@'."
+                )
+            if len(found) > 1:
+                raise MatchError(
+                    f"Cannot update '{display}': ambiguous context: the locator '@@ {loc.text}' "
+                    f"on patch line {loc.line} matches more than one line (file lines "
+                    f"{found[0] + 1} and {found[1] + 1}, {TIERS[tier][0]}). Use a more specific "
+                    "locator, or add a second '@@' line to narrow it down."
+                )
+            cursor = found[0] + 1
+        kinds: list[LineKind] = [kind for kind, _ in chunk.lines]
+        texts = [text for _, text in chunk.lines]
+        old = chunk.old_lines
+        if not old:
+            insert_at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
+            replacements.append((insert_at, 0, chunk.new_lines))
+            continue
+        tier, found = matcher.find(old, cursor, chunk.end_of_file)
+        if not found and len(old) > 1 and old[-1] == "":
+            # A trailing bare empty line is often a separator the model added, not a blank
+            # line of the file: retry once without it (and without a trailing empty new line).
+            old = old[:-1]
+            tier, found = matcher.find(old, cursor, chunk.end_of_file)
+            if found:
+                kinds, texts = _drop_trailing_empty(kinds, texts)
+        if not found:
+            where = " at the end of the file" if chunk.end_of_file else _after(cursor)
+            raise MatchError(
+                f"Cannot update '{display}': the hunk at patch line {chunk.line} does not match "
+                f"the file{where}. Re-read the file and make the context (' ') and removed "
+                f"('-') lines match it exactly. Expected lines:\n{_quote_lines(chunk.old_lines)}"
+            )
+        if len(found) > 1:
+            raise MatchError(
+                f"Cannot update '{display}': ambiguous context: the hunk at patch line "
+                f"{chunk.line} matches more than one place (file lines {found[0] + 1} and "
+                f"{found[1] + 1}, {TIERS[tier][0]}). Add context lines, or an '@@' locator "
+                "naming the enclosing function or class, so it matches exactly one place."
+            )
+        start = found[0]
+        new: list[str] = []
+        offset = 0
+        for kind, text in zip(kinds, texts, strict=True):
+            if kind == " ":
+                new.append(lines[start + offset])
+                offset += 1
+            elif kind == "-":
+                offset += 1
+            else:
+                new.append(text)
+        replacements.append((start, len(old), new))
+        cursor = start + len(old)
+    replacements.sort(key=lambda r: r[0])
+    result: list[str] = []
+    at = 0
+    for start, length, new in replacements:
+        result.extend(lines[at:start])
+        result.extend(new)
+        at = start + length
+    result.extend(lines[at:])
+    return result
+
+
+def _drop_trailing_empty(
+    kinds: list[LineKind], texts: list[str]
+) -> tuple[list[LineKind], list[str]]:
+    """Mirror Codex's retry: the old lines lose their final (empty) line, and the new lines
+    lose their final line when it is empty."""
+    kinds, texts = list(kinds), list(texts)
+    last_old = max(i for i, k in enumerate(kinds) if k != "+")
+    if kinds[last_old] == " ":
+        kinds[last_old] = "+"  # still written, no longer matched
+    else:
+        del kinds[last_old], texts[last_old]
+    new_positions = [i for i, k in enumerate(kinds) if k != "-"]
+    if new_positions and texts[new_positions[-1]] == "":
+        del kinds[new_positions[-1]], texts[new_positions[-1]]
+    return kinds, texts
+
+
+def _after(cursor: int) -> str:
+    return f" at or after line {cursor + 1} (after the previous hunk)" if cursor else ""

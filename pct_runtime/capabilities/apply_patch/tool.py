@@ -1,0 +1,218 @@
+"""The `apply_patch` tool: one `patch` string in, `Applied patch:` out.
+
+Blocking filesystem work runs in a worker thread. An optional approval hook (Code Mode's
+nested calls) sees the validated operations and the patch text after every check that can
+run before a change and before anything is written; a denial changes nothing. Whether the
+tool is enabled at all is decided by the runtime before it calls us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+from pct_runtime.capabilities.apply_patch.executor import (
+    ApplyResult,
+    OperationSummary,
+    PreparedPatch,
+    commit_prepared,
+    prepare_patch,
+)
+from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
+
+TOOL_NAME = "apply_patch"
+TOOL_LABEL = "Apply Patch"
+GRAMMAR_META_KEY = "pct/grammar"
+APPROVAL_PREVIEW_BYTES = 800
+
+MINIMAL_ENVELOPE = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
+
+DESCRIPTION = "\n".join(
+    [
+        "Edit files under the working directory with a patch. Send the whole patch as the "
+        "`patch` string. Minimal example, exactly as it must look:",
+        "",
+        MINIMAL_ENVELOPE,
+        "",
+        "Sections, any number, in order:",
+        "*** Add File: <path> — then every line of the new file, each prefixed with '+'.",
+        "*** Delete File: <path> — nothing follows.",
+        "*** Update File: <path> — optionally followed by '*** Move to: <new path>', then "
+        "hunks. A hunk starts with '@@', or '@@ <exact text of a line of the file>' (such as "
+        "the enclosing function or class) to jump past it; several '@@ <line>' in a row narrow "
+        "further. Each hunk line starts with ' ' (context), '-' (removed) or '+' (added); a "
+        "bare empty line is an empty context line. Show about 3 lines of context around each "
+        "change. End the final hunk with '*** End of File' when it must match the end of the "
+        "file.",
+        "",
+        "Rules:",
+        "- Use real newlines (U+000A), never the two characters backslash and n; no Markdown "
+        "fences or quotes around the patch.",
+        "- The first line is exactly '*** Begin Patch' and the last exactly '*** End Patch': "
+        "no trailing marker such as '*** Begin Patch ***', nothing before or after.",
+        "- A carriage return (CR) anywhere in the patch is rejected. CRLF files are still "
+        "matched and keep CRLF.",
+        "- Paths are relative to the working directory: no absolute paths, no '..', no "
+        "symbolic links. Add File and Move to need a path that does not exist yet.",
+        "- Existing files (including Delete File targets) must be UTF-8 text with one "
+        "line-ending style, all LF or all CRLF; deleting binary files is not supported.",
+        "- Context must match exactly one place in the file (differences in surrounding "
+        "whitespace and typographic punctuation are tolerated).",
+        "- A rejected patch changes nothing: fix what the error says and send the corrected patch.",
+    ]
+)
+
+PATCH_PARAMETER_DESCRIPTION = (
+    "The whole patch, from the line '*** Begin Patch' to the line '*** End Patch', with real "
+    "newlines."
+)
+
+INPUT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"patch": {"type": "string", "description": PATCH_PARAMETER_DESCRIPTION}},
+    "required": ["patch"],
+    "additionalProperties": False,
+}
+
+
+@lru_cache(maxsize=1)
+def grammar_text() -> str:
+    """The Lark grammar shipped in the package (`grammar.lark`), for grammar-capable clients."""
+    return (
+        resources.files("pct_runtime.capabilities.apply_patch")
+        .joinpath("grammar.lark")
+        .read_text("utf-8")
+    )
+
+
+@dataclass(frozen=True)
+class PatchApprovalRequest:
+    """What an approver sees: the validated operations, the patch text and the call context."""
+
+    operations: tuple[OperationSummary, ...]
+    patch: str
+    cwd: str
+    ctx: CallContext
+
+    def preview(self, limit: int = APPROVAL_PREVIEW_BYTES) -> str:
+        """Operations list, then as much of the patch as fits in `limit` UTF-8 bytes."""
+        head = "\n".join(op.text for op in self.operations)
+        text = f"{head}\n\n{self.patch}"
+        data = text.encode("utf-8")
+        if len(data) <= limit:
+            return text
+        cut = data[: max(0, limit - len("…".encode()))].decode("utf-8", errors="ignore")
+        return cut + "…"
+
+
+ApprovalHook = Callable[[PatchApprovalRequest], Awaitable[bool] | bool]
+
+
+def apply_patch_spec() -> ToolSpec:
+    return ToolSpec(
+        name=TOOL_NAME,
+        label=TOOL_LABEL,
+        description=DESCRIPTION,
+        input_schema=INPUT_SCHEMA,
+        meta={GRAMMAR_META_KEY: {"syntax": "lark", "definition": grammar_text()}},
+        sequential=True,
+    )
+
+
+def patch_argument(args: Mapping[str, Any] | str) -> str:
+    """Validate the arguments against the schema; return the patch text or raise ToolError."""
+    if isinstance(args, str):
+        return args
+    if not isinstance(args, Mapping):
+        raise ToolError(
+            "invalid-arguments",
+            "apply_patch takes an object with one string field, 'patch', holding the whole "
+            "patch envelope.",
+        )
+    extra = sorted(str(key) for key in args if key != "patch")
+    if extra:
+        raise ToolError(
+            "invalid-arguments",
+            f"apply_patch accepts only the 'patch' argument; remove: {', '.join(extra)}.",
+        )
+    patch = args.get("patch")
+    if not isinstance(patch, str):
+        raise ToolError(
+            "invalid-arguments",
+            "apply_patch requires 'patch' to be a string holding the whole patch envelope, "
+            "from '*** Begin Patch' to '*** End Patch'.",
+        )
+    return patch
+
+
+def to_tool_error(error: ApplyPatchError) -> ToolError:
+    details = dict(error.details)
+    if error.line is not None:
+        details["line"] = error.line
+    return ToolError(error.code, error.message, details)
+
+
+def to_tool_result(result: ApplyResult) -> ToolResult:
+    return ToolResult(text=result.text, details=result.details)
+
+
+async def _commit_in_thread(prepared: PreparedPatch) -> ApplyResult:
+    """Commit in a worker; a cancellation stops it at the next abort check and waits for it."""
+    abort = threading.Event()
+    task = asyncio.ensure_future(asyncio.to_thread(commit_prepared, prepared, abort.is_set))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        abort.set()
+        while not task.done():
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                continue
+            except ApplyPatchError:
+                break
+        raise
+
+
+class ApplyPatchTool:
+    """Implements the `Tool` protocol."""
+
+    def __init__(self, approval: ApprovalHook | None = None):
+        self._approval = approval
+        self._spec = apply_patch_spec()
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+        patch = patch_argument(args)
+        try:
+            prepared = await asyncio.to_thread(prepare_patch, patch, ctx.cwd)
+        except ApplyPatchError as exc:
+            raise to_tool_error(exc) from None
+        if self._approval is not None:
+            request = PatchApprovalRequest(prepared.summary, patch, prepared.cwd, ctx)
+            verdict = self._approval(request)
+            allowed = await verdict if inspect.isawaitable(verdict) else verdict
+            if not allowed:
+                raise ToolError(
+                    "approval-denied", "Apply Patch was not approved. Nothing was changed."
+                )
+        try:
+            result = await _commit_in_thread(prepared)
+        except ApplyPatchError as exc:
+            raise to_tool_error(exc) from None
+        return to_tool_result(result)
+
+
+def create_apply_patch_tool(approval: ApprovalHook | None = None) -> ApplyPatchTool:
+    """The `apply_patch` tool; `approval` is consulted after validation, before any change."""
+    return ApplyPatchTool(approval)

@@ -1,0 +1,71 @@
+"""`pct apply-patch [--cwd DIR] [FILE]`: apply one patch from FILE or standard input.
+
+Prints the tool's result text on stdout and exits 0; a rejection prints its exact text on
+stderr and exits 1. Only the parser and executor are imported (no event loop, no lark).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "apply-patch",
+        help="apply a Codex-style patch (*** Begin Patch … *** End Patch)",
+        description=(
+            "Apply one patch read from FILE (or standard input) to the files under --cwd. "
+            "A rejected patch changes nothing."
+        ),
+    )
+    parser.add_argument("--cwd", default=".", help="working directory (default: current)")
+    parser.add_argument("file", nargs="?", metavar="FILE", help="patch file (default: stdin)")
+    parser.set_defaults(handler=run)
+
+
+def _read_patch(file: str | None) -> str:
+    from pct_runtime.cli import CliError
+
+    try:
+        data = sys.stdin.buffer.read() if file in (None, "-") else Path(file).read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read patch file {file}: {exc.strerror or exc}", code=1) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CliError("the patch is not valid UTF-8", code=1) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+    from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
+
+    patch = _read_patch(args.file)
+    try:
+        result = apply_patch_text(patch, args.cwd)
+    except ApplyPatchError as exc:
+        sys.stderr.write(exc.message + "\n")
+        return 1
+    sys.stdout.write(result.text + "\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run only this subcommand (`python -m pct_runtime.cli_commands.apply_patch_cmd`)."""
+    from pct_runtime.cli import CliError
+
+    parser = argparse.ArgumentParser(prog="pct apply-patch")
+    sub = parser.add_subparsers(dest="command")
+    register(sub)
+    args = parser.parse_args(["apply-patch", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return int(args.handler(args))
+    except CliError as exc:
+        print(f"pct: {exc}", file=sys.stderr)
+        return exc.code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -7,14 +7,11 @@ Keeping this a small dataclass keeps the executors independent of how decisions 
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import urlsplit
 
-CredentialKind = Literal["api-key", "codex-oauth"]
+from pct_runtime.host.credentials import CredentialKind as CredentialKind
+from pct_runtime.host.credentials import chatgpt_account_id
 
 RESPONSES_ENDPOINTS: dict[CredentialKind, str] = {
     "api-key": "https://api.openai.com/v1/responses",
@@ -35,8 +32,6 @@ _OFFICIAL: dict[str, tuple[str, str, tuple[str, ...], CredentialKind]] = {
         "codex-oauth",
     ),
 }
-
-ACCOUNT_CLAIM = "https://api.openai.com/auth"
 
 
 @dataclass(frozen=True)
@@ -113,28 +108,8 @@ def route_problem(route: ResolvedRoute) -> str | None:
 
 
 def account_id_from_token(token: str) -> str | None:
-    """The ChatGPT account id claim of a Codex OAuth access token (a JWT), if present.
-
-    Reads `payload["https://api.openai.com/auth"]["chatgpt_account_id"]`; the signature is
-    not verified (the token is only forwarded to its issuer).
-    """
-    parts = token.split(".")
-    if len(parts) != 3 or not parts[1]:
-        return None
-    segment = parts[1] + "=" * (-len(parts[1]) % 4)
-    try:
-        payload = json.loads(base64.urlsafe_b64decode(segment.encode("ascii")).decode("utf-8"))
-    except (ValueError, UnicodeError, binascii.Error):
-        return None
-    if not isinstance(payload, dict):
-        return None
-    auth = payload.get(ACCOUNT_CLAIM)
-    if not isinstance(auth, dict):
-        return None
-    account = auth.get("chatgpt_account_id")
-    if isinstance(account, str) and account.strip():
-        return account
-    return None
+    """The ChatGPT account id claim of a Codex OAuth access token (the host's decoder)."""
+    return chatgpt_account_id(token)
 
 
 def endpoint_host(url: str) -> str:

@@ -30,6 +30,11 @@ class PatchSyntaxError(ApplyPatchError, ValueError):
     code = "invalid-patch"
 
 
+class PathConflictError(PatchSyntaxError):
+    """Two sections name one file, or a file and its ancestor directory (not expressible in
+    the grammar, so tests tell these apart from grammar-level rejections)."""
+
+
 class MatchError(ApplyPatchError, ValueError):
     """A hunk does not match the current file (missing or ambiguous). Nothing changed."""
 

@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError
+from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError, PathConflictError
 
 BEGIN_PATCH = "*** Begin Patch"
 END_PATCH = "*** End Patch"
@@ -335,11 +335,12 @@ def check_path_conflicts(operations: list[Operation]) -> None:
         for path in operation_paths(op):
             other = seen.get(path.key)
             if other is not None:
-                raise _envelope_error(
-                    f"'{other.display}' (line {other.line}) and '{path.display}' (line "
-                    f"{path.line}) name the same file (paths are compared ignoring case and "
-                    "Unicode normalization). Change each file in one section only.",
-                    path.line,
+                raise PathConflictError(
+                    f"Invalid patch: '{other.display}' (line {other.line}) and "
+                    f"'{path.display}' (line {path.line}) name the same file "
+                    "(paths are compared ignoring case and Unicode normalization). "
+                    "Change each file in one section only.",
+                    line=path.line,
                 )
             seen[path.key] = path
     for path in seen.values():
@@ -347,9 +348,10 @@ def check_path_conflicts(operations: list[Operation]) -> None:
         for depth in range(1, len(key_parts)):
             ancestor = seen.get("/".join(key_parts[:depth]))
             if ancestor is not None:
-                raise _envelope_error(
-                    f"'{path.display}' (line {path.line}) is inside '{ancestor.display}' "
+                raise PathConflictError(
+                    f"Invalid patch: '{path.display}' (line {path.line}) is inside "
+                    f"'{ancestor.display}' "
                     f"(line {ancestor.line}), which the patch also treats as a file. A path "
                     "cannot be both a file and a directory; split this into two patches.",
-                    path.line,
+                    line=path.line,
                 )

@@ -13,8 +13,6 @@ import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
@@ -25,6 +23,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
     commit_prepared,
     prepare_patch,
 )
+from pct_runtime.capabilities.apply_patch.grammar import grammar_text
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
 
 TOOL_NAME = "apply_patch"
@@ -80,16 +79,6 @@ INPUT_SCHEMA: Mapping[str, Any] = {
     "required": ["patch"],
     "additionalProperties": False,
 }
-
-
-@lru_cache(maxsize=1)
-def grammar_text() -> str:
-    """The Lark grammar shipped in the package (`grammar.lark`), for grammar-capable clients."""
-    return (
-        resources.files("pct_runtime.capabilities.apply_patch")
-        .joinpath("grammar.lark")
-        .read_text("utf-8")
-    )
 
 
 @dataclass(frozen=True)

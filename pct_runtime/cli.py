@@ -52,9 +52,16 @@ def _add_attach(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     attach_cmd.register(sub)
 
 
+def _add_status(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import status_cmd
+
+    status_cmd.register(sub)
+
+
 # Registration functions, in the order `pct --help` lists them.
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_config,
+    _add_status,
     _add_reload,
     _add_serve,
     _add_attach,

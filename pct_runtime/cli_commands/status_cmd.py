@@ -1,0 +1,118 @@
+"""`pct status [--model PROVIDER/ID] [--tools A,B] [--headless] [--session mcp|embedded]`.
+
+Prints the `/pct status` text of a fresh session to stdout and exits 0 — also when the
+config file is broken (the text says so). A model the registry does not know is an error
+(stderr, exit 2). Without `--model` the model is Pi's `settings.json` default, else none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "status",
+        help="print the capability status of a fresh session",
+        description=(
+            "Print what each capability would be for a fresh session: configured, "
+            "effective and why not. Reads the real config file and Pi's models.json, "
+            "auth.json and settings.json under the agent dir."
+        ),
+    )
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER/ID",
+        help="current model (split at the first '/'; default: Pi's settings.json default)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="NAME,...",
+        help="allowlist of visible tool names, as `pct serve --tools` (natives included)",
+    )
+    parser.add_argument("--headless", action="store_true", help="no interactive UI is available")
+    parser.add_argument(
+        "--session",
+        choices=("mcp", "embedded"),
+        default="mcp",
+        help="session kind (default: mcp, which has no provider-payload hook)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def parse_model_arg(value: str) -> tuple[str, str]:
+    """`PROVIDER/ID` split at the first `/` (model ids may contain `/`)."""
+    from pct_runtime.cli import CliError
+
+    provider, sep, model_id = value.partition("/")
+    if not sep or not provider or not model_id:
+        raise CliError(f"--model must be PROVIDER/ID, got {value!r}")
+    return provider, model_id
+
+
+def parse_tools_arg(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    from pct_runtime.cli import CliError
+    from pct_runtime.config.paths import agent_dir, config_path
+    from pct_runtime.config.store import ConfigStore
+    from pct_runtime.decide.projection import ProjectionInputs, plan_projection
+    from pct_runtime.host.models import ModelRegistry, load_settings
+    from pct_runtime.host.names import OWNED_TOOL_NAMES
+    from pct_runtime.host.platform import (
+        computer_use_static_reason,
+        current_platform,
+        shell_available,
+    )
+    from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
+    from pct_runtime.status import format_status
+
+    agent = agent_dir()
+    registry = ModelRegistry.load(agent)
+    if args.model is not None:
+        provider, model_id = parse_model_arg(args.model)
+        model = registry.find(provider, model_id)
+        if model is None:
+            raise CliError(f"unknown model {args.model}: not in Pi's model registry")
+    else:
+        model = registry.default_model(load_settings(agent))
+    for problem in (registry.error, registry.credentials.error):
+        if problem:
+            print(f"pct: warning: {problem}", file=sys.stderr)
+
+    read = ConfigStore(config_path()).read()
+    tools = ToolRegistry.with_natives(allowlist=parse_tools_arg(args.tools))
+    for name in OWNED_TOOL_NAMES:
+        tools.register(name, RUNTIME_OWNER)
+    snapshot = tools.snapshot()
+    platform = current_platform()
+    plan = plan_projection(
+        ProjectionInputs(
+            config=read.config,
+            model=model,
+            registry=registry,
+            tools=snapshot,
+            active=tuple(snapshot.names),
+            session_kind=args.session,
+            ui_available=not args.headless,
+            platform=platform,
+            computer_use_runtime_reason=(
+                computer_use_static_reason() if platform == "darwin" else None
+            ),
+            shell_available=shell_available(),
+        )
+    )
+    text = format_status(
+        plan,
+        config_path=os.fspath(config_path()),
+        config_error=read.error.code if read.error else None,
+        config_error_detail=read.error.detail if read.error else None,
+    )
+    sys.stdout.write(text + "\n")
+    return 0

@@ -1,0 +1,1 @@
+"""Pure decisions: official routes, capability decisions, execution routes, projection and sync."""

@@ -1,0 +1,166 @@
+"""Tool Discovery eligibility: may `find_tools` load this managed name right now?
+
+A name is eligible only when its visible winner is the runtime's own registration, its
+feature is on, and the same decision the projection used says the capability is active
+for this model/session. The reasons are the spec's stable discovery reasons plus the
+feature's own (`unsupported-platform`, `missing-sidecar-model`, …).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pct_runtime.decide.execution import is_nested_only
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.host.names import (
+    APPLY_PATCH_TOOL,
+    CODE_MODE_TOOLS,
+    COMPUTER_USE_TOOLS,
+    IMAGE_GENERATION_TOOL,
+    SHELL_TOOLS,
+    WEB_SEARCH_TOOL,
+)
+
+DISABLED = "disabled"
+NOT_REGISTERED = "not-registered"
+NOT_MANAGED = "not-managed"
+CONFLICTING = "conflicting-tool-name"
+NATIVE_BACKEND = "native-backend"
+NESTED_ONLY = "nested-only"
+
+#: Groups that load only as a whole.
+ATOMIC_GROUPS: tuple[tuple[str, ...], ...] = (COMPUTER_USE_TOOLS,)
+#: Pairs checked jointly; loading one member activates only that member.
+JOINT_PAIRS: tuple[tuple[str, ...], ...] = (SHELL_TOOLS, CODE_MODE_TOOLS)
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    ok: bool
+    reason: str = ""
+
+
+_OK = Eligibility(True)
+
+
+def _no(reason: str) -> Eligibility:
+    return Eligibility(False, reason)
+
+
+def _feature_reason(decision_effective: str, reason: str) -> str:
+    return reason if decision_effective == "unavailable" else DISABLED
+
+
+def base_eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
+    """Ownership first (absent → not-registered, foreign → conflicting-tool-name), then the
+    feature decision. Does not check the managed set or pair siblings."""
+    state = plan.tools.ownership(name, plan.identity).state
+    if state == "absent":
+        return _no(NOT_REGISTERED)
+    if state == "foreign":
+        return _no(CONFLICTING)
+    routes = plan.routes
+    if name == WEB_SEARCH_TOOL:
+        ws = plan.base_decisions["web_search"]
+        if ws.effective_backend == "sidecar":
+            return _OK
+        if ws.effective_backend == "unavailable":
+            return _no(ws.reason)
+        return _no(DISABLED if ws.effective_backend == "off" else NATIVE_BACKEND)
+    if name == IMAGE_GENERATION_TOOL:
+        img = plan.base_decisions["image_generation"]
+        return _OK if img.active else _no(_feature_reason(img.effective, img.reason))
+    if name in COMPUTER_USE_TOOLS:
+        cu = plan.base_decisions["computer_use"]
+        return _OK if cu.active else _no(_feature_reason(cu.effective, cu.reason))
+    if name == APPLY_PATCH_TOOL:
+        if is_nested_only(name, routes):
+            return _no(NESTED_ONLY)
+        return _OK if routes.direct_patch else _no(DISABLED)
+    if name in SHELL_TOOLS:
+        if is_nested_only(name, routes):
+            return _no(NESTED_ONLY)
+        return _OK if routes.direct_shell else _no(DISABLED)
+    if name in CODE_MODE_TOOLS:
+        return _OK if routes.code else _no(DISABLED)
+    return _no(DISABLED)  # fail closed for a name no feature claims
+
+
+def eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
+    """`base_eligibility` plus the joint check of the Shell and Code pairs: a foreign or
+    absent sibling's own reason is reported first, then the name's, then the sibling's."""
+    pair = next((p for p in JOINT_PAIRS if name in p), None)
+    if pair is not None:
+        for sibling in pair:
+            if sibling != name and not plan.tools.owned(sibling, plan.identity):
+                return base_eligibility(sibling, plan)
+    own = base_eligibility(name, plan)
+    if not own.ok or pair is None:
+        return own
+    for sibling in pair:
+        if sibling != name:
+            result = base_eligibility(sibling, plan)
+            if not result.ok:
+                return result
+    return _OK
+
+
+def managed_eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
+    """Eligibility of a requested name, `not-managed` outside the managed deferred set."""
+    if name not in plan.managed_deferred:
+        return _no(NOT_MANAGED)
+    return eligibility(name, plan)
+
+
+def hidden_by_discovery(plan: ProjectionPlan) -> tuple[str, ...]:
+    """Managed names this session hides until loaded (eager and nested-only excluded)."""
+    return plan.deferred_hidden
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    add: tuple[str, ...]
+    loaded: tuple[str, ...]
+    rejected: tuple[tuple[str, str], ...]
+
+
+def load_names(requested: list[str], plan: ProjectionPlan) -> LoadResult:
+    """Validate a `find_tools` load without activating anything.
+
+    Atomic groups expand to every member and load only if all are managed and eligible
+    (`group incomplete: <name> is not managed` / `group blocked by <member>: <reason>`).
+    `add` never removes or duplicates an active name.
+    """
+    managed = set(plan.managed_deferred)
+    active = set(plan.active)
+    handled: set[str] = set()
+    add: list[str] = []
+    loaded: list[str] = []
+    rejected: list[tuple[str, str]] = []
+    for name in dict.fromkeys(requested):
+        if name in handled:
+            continue
+        if name not in managed:
+            rejected.append((name, NOT_MANAGED))
+            continue
+        group = next((g for g in ATOMIC_GROUPS if name in g), None)
+        members = group or (name,)
+        if group:
+            handled.update(group)
+            unmanaged = next((m for m in group if m not in managed), None)
+            if unmanaged is not None:
+                reason = f"group incomplete: {unmanaged} is not managed"
+                rejected.extend((m, reason) for m in members)
+                continue
+        failure = next(((m, r) for m in members if not (r := eligibility(m, plan)).ok), None)
+        if failure is not None:
+            member, result = failure
+            reason = f"group blocked by {member}: {result.reason}" if group else result.reason
+            rejected.extend((m, reason) for m in members)
+            continue
+        for member in members:
+            if member not in loaded:
+                loaded.append(member)
+            if member not in active:
+                add.append(member)
+    return LoadResult(tuple(add), tuple(loaded), tuple(rejected))

@@ -1,0 +1,106 @@
+"""The `/pct status` text, byte for byte (`reference/toolkit.md` §3.3), from a plan alone.
+
+Every `key: value` line keeps its space after the colon even when the value is empty
+(`  reason: `), and placeholders are `—` (U+2014).
+"""
+
+from __future__ import annotations
+
+from pct_runtime.decide.decisions import DASH, Decision
+from pct_runtime.decide.execution import format_execution_block
+from pct_runtime.decide.projection import ProjectionPlan
+
+SIDECAR_NOTE = "  Sidecar uses a separate OpenAI request with additional latency and cost."
+REMOTE_NOTE = (
+    "  active is structural only; refreshed OAuth account compatibility is checked per attempt."
+)
+COMPUTER_USE_NOTE = "  experimental local bridge through ChatGPT.app node_repl and @oai/sky."
+SHELL_NOTE = "  local pipes only; no TTY; commands launch once and are never replayed."
+CODE_NOTE = (
+    "  nested calls dispatch only declared adapters; per-call tool hooks and third-party "
+    "permission interceptors do not see them."
+)
+DISCOVERY_NOTE = (
+    "  only explicitly managed Toolkit-owned tools can be loaded; discovery never enables "
+    "a disabled capability or grants permission."
+)
+
+
+def _head(decision: Decision) -> list[str]:
+    return [
+        f"  configured: {'on' if decision.configured else 'off'}",
+        f"  effective: {decision.effective}",
+    ]
+
+
+def format_status(
+    plan: ProjectionPlan,
+    *,
+    config_path: str,
+    config_error: str | None = None,
+    config_error_detail: str | None = None,
+    apply_error: str | None = None,
+) -> str:
+    """Render the status text. `config_error` is a read-error code (`invalid-json`,
+    `invalid-config`, `config-read-failed`) with optional detail; `apply_error` is the
+    fixed text `ProjectionSync.apply_error` reports."""
+    model = plan.model
+    lines = [
+        "Pi Codex Toolkit",
+        f"Config: {config_path}",
+        f"Current model: {model.key if model else DASH}",
+        f"Current API: {model.api if model else DASH}",
+    ]
+    if plan.rules_managed:
+        lines.extend(format_execution_block(plan.routes).split("\n"))
+    if config_error:
+        detail = f" ({config_error_detail})" if config_error_detail else ""
+        lines.append(f"Config error: {config_error}{detail}")
+    if apply_error:
+        lines.append(f"Apply error: {apply_error}")
+
+    d = plan.decisions
+    ws = d["web_search"]
+    lines += [
+        "Web Search:",
+        *_head(ws),
+        f"  requested backend: {ws.requested_backend}",
+        f"  effective backend: {ws.effective_backend}",
+        f"  web search executor: {ws.executor}",
+        f"  web search executor effort: {ws.executor_effort}",
+        f"  reason: {ws.reason}",
+        SIDECAR_NOTE,
+    ]
+    rc = d["remote_compaction"]
+    lines += ["Remote Compaction:", *_head(rc), f"  reason: {rc.reason}", REMOTE_NOTE]
+    img = d["image_generation"]
+    lines += [
+        "Image Generation:",
+        *_head(img),
+        f"  backend: {img.backend or DASH}",
+        f"  reason: {img.reason}",
+    ]
+    patch = d["apply_patch"]
+    lines += ["Apply Patch:", *_head(patch), f"  reason: {patch.reason}"]
+    cu = d["computer_use"]
+    lines += [
+        "Computer Use:",
+        *_head(cu),
+        f"  transport: {cu.transport or DASH}",
+        f"  reason: {cu.reason}",
+        COMPUTER_USE_NOTE,
+    ]
+    shell = d["shell_sessions"]
+    lines += ["Shell Sessions:", *_head(shell), f"  reason: {shell.reason}", SHELL_NOTE]
+    code = d["code_mode"]
+    lines += ["Code Mode:", *_head(code), f"  reason: {code.reason}", CODE_NOTE]
+    disc = d["tool_discovery"]
+    lines += [
+        "Tool Discovery:",
+        *_head(disc),
+        f"  reason: {disc.reason}",
+        f"  managed deferred tools: {disc.managed or 0}",
+        f"  loaded this session: {disc.loaded or 0}",
+        DISCOVERY_NOTE,
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""Computer Use: eligibility probe, ChatGPT app-server bridge, six tools and approvals."""
+
+from __future__ import annotations
+
+from pct_runtime.capabilities.computer_use.approval import (
+    APPROVAL_TITLE,
+    ApprovalMode,
+    validate_elicitation,
+)
+from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+from pct_runtime.capabilities.computer_use.eligibility import (
+    CHATGPT_RESOURCES,
+    ComputerUseProbe,
+    ComputerUseProbeLike,
+    ComputerUseRuntime,
+    ComputerUseRuntimeReason,
+    RuntimeInspection,
+    inspect_runtime,
+    real_codex_home,
+)
+from pct_runtime.capabilities.computer_use.errors import ComputerUseClientError
+from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+from pct_runtime.capabilities.computer_use.tools import (
+    COMPUTER_USE_TOOL_NAMES,
+    INACTIVE_TEXT,
+    ClientProvider,
+    ComputerUseInvoker,
+    create_computer_use_tools,
+    validate_arguments,
+)
+
+__all__ = [
+    "APPROVAL_TITLE",
+    "CHATGPT_RESOURCES",
+    "COMPUTER_USE_TOOL_NAMES",
+    "INACTIVE_TEXT",
+    "ApprovalMode",
+    "ClientProvider",
+    "ComputerUseClient",
+    "ComputerUseClientError",
+    "ComputerUseInvoker",
+    "ComputerUseLifecycle",
+    "ComputerUseProbe",
+    "ComputerUseProbeLike",
+    "ComputerUseRuntime",
+    "ComputerUseRuntimeReason",
+    "RuntimeInspection",
+    "create_computer_use_tools",
+    "inspect_runtime",
+    "real_codex_home",
+    "validate_arguments",
+    "validate_elicitation",
+]

@@ -1,0 +1,734 @@
+"""The Computer Use app-server client: JSON lines over the bundled `codex app-server` stdio.
+
+One client owns at most one transport at a time: the app-server process (its own process
+group, so the injected `node_repl` never outlives it), a private temp dir used as its cwd and
+`CODEX_HOME`, and one ephemeral thread whose only MCP server is `node_repl` (tool `js`). The
+transport starts lazily on the first call and is reused; any transport failure (exit, broken
+pipe, time-out, unreadable line) rejects every pending request and disposes the transport, and
+the next call starts a fresh one. Approvals (the canonical-app set) belong to the client, not
+the transport, and are dropped only by `reset()` / `close()`.
+
+Time-outs (spec defaults, constructor parameters so tests can shrink them): tool 120 s (the
+`js` time-out), request 130 s (the outer RPC budget, paused while a person answers the
+`Computer Use access` confirmation), startup 120 s, poll 200 ms, status probe 30 s, exit
+grace 5 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pct_runtime import __version__
+from pct_runtime.capabilities.base import ToolResult
+from pct_runtime.capabilities.computer_use.approval import (
+    DECLINE,
+    ApprovalMemory,
+    ApprovalMode,
+    ApprovalOutcome,
+    decide_elicitation,
+    validate_elicitation,
+)
+from pct_runtime.capabilities.computer_use.eligibility import ComputerUseRuntime
+from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.capabilities.computer_use.templates import (
+    ACTION_METHODS,
+    PROBE_JAVASCRIPT,
+    PROBE_TITLE,
+    TITLES,
+    ComputerUseMethod,
+    ContentError,
+    build_javascript,
+    convert_content,
+    first_text,
+)
+from pct_runtime.host.ui import UIPort
+
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a screenshot travels base64 inside one JSON line
+ELICITATION_METHOD = "mcpServer/elicitation/request"
+_TERMINAL_STATUSES = frozenset({"failed", "cancelled", "disabled"})
+
+
+@dataclass
+class _Pending:
+    future: asyncio.Future[Any]
+    remaining: float
+    unknown_on_failure: bool
+    started: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+    pauses: int = 0
+    dispatched: bool = False
+
+
+@dataclass
+class _Invocation:
+    """One tool call in flight: where its approvals are asked and what they decided."""
+
+    ui: UIPort | None
+    request_id: int | None = None
+    active: bool = True
+    outcomes: list[ApprovalOutcome] = field(default_factory=list)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+@dataclass
+class _Transport:
+    process: asyncio.subprocess.Process
+    home: Path
+    thread_id: str | None = None
+    reader: asyncio.Task[None] | None = None
+    pending: dict[int, _Pending] = field(default_factory=dict)
+    next_id: int = 1
+    failed: bool = False
+    invocation: _Invocation | None = None
+    server_tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+
+class ComputerUseClient:
+    """Lazy, reusable app-server client for the six tools and the status probe."""
+
+    def __init__(
+        self,
+        runtime: ComputerUseRuntime,
+        *,
+        approval_mode: ApprovalMode = "confirm",
+        env: Mapping[str, str] | None = None,
+        app_server_args: Sequence[str] = ("app-server",),
+        tool_timeout: float = 120.0,
+        request_timeout: float = 130.0,
+        startup_timeout: float = 120.0,
+        poll_interval: float = 0.2,
+        status_probe_timeout: float = 30.0,
+        exit_grace: float = 5.0,
+        temp_root: Path | None = None,
+    ) -> None:
+        self._runtime = runtime
+        self._approval_mode: ApprovalMode = approval_mode
+        self._env = dict(os.environ if env is None else env)
+        self._args = tuple(app_server_args)
+        self._tool_timeout = tool_timeout
+        self._request_timeout = request_timeout
+        self._startup_timeout = startup_timeout
+        self._poll_interval = poll_interval
+        self._probe_timeout = status_probe_timeout
+        self._exit_grace = exit_grace
+        self._temp_root = temp_root
+        self._memory = ApprovalMemory()
+        self._transport: _Transport | None = None
+        self._start_lock = asyncio.Lock()
+        self._call_lock = asyncio.Lock()
+        self._cleanups: set[asyncio.Task[None]] = set()
+        self._closed = False
+        self._requires_inspection = False
+
+    # ----------------------------------------------------------------- public API
+
+    @property
+    def approval_mode(self) -> ApprovalMode:
+        return self._approval_mode
+
+    @property
+    def approved_apps(self) -> frozenset[str]:
+        """Canonical apps remembered in memory for this client (never persisted)."""
+        return self._memory.apps
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    @property
+    def is_running(self) -> bool:
+        """True while a started transport (app-server + thread) is live."""
+        t = self._transport
+        return t is not None and not t.failed and t.thread_id is not None
+
+    @property
+    def process_id(self) -> int | None:
+        t = self._transport
+        return t.process.pid if t is not None and not t.failed else None
+
+    async def invoke(
+        self,
+        method: ComputerUseMethod,
+        args: Mapping[str, Any],
+        *,
+        ui: UIPort | None = None,
+    ) -> ToolResult:
+        """Run one tool's fixed template. Never retries; raises `ComputerUseClientError`."""
+        is_action = method in ACTION_METHODS
+        async with self._call_lock:
+            if self._closed:
+                raise ComputerUseClientError("closed")
+            if is_action and self._requires_inspection:
+                raise ComputerUseClientError("inspection-required")
+            transport = await self._ensure_started()
+            invocation = _Invocation(ui=ui)
+            transport.invocation = invocation
+            try:
+                blocks = await self._call_node_repl(
+                    transport,
+                    build_javascript(method, args),
+                    TITLES[method],
+                    self._tool_timeout,
+                    unknown_on_failure=is_action,
+                    invocation=invocation,
+                )
+                try:
+                    texts, images = convert_content(blocks)
+                except ContentError as error:
+                    raise ComputerUseClientError(
+                        "invalid-response", unknown_outcome=is_action
+                    ) from error
+            except ComputerUseClientError as error:
+                if is_action and error.unknown_outcome:
+                    self._requires_inspection = True
+                raise _explain_approval(error, invocation) from error
+            except asyncio.CancelledError:
+                if is_action and invocation.request_id is not None:
+                    self._requires_inspection = True
+                raise
+            finally:
+                self._end_invocation(transport, invocation)
+            if method == "get_app_state":
+                self._requires_inspection = False
+            details: dict[str, Any] = {
+                "method": method,
+                "blockCount": len(texts) + len(images),
+                "imageCount": len(images),
+            }
+            return ToolResult(text="\n".join(texts), details=details, images=images)
+
+    async def probe_target(self) -> None:
+        """Start (or reuse) the transport and require `sky.target === "mac"`."""
+        async with self._call_lock:
+            if self._closed:
+                raise ComputerUseClientError("closed")
+            transport = await self._ensure_started()
+            blocks = await self._call_node_repl(
+                transport, PROBE_JAVASCRIPT, PROBE_TITLE, self._probe_timeout, total=True
+            )
+            if first_text(blocks).strip() != "mac":
+                raise ComputerUseClientError("incompatible-sky-target")
+
+    async def set_approval_mode(self, mode: ApprovalMode) -> None:
+        """Changing the mode is a reset: switching Always → Confirm asks again."""
+        if mode != self._approval_mode:
+            self._approval_mode = mode
+            await self.reset()
+
+    async def reset(self) -> None:
+        """Forget every approval and stop the transport; the next call starts afresh.
+
+        The runtime calls this on new/resume/fork, global reload, restart, disabling, an
+        approval-mode change, losing eligibility and a tool-name conflict.
+        """
+        self._memory.clear()
+        self._requires_inspection = False
+        if self._transport is not None:
+            self._fail(self._transport, "closed")
+        await self._join_cleanups()
+
+    async def close(self) -> None:
+        """Reset and refuse further calls; waits until the process group is gone."""
+        self._closed = True
+        await self.reset()
+
+    # ----------------------------------------------------------------- startup
+
+    async def _ensure_started(self) -> _Transport:
+        async with self._start_lock:
+            if self._closed:
+                raise ComputerUseClientError("closed")
+            current = self._transport
+            if current is not None and not current.failed and current.thread_id is not None:
+                return current
+            await self._join_cleanups()
+            try:
+                async with asyncio.timeout(self._startup_timeout):
+                    return await self._start()
+            except asyncio.CancelledError:
+                raise
+            except (TimeoutError, OSError, ComputerUseClientError) as error:
+                await self._join_cleanups()  # no half-started process outlives the failure
+                if isinstance(error, ComputerUseClientError) and error.category == "closed":
+                    raise
+                raise ComputerUseClientError("node-repl-unavailable") from error
+
+    async def _start(self) -> _Transport:
+        home = Path(tempfile.mkdtemp(prefix="pct-computer-use-", dir=self._temp_root))
+        try:
+            process = await asyncio.create_subprocess_exec(
+                str(self._runtime.codex_path),
+                *self._args,
+                cwd=str(home),
+                env={**self._env, "CODEX_HOME": str(home)},
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+                limit=MAX_LINE_BYTES,
+            )
+        except BaseException:
+            shutil.rmtree(home, ignore_errors=True)
+            raise
+        transport = _Transport(process=process, home=home)
+        self._transport = transport
+        transport.reader = asyncio.get_running_loop().create_task(self._read(transport))
+        try:
+            await self._request(transport, "initialize", self._initialize_params())
+            self._notify(transport, "initialized")
+            started = await self._request(transport, "thread/start", self._thread_params(home))
+            thread = started.get("thread") if isinstance(started, dict) else None
+            thread_id = thread.get("id") if isinstance(thread, dict) else None
+            if not isinstance(thread_id, str) or not thread_id:
+                raise ComputerUseClientError("invalid-response")
+            transport.thread_id = thread_id
+            await self._wait_for_node_repl(transport)
+        except BaseException:
+            self._fail(transport, "node-repl-unavailable")
+            raise
+        return transport
+
+    def _initialize_params(self) -> dict[str, Any]:
+        return {
+            "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": __version__},
+            "capabilities": {
+                "experimentalApi": True,
+                "requestAttestation": False,
+                "extensions": {"openai/form": {}},
+            },
+        }
+
+    def _thread_params(self, home: Path) -> dict[str, Any]:
+        rt = self._runtime
+        env = {
+            "CODEX_HOME": str(home),
+            "CODEX_CLI_PATH": str(rt.codex_path),
+            "NODE_REPL_NODE_PATH": str(rt.node_path),
+            "NODE_REPL_NODE_MODULE_DIRS": str(rt.node_modules_path),
+            "NODE_REPL_TRUSTED_CODE_PATHS": f"{home}{os.pathsep}{rt.node_modules_path}",
+            "NODE_REPL_TRUSTED_SERVICES": json.dumps({"sky": "@oai/sky/service"}),
+            "NODE_REPL_NATIVE_PIPE_CONNECT_TIMEOUT_MS": "1000",
+            "NODE_REPL_INSTRUCTIONS_USE_CASE_COMPUTER_USE": (
+                "Control desktop apps on macOS through Computer Use."
+            ),
+            "SKY_CUA_SERVICE_PATH": str(rt.helper_path),
+        }
+        return {
+            "cwd": str(home),
+            "ephemeral": True,
+            "sandbox": "read-only",
+            "approvalPolicy": {
+                "granular": {
+                    "sandbox_approval": False,
+                    "rules": False,
+                    "skill_approval": False,
+                    "request_permissions": False,
+                    "mcp_elicitations": True,
+                }
+            },
+            "config": {
+                "mcp_servers": {
+                    "node_repl": {
+                        "command": str(rt.node_repl_path),
+                        "args": [],
+                        "startup_timeout_sec": max(1, round(self._startup_timeout)),
+                        "enabled_tools": ["js"],
+                        "env": env,
+                    }
+                }
+            },
+        }
+
+    async def _wait_for_node_repl(self, transport: _Transport) -> None:
+        """Poll `mcpServerStatus/list` until `node_repl` is connected with tool `js`."""
+        while True:
+            cursor: str | None = None
+            while True:
+                response = await self._request(
+                    transport,
+                    "mcpServerStatus/list",
+                    {
+                        "threadId": transport.thread_id,
+                        "detail": "toolsAndAuthOnly",
+                        "cursor": cursor,
+                    },
+                )
+                data = response.get("data") if isinstance(response, dict) else None
+                if not isinstance(data, list):
+                    raise ComputerUseClientError("invalid-response")
+                for entry in data:
+                    if not isinstance(entry, dict) or entry.get("name") != "node_repl":
+                        continue
+                    status = entry.get("runtimeStatus")
+                    tools = entry.get("tools")
+                    if status == "connected" and isinstance(tools, dict) and "js" in tools:
+                        return
+                    if status in _TERMINAL_STATUSES:
+                        raise ComputerUseClientError("node-repl-unavailable")
+                next_cursor = response.get("nextCursor") if isinstance(response, dict) else None
+                if not isinstance(next_cursor, str) or not next_cursor:
+                    break
+                cursor = next_cursor
+            await asyncio.sleep(self._poll_interval)
+
+    # ----------------------------------------------------------------- requests
+
+    async def _call_node_repl(
+        self,
+        transport: _Transport,
+        code: str,
+        title: str,
+        js_timeout: float,
+        *,
+        unknown_on_failure: bool = False,
+        invocation: _Invocation | None = None,
+        total: bool = False,
+    ) -> list[Any]:
+        budget = js_timeout if total else min(self._request_timeout, js_timeout + 10.0)
+        response = await self._request(
+            transport,
+            "mcpServer/tool/call",
+            {
+                "threadId": transport.thread_id,
+                "server": "node_repl",
+                "tool": "js",
+                "arguments": {"code": code, "title": title, "timeout_ms": round(js_timeout * 1000)},
+            },
+            budget,
+            unknown_on_failure=unknown_on_failure,
+            on_id=(lambda rid: setattr(invocation, "request_id", rid)) if invocation else None,
+        )
+        if not isinstance(response, dict):
+            raise ComputerUseClientError("invalid-response", unknown_outcome=unknown_on_failure)
+        if response.get("isError") is True:
+            raise ComputerUseClientError("mcp-error", detail=first_text(response.get("content")))
+        content = response.get("content")
+        if not isinstance(content, list):
+            raise ComputerUseClientError("invalid-response", unknown_outcome=unknown_on_failure)
+        return content
+
+    async def _request(
+        self,
+        transport: _Transport,
+        method: str,
+        params: dict[str, Any],
+        budget: float | None = None,
+        *,
+        unknown_on_failure: bool = False,
+        on_id: Callable[[int], None] | None = None,
+    ) -> Any:
+        if transport.failed or transport is not self._transport:
+            raise ComputerUseClientError("process-exit")
+        loop = asyncio.get_running_loop()
+        request_id = transport.next_id
+        transport.next_id += 1
+        pending = _Pending(
+            future=loop.create_future(),
+            remaining=self._request_timeout if budget is None else budget,
+            unknown_on_failure=unknown_on_failure,
+        )
+        transport.pending[request_id] = pending
+        if on_id is not None:
+            on_id(request_id)
+        self._arm(transport, request_id, pending)
+        # Submission counts as dispatch: the peer may act on a line we could not confirm.
+        pending.dispatched = True
+        self._write(transport, {"id": request_id, "method": method, "params": params})
+        try:
+            return await pending.future
+        except asyncio.CancelledError:
+            if transport.pending.pop(request_id, None) is pending:
+                _disarm(pending)
+                # The peer may still be acting; this transport can no longer be trusted.
+                self._fail(transport, "aborted")
+            raise
+
+    def _notify(self, transport: _Transport, method: str) -> None:
+        self._write(transport, {"method": method})
+
+    def _write(self, transport: _Transport, message: Mapping[str, Any]) -> None:
+        stdin = transport.process.stdin
+        if transport.failed or stdin is None or stdin.is_closing():
+            self._fail(transport, "process-exit")
+            return
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        try:
+            stdin.write(line.encode("utf-8"))
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._fail(transport, "process-exit")
+            return
+        task = asyncio.get_running_loop().create_task(self._drain(transport))
+        transport.server_tasks.add(task)
+        task.add_done_callback(transport.server_tasks.discard)
+
+    async def _drain(self, transport: _Transport) -> None:
+        stdin = transport.process.stdin
+        if stdin is None:
+            return
+        try:
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            self._fail(transport, "process-exit")
+
+    # ----------------------------------------------------------------- budget
+
+    def _arm(self, transport: _Transport, request_id: int, pending: _Pending) -> None:
+        loop = asyncio.get_running_loop()
+        pending.started = loop.time()
+        pending.timer = loop.call_later(
+            max(pending.remaining, 0.0), self._on_timer, transport, request_id, pending
+        )
+
+    def _on_timer(self, transport: _Transport, request_id: int, pending: _Pending) -> None:
+        if transport.pending.get(request_id) is not pending or pending.pauses:
+            return
+        pending.timer = None
+        pending.remaining -= asyncio.get_running_loop().time() - pending.started
+        if pending.remaining > 0.001:
+            self._arm(transport, request_id, pending)
+            return
+        del transport.pending[request_id]
+        if not pending.future.done():
+            pending.future.set_exception(
+                ComputerUseClientError(
+                    "timeout", unknown_outcome=pending.dispatched and pending.unknown_on_failure
+                )
+            )
+        self._fail(transport, "timeout")
+
+    def _pause(self, transport: _Transport, request_id: int | None) -> Callable[[], None]:
+        """Stop the outer budget while a person answers; returns the resume function."""
+        pending = transport.pending.get(request_id) if request_id is not None else None
+        if pending is None:
+            return lambda: None
+        if pending.pauses == 0 and pending.timer is not None:
+            pending.timer.cancel()
+            pending.timer = None
+            pending.remaining -= asyncio.get_running_loop().time() - pending.started
+        pending.pauses += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            pending.pauses -= 1
+            if (
+                pending.pauses == 0
+                and request_id is not None
+                and transport.pending.get(request_id) is pending
+            ):
+                self._arm(transport, request_id, pending)
+
+        return release
+
+    # ----------------------------------------------------------------- reading
+
+    async def _read(self, transport: _Transport) -> None:
+        stdout = transport.process.stdout
+        if stdout is None:
+            self._fail(transport, "process-exit")
+            return
+        while not transport.failed:
+            try:
+                raw = await stdout.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                self._fail(transport, "invalid-response")
+                return
+            if not raw:
+                self._fail(transport, "process-exit")
+                return
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self._fail(transport, "invalid-response")
+                return
+            if not isinstance(message, dict):
+                self._fail(transport, "invalid-response")
+                return
+            self._dispatch(transport, message)
+
+    def _dispatch(self, transport: _Transport, message: dict[str, Any]) -> None:
+        message_id = message.get("id")
+        method = message.get("method")
+        if isinstance(method, str) and isinstance(message_id, (int, str)):
+            self._spawn_server_request(transport, message_id, method, message.get("params"))
+            return
+        if method is not None:
+            return  # a notification; nothing here depends on them
+        if not isinstance(message_id, int) or isinstance(message_id, bool):
+            return
+        pending = transport.pending.pop(message_id, None)
+        if pending is None:
+            return
+        _disarm(pending)
+        if pending.future.done():
+            return
+        if "error" in message:
+            error = message.get("error")
+            detail = error.get("message") if isinstance(error, dict) else None
+            pending.future.set_exception(
+                ComputerUseClientError(
+                    "app-server-error",
+                    detail=detail[:300] if isinstance(detail, str) else "",
+                )
+            )
+        elif "result" in message:
+            pending.future.set_result(message["result"])
+        else:
+            pending.future.set_exception(
+                ComputerUseClientError(
+                    "invalid-response",
+                    unknown_outcome=pending.dispatched and pending.unknown_on_failure,
+                )
+            )
+
+    def _spawn_server_request(
+        self, transport: _Transport, request_id: int | str, method: str, params: object
+    ) -> None:
+        if method != ELICITATION_METHOD:
+            self._write(
+                transport,
+                {"id": request_id, "error": {"code": -32601, "message": "Unsupported request"}},
+            )
+            return
+        invocation = transport.invocation
+        task = asyncio.get_running_loop().create_task(
+            self._answer_elicitation(transport, invocation, request_id, params)
+        )
+        owner = invocation.tasks if invocation is not None else transport.server_tasks
+        owner.add(task)
+        task.add_done_callback(owner.discard)
+
+    async def _answer_elicitation(
+        self,
+        transport: _Transport,
+        invocation: _Invocation | None,
+        request_id: int | str,
+        params: object,
+    ) -> None:
+        live = invocation is not None and invocation.active
+        valid = validate_elicitation(params, thread_id=transport.thread_id) if live else None
+        outcome = ApprovalOutcome(DECLINE)
+        if invocation is not None and valid is not None:
+            release = self._pause(transport, invocation.request_id)
+            try:
+                outcome = await decide_elicitation(
+                    valid, mode=self._approval_mode, memory=self._memory, ui=invocation.ui
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a broken UI is a No, never an accept
+                outcome = ApprovalOutcome(DECLINE, app=valid.app)
+            finally:
+                release()
+            still_live = invocation.active and transport is self._transport and not transport.failed
+            if not still_live:
+                outcome = ApprovalOutcome(DECLINE)  # the call is over: a late Yes grants nothing
+            else:
+                if outcome.remember and outcome.app is not None:
+                    self._memory.remember(outcome.app)
+                invocation.outcomes.append(outcome)
+        if not transport.failed:
+            self._write(transport, {"id": request_id, "result": outcome.reply})
+
+    # ----------------------------------------------------------------- teardown
+
+    def _end_invocation(self, transport: _Transport, invocation: _Invocation) -> None:
+        invocation.active = False
+        for task in list(invocation.tasks):
+            task.cancel()
+        if transport.invocation is invocation:
+            transport.invocation = None
+
+    def _fail(self, transport: _Transport, category: ClientErrorCategory) -> None:
+        """Reject everything pending on `transport` and dispose of it (idempotent)."""
+        if transport.failed:
+            return
+        transport.failed = True
+        if self._transport is transport:
+            self._transport = None
+        for pending in transport.pending.values():
+            _disarm(pending)
+            if not pending.future.done():
+                pending.future.set_exception(
+                    ComputerUseClientError(
+                        category,
+                        unknown_outcome=pending.dispatched and pending.unknown_on_failure,
+                    )
+                )
+        transport.pending.clear()
+        if transport.invocation is not None:
+            self._end_invocation(transport, transport.invocation)
+        task = asyncio.get_running_loop().create_task(self._dispose(transport))
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
+
+    async def _dispose(self, transport: _Transport) -> None:
+        current = asyncio.current_task()
+        for task in [transport.reader, *transport.server_tasks]:
+            if task is not None and task is not current and not task.done():
+                task.cancel()
+        process = transport.process
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                process.stdin.close()
+        await _stop_group(process, self._exit_grace)
+        if transport.reader is not None:
+            with contextlib.suppress(BaseException):
+                await transport.reader
+        await asyncio.to_thread(shutil.rmtree, transport.home, True)
+
+    async def _join_cleanups(self) -> None:
+        while self._cleanups:
+            await asyncio.gather(*list(self._cleanups), return_exceptions=True)
+
+
+def _disarm(pending: _Pending) -> None:
+    if pending.timer is not None:
+        pending.timer.cancel()
+        pending.timer = None
+
+
+async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM the app-server's process group, SIGKILL it after `grace`; always reap."""
+    pgid = process.pid  # start_new_session=True: the leader's pid is the group id
+    if process.returncode is None:
+        _signal_group(pgid, signal.SIGTERM)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), grace)
+    _signal_group(pgid, signal.SIGKILL)  # sweep node_repl and any straggler of the group
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _explain_approval(
+    error: ComputerUseClientError, invocation: _Invocation
+) -> ComputerUseClientError:
+    """A failed call after a declined approval is reported as the decline, not a crash."""
+    if error.category != "mcp-error":
+        return error
+    for outcome in reversed(invocation.outcomes):
+        if outcome.declined_by_user:
+            return ComputerUseClientError("approval-declined", detail=outcome.app or "")
+        if outcome.ui_unavailable:
+            return ComputerUseClientError("approval-unavailable", detail=outcome.app or "")
+    return error

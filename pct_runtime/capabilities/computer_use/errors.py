@@ -1,0 +1,99 @@
+"""Computer Use failures and their model-facing texts.
+
+Every text tells the model what to do next. After a desktop action was dispatched and its
+outcome is unknown (time-out, app-server exit, cancellation, an unreadable reply) nothing is
+retried: the model is told to inspect the app with `computer_use_get_app_state` first.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pct_runtime.capabilities.base import ToolError
+
+ClientErrorCategory = Literal[
+    "timeout",
+    "process-exit",
+    "aborted",
+    "invalid-response",
+    "app-server-error",
+    "mcp-error",
+    "node-repl-unavailable",
+    "incompatible-sky-target",
+    "inspection-required",
+    "approval-declined",
+    "approval-unavailable",
+    "closed",
+]
+
+INSPECT_HINT = (
+    " The action was dispatched and may or may not have happened; it was not retried. "
+    "Call computer_use_get_app_state for this app before another action."
+)
+TARGET_HINT = (
+    " If the target app was not resolved, call computer_use_list_apps and use a returned app "
+    "identifier; PIDs, window ids and bare executable paths are not supported targets."
+)
+
+_BASE: dict[str, str] = {
+    "timeout": "Computer Use timed out.",
+    "process-exit": "The Computer Use app-server exited.",
+    "aborted": "Computer Use was cancelled.",
+    "invalid-response": "Computer Use returned an invalid response.",
+    "app-server-error": "The Computer Use app-server rejected the request.",
+    "mcp-error": "Computer Use failed.",
+    "node-repl-unavailable": (
+        "Computer Use is unavailable: the bundled node_repl did not start "
+        "(node-repl-unavailable). Do not retry now; ask the user to check the ChatGPT app."
+    ),
+    "incompatible-sky-target": (
+        "Computer Use is unavailable: @oai/sky does not report target mac "
+        "(incompatible-sky-target)."
+    ),
+    "inspection-required": (
+        "The previous desktop action may have completed; it was not retried. Call "
+        "computer_use_get_app_state for the app before another action."
+    ),
+    "approval-declined": "Computer Use access was declined by the user. Nothing was done.",
+    "approval-unavailable": (
+        "Computer Use access needs the user's confirmation, but no interactive UI is available. "
+        "Nothing was done."
+    ),
+    "closed": "Computer Use is closed for this session.",
+}
+
+
+def error_text(category: ClientErrorCategory, *, unknown_outcome: bool, detail: str = "") -> str:
+    if category == "mcp-error":
+        head = f"Computer Use failed: {detail}" if detail else "Computer Use failed."
+        if detail and not head.endswith((".", "!", "?", "…")):
+            head += "."
+        return head + TARGET_HINT
+    if category == "app-server-error" and detail:
+        text = f"The Computer Use app-server rejected the request: {detail}"
+        if not text.endswith((".", "!", "?", "…")):
+            text += "."
+    elif category in ("approval-declined", "approval-unavailable") and detail:
+        text = _BASE[category].replace("Computer Use access", f"Computer Use access to {detail}")
+    else:
+        text = _BASE[category]
+    return text + INSPECT_HINT if unknown_outcome else text
+
+
+class ComputerUseClientError(ToolError):
+    """A client failure; `code` is the category, `unknown_outcome` marks a dispatched action."""
+
+    def __init__(
+        self,
+        category: ClientErrorCategory,
+        *,
+        unknown_outcome: bool = False,
+        detail: str = "",
+    ) -> None:
+        super().__init__(
+            category,
+            error_text(category, unknown_outcome=unknown_outcome, detail=detail),
+            {"category": category, "unknownOutcome": unknown_outcome},
+        )
+        self.category: ClientErrorCategory = category
+        self.unknown_outcome = unknown_outcome

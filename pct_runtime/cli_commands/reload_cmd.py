@@ -1,0 +1,37 @@
+"""`pct reload`: re-read and validate the configuration file, and report as `/pct reload` does.
+
+Success prints `Pi Codex Toolkit configuration reloaded.` on stdout (exit 0); a failure prints
+`Pi Codex Toolkit config error: <code>[ (<detail>)]; using all-off defaults.` on stderr
+(exit 1). The file is never written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "reload",
+        help="re-read and validate the configuration file",
+        description="Re-read pi-codex-toolkit.json and report whether it is valid. "
+        "Nothing is written.",
+    )
+    parser.set_defaults(handler=run)
+
+
+def reload_file(path: str | os.PathLike[str]) -> tuple[str, bool]:
+    """The reload message for the file at `path` and whether it loaded (see config.reload)."""
+    from pct_runtime.config.reload import reload_file as _reload_file
+
+    return _reload_file(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pct_runtime.config.paths import config_path
+
+    message, ok = reload_file(config_path())
+    print(message, file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1

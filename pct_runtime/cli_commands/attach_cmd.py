@@ -1,0 +1,91 @@
+"""`pct attach codex|claude|pi [--http URL]`: ready-to-paste MCP config for an agent.
+
+Stdio snippets start `pct serve` themselves; HTTP snippets point at a running
+`pct serve --http` (or the console) and pass the bearer token through `PCT_TOKEN`.
+The token itself is never printed: the snippet says where to read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+AGENTS = ("codex", "claude", "pi")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "attach",
+        help="print MCP config that attaches an agent (codex, claude, pi) to pct",
+        description="Print ready-to-paste configuration that attaches an agent to pct over MCP.",
+    )
+    parser.add_argument("agent", choices=AGENTS)
+    parser.add_argument(
+        "--http",
+        metavar="URL",
+        help="attach to a running HTTP server (e.g. http://127.0.0.1:8765/mcp)",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def _pct_command() -> str:
+    found = shutil.which("pct")
+    if found:
+        return found
+    candidate = Path(sys.executable).with_name("pct")
+    return str(candidate) if candidate.exists() else "pct"
+
+
+def _token_line() -> str:
+    from pct_runtime.config.paths import agent_dir
+    from pct_runtime.serve.token import TOKEN_ENV, token_path
+
+    return f'export {TOKEN_ENV}="$(cat {token_path(agent_dir())})"'
+
+
+def snippet(agent: str, url: str | None, command: str) -> str:
+    """The text `pct attach` prints (pure, for tests)."""
+    if agent == "codex":
+        if url is None:
+            return (
+                f"# one command:\ncodex mcp add pct -- {command} serve\n\n"
+                "# or in ~/.codex/config.toml:\n"
+                f'[mcp_servers.pct]\ncommand = {json.dumps(command)}\nargs = ["serve"]\n'
+                "tool_timeout_sec = 120\n"
+            )
+        return (
+            "# in ~/.codex/config.toml (the token is read from PCT_TOKEN):\n"
+            f"[mcp_servers.pct]\nurl = {json.dumps(url)}\n"
+            'bearer_token_env_var = "PCT_TOKEN"\ntool_timeout_sec = 120\n'
+        )
+    if agent == "claude":
+        if url is None:
+            return f"claude mcp add pct -- {command} serve\n"
+        header = '"Authorization: Bearer $PCT_TOKEN"'
+        return f"claude mcp add --transport http pct {url} --header {header}\n"
+    # pi: built-in MCP (>= 0.99) reads ~/.pi/agent/mcp.json; "direct" exposes first-class tools.
+    server: dict[str, object]
+    if url is None:
+        server = {"command": command, "args": ["serve"], "exposure": "direct"}
+    else:
+        server = {
+            "url": url,
+            "headers": {"Authorization": "Bearer ${PCT_TOKEN}"},
+            "exposure": "direct",
+        }
+    body = json.dumps({"mcpServers": {"pct": server}}, indent=2)
+    head = (
+        f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} serve\n\n" if url is None else ""
+    )
+    return f"{head}# or in ~/.pi/agent/mcp.json:\n{body}\n"
+
+
+def handle(args: argparse.Namespace) -> int:
+    text = snippet(args.agent, args.http, _pct_command())
+    if args.http is not None:
+        text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
+    sys.stdout.write(text)
+    return 0

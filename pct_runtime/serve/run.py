@@ -1,0 +1,108 @@
+"""`pct serve`: a headless runtime of its own, served over stdio or streamable HTTP.
+
+Both transports register the runtime for live control (`pct reload`, `pct status --live`)
+and end every session — cleaning up its shell jobs, code cells and recovery files — on
+exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pct_runtime.runtime import Runtime
+from pct_runtime.serve.control import ControlServer
+from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.token import load_or_create_token
+
+_log = logging.getLogger(__name__)
+
+
+def control_handler(runtime: Runtime, label: str) -> Any:
+    """The live-control operations every runtime answers."""
+
+    async def handle(op: str) -> Mapping[str, Any]:
+        if op == "reload":
+            outcome = await runtime.reload()
+            return {"ok": outcome.ok, "message": outcome.message}
+        if op == "status":
+            return {"ok": True, "text": runtime.live_status_text(label)}
+        return {"ok": True}
+
+    return handle
+
+
+async def serve_stdio(*, model: str | None = None, allowlist: Sequence[str] | None = None) -> int:
+    from mcp.server.stdio import stdio_server
+
+    runtime = Runtime(model=model, allowlist=allowlist)
+    await runtime.start()
+    session = await runtime.open_session("mcp")
+    mcp = PctMCPServer(runtime, single_session=session)
+    token = load_or_create_token(runtime.agent_dir)
+    label = f"pct serve (pid {os.getpid()}, stdio)"
+    control = ControlServer(
+        runtime.agent_dir, token, control_handler(runtime, label), kind="pct serve", mcp="stdio"
+    )
+    await control.start()
+    try:
+        async with stdio_server() as (read, write):
+            await mcp.server.run(read, write, mcp.server.create_initialization_options())
+    finally:
+        await control.aclose()
+        await mcp.aclose()
+        await runtime.aclose()
+    return 0
+
+
+async def serve_http(
+    host: str,
+    port: int,
+    *,
+    model: str | None = None,
+    allowlist: Sequence[str] | None = None,
+) -> int:
+    from pct_runtime.serve.http import PctHttpServer
+
+    runtime = Runtime(model=model, allowlist=allowlist)
+    await runtime.start()
+    mcp = PctMCPServer(runtime)
+    token = load_or_create_token(runtime.agent_dir)
+    http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=True)
+    label = f"pct serve (pid {os.getpid()}, {http.url})"
+    control = ControlServer(
+        runtime.agent_dir, token, control_handler(runtime, label), kind="pct serve", mcp=http.url
+    )
+    await control.start()
+    print(
+        f"pct: serving MCP at {http.url} (bearer token: {_token_hint(runtime)})",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        await http.serve()
+    finally:
+        await control.aclose()
+        await mcp.aclose()
+        await runtime.aclose()
+    return 0
+
+
+def _token_hint(runtime: Runtime) -> str:
+    from pct_runtime.serve.token import TOKEN_ENV, token_path
+
+    if os.environ.get(TOKEN_ENV, "").strip():
+        return f"${TOKEN_ENV}"
+    return str(token_path(runtime.agent_dir))
+
+
+def run(coro: Any) -> int:
+    try:
+        result: int = asyncio.run(coro)
+    except KeyboardInterrupt:
+        return 130
+    return result

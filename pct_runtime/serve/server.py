@@ -1,0 +1,358 @@
+"""The MCP server: a low-level `mcp.server.Server` in front of runtime sessions.
+
+One runtime session per MCP connection (stdio has exactly one; streamable HTTP has one
+per `Mcp-Session-Id`; stateless 2026-07-28 requests share one). `tools/list` is the
+session's current projection; `tools/call` runs through `RuntimeSession.call`, so gating,
+invocation hooks and approvals are identical to the console and to embedders.
+
+Result mapping: text (+ base64 images) → `content`, details → `structured_content`,
+`ToolError` → `is_error` with the exact message. Long calls send progress: every record
+the tool reports plus a heartbeat, which also keeps client time-outs from firing. MCP
+cancellation cancels the handler, which reaches the executor as `CancelledError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server
+from mcp.server.connection import Connection
+from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from pct_runtime import __version__
+from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
+from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.runtime import Runtime, RuntimeSession
+from pct_runtime.serve.elicitation import ElicitationUI
+
+_log = logging.getLogger(__name__)
+
+_SESSION_KEY = "pct.session"
+_LOCK_KEY = "pct.session.lock"
+
+#: Seconds between heartbeat progress notifications while a call runs.
+DEFAULT_HEARTBEAT_SECONDS = 5.0
+#: Longest progress message we send (records are compact JSON of names and numbers).
+_PROGRESS_MESSAGE_LIMIT = 512
+
+INSTRUCTIONS = (
+    "pct serves Codex-grade coding tools (apply_patch, exec_command/write_stdin, exec/wait and "
+    "more, as configured). Tools that are not enabled answer with an error saying so."
+)
+
+
+class _PctServer(Server[Any]):
+    """A low-level server that always advertises `tools.listChanged`.
+
+    The in-memory test transport and some runners call `create_initialization_options()`
+    without arguments; the override makes the advertisement unconditional.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class _ConnectionUI:
+    """The session-level fallback port of one connection (availability + standalone asks)."""
+
+    transport_name = "elicitation"
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def available(self) -> bool:
+        c = self._connection
+        if c.protocol_version in MODERN_PROTOCOL_VERSIONS or not c.has_standalone_channel:
+            return False
+        return c.client_capabilities is not None and c.client_capabilities.elicitation is not None
+
+    async def _ask(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            result = await self._connection.send_request(
+                types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+                )
+            )
+        except Exception:
+            _log.warning("elicitation failed; treating it as a refusal", exc_info=True)
+            return None
+        if result.action != "accept" or result.content is None:
+            return None
+        return dict(result.content)
+
+    async def confirm(self, title: str, message: str) -> bool:
+        schema = {
+            "type": "object",
+            "properties": {"approve": {"type": "boolean", "title": "Approve"}},
+        }
+        content = await self._ask(f"{title}\n\n{message}", schema)
+        return bool(content and content.get("approve") is True)
+
+    async def select(self, title: str, options: Any) -> str | None:
+        schema = {
+            "type": "object",
+            "properties": {"choice": {"type": "string", "enum": list(options)}},
+        }
+        content = await self._ask(title, schema)
+        choice = (content or {}).get("choice")
+        return choice if isinstance(choice, str) and choice in options else None
+
+    def notify(self, message: str, level: NotifyLevel = "info") -> None:
+        _log.info("notify (%s): %s", level, message)
+
+
+def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
+    # The SDK hands handlers a per-request `ServerSession` proxy; the connection it holds is
+    # the stable per-client object (with `state` and a shielded `exit_stack`). mcp 2.3 has
+    # no public accessor from `ServerRequestContext`, so read it here, in one place.
+    connection: Connection = ctx.session._connection
+    return connection
+
+
+def tool_to_mcp(spec: ToolSpec) -> types.Tool:
+    """A `ToolSpec` as an MCP `Tool` (JSON Schema input, label as title, meta passed through)."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.label,
+        description=spec.description,
+        input_schema=dict(spec.input_schema),
+        _meta=dict(spec.meta) if spec.meta else None,
+    )
+
+
+def result_to_mcp(result: ToolResult) -> types.CallToolResult:
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
+    for image in result.images:
+        content.append(
+            types.ImageContent(
+                type="image",
+                data=base64.b64encode(image.data).decode("ascii"),
+                mime_type=image.mime_type,
+            )
+        )
+    return types.CallToolResult(
+        content=content,
+        structured_content=dict(result.details) if result.details else None,
+        is_error=False,
+    )
+
+
+def error_to_mcp(error: ToolError) -> types.CallToolResult:
+    structured: dict[str, Any] = {"error": error.code}
+    if error.details:
+        structured["details"] = dict(error.details)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=error.message)],
+        structured_content=structured,
+        is_error=True,
+    )
+
+
+def _progress_message(record: Mapping[str, Any]) -> str:
+    try:
+        text = json.dumps(dict(record), separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(dict(record))
+    if len(text) > _PROGRESS_MESSAGE_LIMIT:
+        text = text[: _PROGRESS_MESSAGE_LIMIT - 1] + "…"
+    return text
+
+
+def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = ctx.meta
+    if not meta:
+        return False
+    raw: Mapping[str, Any] = meta
+    return raw.get("progress_token") is not None or raw.get("progressToken") is not None
+
+
+class PctMCPServer:
+    """Binds an MCP `Server` to a `Runtime`.
+
+    `single_session` (stdio) makes every request use that one session; otherwise each
+    handshake connection gets its own session, closed when the connection ends.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        single_session: RuntimeSession | None = None,
+        heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
+        name: str = "pct",
+    ) -> None:
+        self.runtime = runtime
+        self.heartbeat_seconds = heartbeat_seconds
+        self._single = single_session
+        self._modern: RuntimeSession | None = None
+        self._modern_lock = asyncio.Lock()
+        self._bus = InMemorySubscriptionBus()
+        self._connections: dict[str, set[Connection]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.server: Server[Any] = _PctServer(
+            name,
+            version=__version__,
+            title="Pi Codex Toolkit",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        if single_session is not None:
+            single_session.subscribe(self._on_projection_changed)
+
+    # ----------------------------------------------------------------- sessions
+    async def session_for(self, ctx: ServerRequestContext[Any, Any]) -> RuntimeSession:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await self._modern_session()
+        connection = _connection_of(ctx)
+        if self._single is not None:
+            known = self._connections.setdefault(self._single.id, set())
+            if connection not in known:
+                known.add(connection)
+                self._single.set_fallback_ui(_ConnectionUI(connection))
+                connection.exit_stack.callback(known.discard, connection)
+                await self._single.sync()
+            return self._single
+        existing = connection.state.get(_SESSION_KEY)
+        if isinstance(existing, RuntimeSession):
+            return existing
+        lock: asyncio.Lock = connection.state.setdefault(_LOCK_KEY, asyncio.Lock())
+        async with lock:
+            existing = connection.state.get(_SESSION_KEY)
+            if isinstance(existing, RuntimeSession):
+                return existing
+            session = await self.runtime.open_session("mcp", ui=_ConnectionUI(connection))
+            connection.state[_SESSION_KEY] = session
+            self._connections[session.id] = {connection}
+            session.subscribe(self._on_projection_changed)
+
+            async def _end() -> None:
+                self._connections.pop(session.id, None)
+                await session.close()
+
+            connection.exit_stack.push_async_callback(_end)
+            return session
+
+    async def _modern_session(self) -> RuntimeSession:
+        if self._single is not None:
+            return self._single
+        async with self._modern_lock:
+            if self._modern is None or self._modern.closed:
+                self._modern = await self.runtime.open_session("mcp")
+                self._modern.subscribe(self._on_projection_changed)
+            return self._modern
+
+    async def aclose(self) -> None:
+        """Close the shared stateless session (connection sessions close with their connection)."""
+        if self._modern is not None:
+            await self._modern.close()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _on_projection_changed(self, session: RuntimeSession) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(self._announce(session))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _announce(self, session: RuntimeSession) -> None:
+        for connection in list(self._connections.get(session.id, ())):
+            await connection.send_tool_list_changed()
+        if session is self._modern or session is self._single:
+            await self._bus.publish(ToolsListChanged())
+
+    # ----------------------------------------------------------------- handlers
+    async def _on_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        session = await self.session_for(ctx)
+        return types.ListToolsResult(tools=[tool_to_mcp(spec) for spec in session.tool_specs()])
+
+    async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        session = await self.session_for(ctx)
+        name = params.name
+        arguments = params.arguments
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return error_to_mcp(
+                ToolError("invalid-arguments", f"{name} arguments must be a JSON object.")
+            )
+        ui = ElicitationUI(ctx.session, ctx.request_id)
+        queue: asyncio.Queue[Mapping[str, Any]] | None = (
+            asyncio.Queue() if _wants_progress(ctx) else None
+        )
+        pump: asyncio.Task[None] | None = None
+        if queue is not None:
+            pump = asyncio.create_task(self._pump_progress(ctx.session, queue))
+
+        def sink(record: Mapping[str, Any]) -> None:
+            if queue is not None:
+                queue.put_nowait(record)
+
+        try:
+            result = await session.call(
+                name,
+                arguments,
+                tool_call_id=f"mcp-{ctx.request_id}",
+                progress=sink if queue is not None else None,
+                ui=ui,
+            )
+        except ToolError as error:
+            return error_to_mcp(error)
+        except Exception as exc:  # an executor bug must not take the connection down
+            _log.exception("tool %s raised", name)
+            return error_to_mcp(
+                ToolError(
+                    "internal-error", f"{name} failed unexpectedly: {type(exc).__name__}: {exc}"
+                )
+            )
+        finally:
+            if pump is not None:
+                pump.cancel()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.gather(pump, return_exceptions=True)
+        return result_to_mcp(result)
+
+    async def _pump_progress(
+        self, session: ServerSession, queue: asyncio.Queue[Mapping[str, Any]]
+    ) -> None:
+        """Forward tool progress records; send a heartbeat when the tool is quiet."""
+        count = 0
+        while True:
+            try:
+                record = await asyncio.wait_for(queue.get(), timeout=self.heartbeat_seconds)
+                message = _progress_message(record)
+            except TimeoutError:
+                message = "running"
+            count += 1
+            try:
+                await session.report_progress(count, None, message)
+            except Exception:
+                _log.debug("progress notification dropped", exc_info=True)
+                return

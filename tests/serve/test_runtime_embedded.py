@@ -1,0 +1,205 @@
+"""The embedder API: build a Runtime with invocation hooks, open sessions, call tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serve_doubles import Echo, FakeApplyPatch
+
+from pct_runtime.capabilities.base import ToolError
+from pct_runtime.invocation import InvocationHooks, PolicyDecision
+from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, ModelRef, Runtime
+from pct_runtime.runtime_tools import CapabilityBinding
+
+
+@pytest.fixture
+def agent_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "agent"
+    (d / "extensions").mkdir(parents=True)
+    (d / "extensions" / "pi-codex-toolkit.json").write_text(
+        json.dumps({"applyPatch": {"enabled": True}}), encoding="utf-8"
+    )
+    return d
+
+
+def patch_binding(patch: FakeApplyPatch, closed: list[str] | None = None) -> CapabilityBinding:
+    def build(services: Any) -> list[Any]:
+        if closed is not None:
+
+            async def closer() -> None:
+                closed.append(services.session_id)
+
+            services.on_close(closer)
+        return [patch]
+
+    return CapabilityBinding("apply_patch", ("apply_patch",), build)
+
+
+async def test_policy_denial_has_the_exact_text_and_nothing_runs(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    calls: list[dict[str, Any]] = []
+
+    def policy(call: Any) -> Any:
+        calls.append(dict(call))
+        return {"allow": False, "reason": "patches are reviewed elsewhere"}
+
+    async with Runtime(
+        agent_dir=agent_dir,
+        hooks=InvocationHooks(policy=policy),
+        bindings=[patch_binding(patch)],
+        cwd=agent_dir,
+    ) as runtime:
+        session = await runtime.open_session("embedded")
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": "*** Begin Patch\n*** End Patch"})
+        assert info.value.message == (
+            "apply_patch was denied by the Toolkit invocation policy: "
+            "patches are reviewed elsewhere. Nothing ran."
+        )
+        assert patch.contexts == []
+        # the call record carries control identity only — never the patch text
+        assert calls == [
+            {
+                "tool": "apply_patch",
+                "path": "direct",
+                "cwd": str(agent_dir),
+                "sessionId": session.id,
+            }
+        ]
+
+
+async def test_context_env_applies_to_that_call_only(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    counter = iter(range(100))
+
+    async def context(call: Any) -> Any:
+        await asyncio.sleep(0)
+        return {"env": {"MY_CONTEXT_ID": f"ctx-{next(counter)}"}}
+
+    hooks = InvocationHooks(context=context, policy=lambda call: PolicyDecision(True))
+    async with Runtime(
+        agent_dir=agent_dir, hooks=hooks, bindings=[patch_binding(patch)]
+    ) as runtime:
+        session = await runtime.open_session("embedded")
+        await session.call("apply_patch", {"patch": "p"})
+        await session.call("apply_patch", {"patch": "p"})
+        assert [dict(c.env_overlay or {}) for c in patch.contexts] == [
+            {"MY_CONTEXT_ID": "ctx-0"},
+            {"MY_CONTEXT_ID": "ctx-1"},
+        ]
+
+
+async def test_nested_calls_get_the_same_hooks_with_cell_id(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    seen: list[dict[str, Any]] = []
+
+    def policy(call: Any) -> Any:
+        seen.append(dict(call))
+        return {"allow": True}
+
+    async with Runtime(
+        agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), bindings=[patch_binding(patch)]
+    ) as runtime:
+        session = await runtime.open_session("embedded")
+        await session.services.nested("apply_patch", {"patch": "p"}, cell_id="cell-1")
+        assert seen[0]["path"] == "nested"
+        assert seen[0]["cellId"] == "cell-1"
+        assert patch.contexts[0].path == "nested"
+        assert patch.contexts[0].cell_id == "cell-1"
+
+
+async def test_async_hook_rechecks_admission(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    runtime_box: list[Runtime] = []
+
+    async def policy(call: Any) -> Any:
+        # the capability is switched off while the hook runs
+        (agent_dir / "extensions" / "pi-codex-toolkit.json").write_text("{}", encoding="utf-8")
+        await runtime_box[0].reload()
+        return {"allow": True}
+
+    async with Runtime(
+        agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), bindings=[patch_binding(patch)]
+    ) as runtime:
+        runtime_box.append(runtime)
+        session = await runtime.open_session("embedded")
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": "p"})
+        assert info.value.message == "Apply Patch is not enabled."
+        assert patch.contexts == []
+
+
+async def test_model_change_and_reload_keep_work_and_close_cleans_up(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    closed: list[str] = []
+    events: list[dict[str, Any]] = []
+    async with Runtime(
+        agent_dir=agent_dir, model="openai/gpt-5", bindings=[patch_binding(patch, closed)]
+    ) as runtime:
+        runtime.events.subscribe(RUNTIME_EVENTS_CHANNEL, events.append)
+        session = await runtime.open_session("embedded")
+        assert session.model == ModelRef("openai", "gpt-5")
+        await session.set_model("openai-codex/gpt-5.1-codex-max")
+        assert session.model == ModelRef("openai-codex", "gpt-5.1-codex-max")
+        assert (await runtime.reload()).ok
+        assert closed == []  # model change and an unchanged reload keep the session's work
+        await session.close()
+        assert closed == [session.id]
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": "p"})
+        assert info.value.code == "session-closed"
+    types_seen = [e["type"] for e in events]
+    assert types_seen == ["session-opened", "model-changed", "reloaded", "session-closed"]
+
+
+async def test_model_defaults_to_pi_settings(agent_dir: Path) -> None:
+    (agent_dir / "settings.json").write_text(
+        json.dumps({"defaultProvider": "openai", "defaultModel": "gpt-5.1"}), encoding="utf-8"
+    )
+    async with Runtime(agent_dir=agent_dir, bindings=[]) as runtime:
+        session = await runtime.open_session()
+        assert session.model == ModelRef("openai", "gpt-5.1")
+    async with Runtime(agent_dir=agent_dir, model="openai/o3", bindings=[]) as runtime:
+        assert (await runtime.open_session()).model == ModelRef("openai", "o3")
+
+
+async def test_allowlist_filters_names(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    async with Runtime(
+        agent_dir=agent_dir,
+        allowlist=["echo"],
+        extra_tools=[Echo()],
+        bindings=[patch_binding(patch)],
+    ) as runtime:
+        session = await runtime.open_session()
+        assert [s.name for s in session.tool_specs()] == ["echo"]
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": "p"})
+        assert info.value.message == "Apply Patch is not enabled."
+
+
+async def test_sequential_tools_do_not_overlap(agent_dir: Path) -> None:
+    from pct_runtime.capabilities.base import ToolResult, ToolSpec
+
+    active = 0
+    peak = 0
+
+    class Seq:
+        spec = ToolSpec("seq", "Seq", "sequential", {"type": "object"}, sequential=True)
+
+        async def __call__(self, args: Any, ctx: Any) -> ToolResult:
+            nonlocal active, peak
+            active += 1
+            peak = max(peak, active)
+            await asyncio.sleep(0.01)
+            active -= 1
+            return ToolResult(text="ok")
+
+    async with Runtime(agent_dir=agent_dir, extra_tools=[Seq()], bindings=[]) as runtime:
+        session = await runtime.open_session()
+        await asyncio.gather(*(session.call("seq", {}) for _ in range(4)))
+    assert peak == 1

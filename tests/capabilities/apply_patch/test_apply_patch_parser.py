@@ -67,7 +67,9 @@ def test_add_delete_update_move_multiple_files_and_hunks() -> None:
 
 
 def test_first_hunk_may_omit_the_at_at_line_and_locators_may_stack() -> None:
-    patch = parse_patch(envelope("*** Update File: f", "-a", "+b", "@@ class B", "@@   def m", "-x"))
+    patch = parse_patch(
+        envelope("*** Update File: f", "-a", "+b", "@@ class B", "@@   def m", "-x")
+    )
     (update,) = patch.operations
     assert isinstance(update, UpdateFile)
     assert [c.old_lines for c in update.chunks] == [["a"], ["x"]]
@@ -176,8 +178,7 @@ REJECTIONS: list[tuple[str, str]] = [
     ),
     (
         envelope("*** Update File: foo.txt", " a", "*** Move to: b"),
-        "Invalid patch hunk on line 4: '*** Move to: b' is not a valid hunk header. "
-        + HEADER_HELP,
+        "Invalid patch hunk on line 4: '*** Move to: b' is not a valid hunk header. " + HEADER_HELP,
     ),
     (
         envelope("*** Add File: a.txt", "hello"),
@@ -222,8 +223,7 @@ REJECTIONS: list[tuple[str, str]] = [
     ),
     (
         envelope("*** Delete File:  "),
-        "Invalid patch hunk on line 2: The path is empty. Write a relative path after the "
-        "header.",
+        "Invalid patch hunk on line 2: The path is empty. Write a relative path after the header.",
     ),
     (
         envelope("*** Delete File: a.txt "),
@@ -232,8 +232,7 @@ REJECTIONS: list[tuple[str, str]] = [
     ),
     (
         envelope("*** Delete File: ./."),
-        "Invalid patch hunk on line 2: The path './.' names no file. Write a relative file "
-        "path.",
+        "Invalid patch hunk on line 2: The path './.' names no file. Write a relative file path.",
     ),
 ]
 

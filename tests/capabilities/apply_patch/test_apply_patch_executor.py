@@ -1,0 +1,421 @@
+"""Executor: fidelity (BOM, EOL, final newline, modes), preflight rejections, staging, commits."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from apply_patch_helpers import envelope, snapshot
+
+from pct_runtime.capabilities.apply_patch import executor
+from pct_runtime.capabilities.apply_patch.errors import (
+    CommitError,
+    PatchAbortedError,
+    PreflightError,
+)
+from pct_runtime.capabilities.apply_patch.executor import (
+    apply_patch_text,
+    commit_prepared,
+    prepare_patch,
+)
+
+
+def update(path: str, *lines: str) -> str:
+    return envelope(f"*** Update File: {path}", *lines)
+
+
+def test_add_update_delete_move_and_result_text(tmp_path: Path) -> None:
+    (tmp_path / "mod.txt").write_text("one\ntwo\n")
+    (tmp_path / "gone.txt").write_text("bye\n")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "name.txt").write_text("old content\n")
+    result = apply_patch_text(
+        envelope(
+            "*** Add File: nested/deep/new.txt",
+            "+created",
+            "*** Delete File: gone.txt",
+            "*** Update File: mod.txt",
+            "@@",
+            "-two",
+            "+2",
+            "*** Update File: old/name.txt",
+            "*** Move to: renamed/name.txt",
+            "@@",
+            "-old content",
+            "+new content",
+        ),
+        tmp_path,
+    )
+    assert result.text == (
+        "Applied patch:\n- add nested/deep/new.txt\n- delete gone.txt\n- update mod.txt\n"
+        "- move old/name.txt -> renamed/name.txt"
+    )
+    assert result.details == {
+        "operations": [
+            {"operation": "add", "path": "nested/deep/new.txt"},
+            {"operation": "delete", "path": "gone.txt"},
+            {"operation": "update", "path": "mod.txt"},
+            {"operation": "move", "path": "renamed/name.txt", "from": "old/name.txt"},
+        ]
+    }
+    assert snapshot(tmp_path) == {
+        "nested": "dir",
+        "nested/deep": "dir",
+        "nested/deep/new.txt": (b"created\n", 0o644 & ~_umask()),
+        "mod.txt": (b"one\n2\n", _mode(tmp_path / "mod.txt")),
+        "old": "dir",
+        "renamed": "dir",
+        "renamed/name.txt": (b"new content\n", _mode(tmp_path / "renamed/name.txt")),
+    }
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+@pytest.mark.parametrize(
+    ("source", "hunk", "expected"),
+    [
+        # The worked example: a missing final newline stays missing (Codex would add one).
+        (b"a\nb", ["@@", " a", "-b"], b"a"),
+        (b"a\nb", ["@@", " b", "+c"], b"a\nb\nc"),
+        (b"a\nb", ["@@", "-a", "+z"], b"z\nb"),
+        (b"a\r\nb\r\n", ["@@", " a", "-b", "+c", "+d"], b"a\r\nc\r\nd\r\n"),
+        (b"a\r\nb", ["@@", "-b", "+c"], b"a\r\nc"),
+        (b"\xef\xbb\xbfa\nb\n", ["@@", "-a", "+z"], b"\xef\xbb\xbfz\nb\n"),
+        (b"\xef\xbb\xbfa\r\n", ["@@", "-a", "+z", "+y"], b"\xef\xbb\xbfz\r\ny\r\n"),
+        (b"", ["@@", "+x"], b"x\n"),
+        (b"\xef\xbb\xbf", ["@@", "+x"], b"\xef\xbb\xbfx\n"),
+        (b"only\n", ["@@", "-only"], b""),
+        (
+            "na\u00efve caf\u00e9\n".encode(),
+            ["@@", "-na\u00efve caf\u00e9", "+\u2705"],
+            "\u2705\n".encode(),
+        ),
+    ],
+)
+def test_fidelity(tmp_path: Path, source: bytes, hunk: list[str], expected: bytes) -> None:
+    (tmp_path / "f").write_bytes(source)
+    apply_patch_text(update("f", *hunk), tmp_path)
+    assert (tmp_path / "f").read_bytes() == expected
+
+
+def test_modes_are_preserved_including_exec_and_private_bits(tmp_path: Path) -> None:
+    for name, mode in (("run.sh", 0o755), ("secret", 0o600), ("odd", 0o640)):
+        (tmp_path / name).write_text("x\n")
+        os.chmod(tmp_path / name, mode)
+    os.chmod(tmp_path / "odd", 0o640)
+    apply_patch_text(
+        envelope(
+            "*** Update File: run.sh",
+            "-x",
+            "+y",
+            "*** Update File: secret",
+            "-x",
+            "+y",
+            "*** Update File: odd",
+            "*** Move to: moved",
+            "-x",
+            "+y",
+        ),
+        tmp_path,
+    )
+    assert _mode(tmp_path / "run.sh") == 0o755
+    assert _mode(tmp_path / "secret") == 0o600
+    assert _mode(tmp_path / "moved") == 0o640
+
+
+def test_staging_is_exclusive_next_to_the_target_and_never_wider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "secret").write_text("x\n")
+    os.chmod(tmp_path / "d" / "secret", 0o600)
+    opened: list[tuple[str, int, int]] = []
+    real_open = os.open
+
+    def spy(path: str, flags: int, mode: int = 0o777, **kw: object) -> int:
+        opened.append((str(path), flags, mode))
+        return real_open(path, flags, mode)
+
+    monkeypatch.setattr(executor.os, "open", spy)
+    apply_patch_text(update("d/secret", "-x", "+y"), tmp_path)
+    staged = [(p, f, m) for p, f, m in opened if ".pct-apply-patch-" in p]
+    assert len(staged) == 1
+    path, flags, mode = staged[0]
+    assert Path(path).parent == (tmp_path / "d").resolve()
+    assert Path(path).name.startswith(f".pct-apply-patch-{os.getpid()}-")
+    assert path.endswith(".tmp")
+    assert flags & os.O_EXCL and flags & os.O_CREAT
+    assert mode == 0o600
+    assert sorted(os.listdir(tmp_path / "d")) == ["secret"]
+
+
+def test_umask_stripped_bits_are_restored(tmp_path: Path) -> None:
+    (tmp_path / "g").write_text("x\n")
+    os.chmod(tmp_path / "g", 0o775)
+    old = os.umask(0o077)
+    try:
+        apply_patch_text(update("g", "-x", "+y"), tmp_path)
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "g") == 0o775
+
+
+def rejected(tmp_path: Path, patch: str) -> str:
+    before = snapshot(tmp_path)
+    with pytest.raises(PreflightError) as info:
+        apply_patch_text(patch, tmp_path)
+    assert snapshot(tmp_path) == before
+    return str(info.value)
+
+
+def test_symlink_as_target_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link.txt").symlink_to(outside)
+    assert rejected(root, update("link.txt", "-x", "+y")) == (
+        "Cannot apply patch: 'link.txt' (patch line 2) goes through the symbolic link "
+        "'link.txt'. apply_patch never follows symbolic links; use a path without links. "
+        "Nothing was changed."
+    )
+    assert outside.read_text() == "x\n"
+
+
+def test_symlinked_directory_component_is_refused_for_every_operation(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f").write_text("x\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "sub").symlink_to(outside, target_is_directory=True)
+    for patch in (
+        envelope("*** Add File: sub/new", "+x"),
+        envelope("*** Delete File: sub/f"),
+        update("sub/f", "-x", "+y"),
+        envelope("*** Add File: ok.txt", "+x", "*** Add File: sub/deeper/x", "+x"),
+    ):
+        assert "goes through the symbolic link 'sub'" in rejected(root, patch)
+    assert sorted(os.listdir(outside)) == ["f"]
+
+
+def test_non_directory_parent_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x\n")
+    assert rejected(tmp_path, envelope("*** Add File: file/child", "+x")) == (
+        "Cannot apply patch: 'file/child' (patch line 2) needs 'file' to be a directory, but "
+        "it is a file. Nothing was changed."
+    )
+
+
+def test_add_and_move_never_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "dup.txt").write_text("old\n")
+    (tmp_path / "src.txt").write_text("s\n")
+    (tmp_path / "adir").mkdir()
+    assert rejected(tmp_path, envelope("*** Add File: dup.txt", "+new")) == (
+        "Cannot add 'dup.txt' (patch line 2): a file already exists there. Use "
+        "'*** Update File: dup.txt' to change an existing file, or choose a new path. "
+        "Nothing was changed."
+    )
+    assert "a directory already exists there" in rejected(
+        tmp_path, envelope("*** Add File: adir", "+new")
+    )
+    assert rejected(
+        tmp_path, envelope("*** Update File: src.txt", "*** Move to: dup.txt", "-s", "+t")
+    ) == (
+        "Cannot move 'src.txt' to 'dup.txt' (patch line 3): a file already exists there. "
+        "Move to a path that does not exist yet. Nothing was changed."
+    )
+
+
+def test_missing_and_non_file_sources(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    assert rejected(tmp_path, update("missing.txt", "-a", "+b")) == (
+        "Cannot update 'missing.txt' (patch line 2): the file does not exist. Use "
+        "'*** Add File: missing.txt' to create it. Nothing was changed."
+    )
+    assert rejected(tmp_path, envelope("*** Delete File: missing.txt")) == (
+        "Cannot delete 'missing.txt' (patch line 2): the file does not exist. Nothing was changed."
+    )
+    assert rejected(tmp_path, envelope("*** Delete File: dir")) == (
+        "Cannot delete 'dir' (patch line 2): it is a directory; apply_patch only deletes "
+        "files. Nothing was changed."
+    )
+    assert rejected(tmp_path, update("dir", "-a")) == (
+        "Cannot update 'dir' (patch line 2): it is a directory; apply_patch only updates "
+        "files. Nothing was changed."
+    )
+
+
+def test_source_encoding_and_line_endings_are_checked_before_any_change(tmp_path: Path) -> None:
+    (tmp_path / "ok.txt").write_text("a\n")
+    (tmp_path / "bin").write_bytes(b"a\n\xff\xfe\n")
+    (tmp_path / "cr").write_bytes(b"a\nb\rc\n")
+    (tmp_path / "mixed").write_bytes(b"a\r\nb\nc\r\n")
+    first = ["*** Update File: ok.txt", "-a", "+b"]
+    assert rejected(tmp_path, envelope(*first, "*** Update File: bin", "-a")) == (
+        "Cannot update 'bin' (patch line 5): it is not valid UTF-8 text (first invalid byte "
+        "on file line 2); apply_patch only edits UTF-8 text files. Nothing was changed."
+    )
+    assert rejected(tmp_path, envelope(*first, "*** Delete File: bin")) == (
+        "Cannot delete 'bin' (patch line 5): it is not valid UTF-8 text (first invalid byte on "
+        "file line 2); apply_patch does not delete binary files. Nothing was changed."
+    )
+    assert rejected(tmp_path, envelope(*first, "*** Update File: cr", "-a")) == (
+        "Cannot update 'cr' (patch line 5): file line 2 contains a carriage return (CR) that "
+        "is not part of a CRLF line ending; apply_patch only handles files whose lines all end "
+        "in LF or all end in CRLF. Nothing was changed."
+    )
+    assert rejected(tmp_path, envelope(*first, "*** Delete File: mixed")) == (
+        "Cannot delete 'mixed' (patch line 5): the file mixes CRLF and LF line endings (file "
+        "line 2 ends with LF only); apply_patch only handles files with one line-ending style. "
+        "Nothing was changed."
+    )
+
+
+def test_a_late_mismatch_leaves_earlier_operations_uncommitted(tmp_path: Path) -> None:
+    # Codex's CLI leaves created.txt behind (scenario 015); we check everything first.
+    (tmp_path / "f").write_text("a\n")
+    before = snapshot(tmp_path)
+    with pytest.raises(Exception, match="does not match the file"):
+        apply_patch_text(envelope("*** Add File: created.txt", "+hello", *update_lines()), tmp_path)
+    assert snapshot(tmp_path) == before
+
+
+def update_lines() -> list[str]:
+    return ["*** Update File: f", "@@", "-zzz", "+y"]
+
+
+def test_hard_links_to_one_file_are_the_same_file(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("x\n")
+    os.link(tmp_path / "a", tmp_path / "b")
+    assert rejected(tmp_path, envelope("*** Delete File: a", "*** Delete File: b")) == (
+        "Cannot apply patch: 'a' (patch line 2) and 'b' (patch line 3) are the same file on "
+        "disk. Change each file in one section only. Nothing was changed."
+    )
+
+
+def test_missing_working_directory(tmp_path: Path) -> None:
+    with pytest.raises(PreflightError) as info:
+        apply_patch_text(envelope("*** Add File: a", "+x"), tmp_path / "nope")
+    assert str(info.value) == (
+        f"Cannot apply patch: the working directory '{tmp_path / 'nope'}' does not exist or is "
+        "not a directory. Nothing was changed."
+    )
+
+
+def test_changed_after_validation_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("a\n")
+    prepared = prepare_patch(update("f", "-a", "+b"), tmp_path)
+    (tmp_path / "f").write_text("a\nmore\n")
+    with pytest.raises(PreflightError) as info:
+        commit_prepared(prepared)
+    assert str(info.value) == (
+        "Cannot apply patch: 'f' changed on disk after the patch was checked. Nothing was "
+        "changed; re-read the file and send the patch again."
+    )
+    assert (tmp_path / "f").read_text() == "a\nmore\n"
+
+
+def test_abort_before_commit_changes_nothing_and_cleans_staging(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("a\n")
+    prepared = prepare_patch(update("f", "-a", "+b"), tmp_path)
+    calls = iter([False, True])
+    with pytest.raises(PatchAbortedError) as info:
+        commit_prepared(prepared, lambda: next(calls))
+    assert str(info.value) == "Apply Patch was cancelled before any file changed."
+    assert sorted(os.listdir(tmp_path)) == ["f"]
+    assert (tmp_path / "f").read_text() == "a\n"
+
+
+def test_commit_failure_reports_what_was_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").write_text("x\n")
+    (tmp_path / "b").write_text("x\n")
+    (tmp_path / "c").write_text("x\n")
+    real_rename = os.rename
+    count = {"n": 0}
+
+    def flaky(src: str, dst: str) -> None:
+        count["n"] += 1
+        if count["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(executor.os, "rename", flaky)
+    with pytest.raises(CommitError) as info:
+        apply_patch_text(
+            envelope(
+                "*** Update File: a",
+                "-x",
+                "+y",
+                "*** Update File: b",
+                "-x",
+                "+y",
+                "*** Delete File: c",
+            ),
+            tmp_path,
+        )
+    assert str(info.value) == (
+        "Patch partially applied: committing 'update b' failed (No space left on device); "
+        "outcome unknown.\nAlready applied:\n- update a\nNot applied:\n- delete c\n"
+        "Do not resend the whole patch: re-read the affected files and patch only what is "
+        "still missing."
+    )
+    assert info.value.details["failed"] == {"operation": "update", "path": "b", "state": "unknown"}
+    assert (tmp_path / "a").read_text() == "y\n"
+    assert (tmp_path / "b").read_text() == "x\n"
+    assert (tmp_path / "c").exists()
+    assert sorted(os.listdir(tmp_path)) == ["a", "b", "c"]  # no staging file left behind
+    assert count["n"] == 2  # never retried
+
+
+def test_move_whose_source_cannot_be_removed_is_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "s").write_text("x\n")
+
+    def refuse(path: str) -> None:
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(executor.os, "unlink", refuse)
+    with pytest.raises(CommitError) as info:
+        apply_patch_text(envelope("*** Update File: s", "*** Move to: t", "-x", "+y"), tmp_path)
+    assert str(info.value).startswith(
+        "Patch partially applied: committing 'move s -> t' failed ('t' was written but "
+        "removing 's' failed: Operation not permitted); partially applied.\nAlready applied:\n"
+        "(none)\nNot applied:\n(none)\n"
+    )
+    assert info.value.details["failed"]["state"] == "partial"
+
+
+def test_empty_directories_are_created_in_order_and_kept(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "f").write_text("x\n")
+    apply_patch_text(
+        envelope(
+            "*** Add File: a/b/one",
+            "+1",
+            "*** Add File: a/b/two",
+            "+2",
+            "*** Update File: old/f",
+            "*** Move to: a/c/f",
+            "-x",
+            "+y",
+        ),
+        tmp_path,
+    )
+    assert (tmp_path / "old").is_dir() and not any((tmp_path / "old").iterdir())
+    assert (tmp_path / "a/b/one").read_text() == "1\n"
+    assert (tmp_path / "a/c/f").read_text() == "y\n"
+    assert stat.S_ISDIR((tmp_path / "a/b").stat().st_mode)

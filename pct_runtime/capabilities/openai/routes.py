@@ -40,7 +40,8 @@ class ResolvedRoute:
 
     `base_url` is the registry's base URL and is only *checked* (it must be official); the
     request always goes to the fixed endpoint for `credential_kind`. `token` is a secret:
-    it is never logged, printed or included in any debug record.
+    it is never logged, printed or included in any debug record. The ChatGPT account id is
+    always taken from the token's claim (`account_id_from_token`), as Pi does.
     """
 
     provider: str
@@ -49,7 +50,6 @@ class ResolvedRoute:
     base_url: str
     credential_kind: CredentialKind
     token: str
-    account_id: str | None = None
 
     def __repr__(self) -> str:  # never leak the token through a repr in a traceback
         return (

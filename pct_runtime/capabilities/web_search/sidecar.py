@@ -307,7 +307,7 @@ async def _dispatch(
     url = RESPONSES_ENDPOINTS[route.credential_kind]
     headers = {"authorization": f"Bearer {route.token}", "content-type": "application/json"}
     if route.credential_kind == "codex-oauth":
-        account = route.account_id or account_id_from_token(route.token)
+        account = account_id_from_token(route.token)
         if not account:
             raise SidecarError("provider-unavailable")
         body = build_codex_request(query, route.model_id, settings, thinking_level)

@@ -49,7 +49,7 @@ API_ROUTE = ResolvedRoute(
 )
 
 
-def codex_route(token: str | None = None, account: str | None = None) -> ResolvedRoute:
+def codex_route(token: str | None = None) -> ResolvedRoute:
     return ResolvedRoute(
         provider="openai-codex",
         api="openai-codex-responses",
@@ -57,7 +57,6 @@ def codex_route(token: str | None = None, account: str | None = None) -> Resolve
         base_url="https://chatgpt.com/backend-api",
         credential_kind="codex-oauth",
         token=token if token is not None else codex_token("acct-123"),
-        account_id=account,
     )
 
 
@@ -255,16 +254,6 @@ async def test_codex_effort_mapping(
     route = ResolvedRoute(**{**codex_route().__dict__, "model_id": model})
     await run_sidecar_search("q", route, Settings(), level, transport=loopback)
     assert fake.requests[0].json().get("reasoning") == expected
-
-
-async def test_codex_account_id_prefers_the_resolved_claim(
-    fake: FakeServer, loopback: LoopbackTransport
-) -> None:
-    fake.script("/backend-api/codex/responses", codex_stream(search_call(), message("a")))
-    await run_sidecar_search(
-        "q", codex_route(codex_token(None), account="acct-given"), Settings(), transport=loopback
-    )
-    assert fake.requests[0].headers["chatgpt-account-id"] == "acct-given"
 
 
 # --- failure categories ----------------------------------------------------------------

@@ -1,0 +1,164 @@
+"""The model-facing text and structured details of one Shell Sessions observation.
+
+Text order (toolkit contract): `session_id <id>: <running|completed|terminated>`; a non-running
+result adds `exit_code: <code | signal | unknown>`; a running one adds `job still running;
+continue with write_stdin, not wait`; then unknown-outcome, stdin and recovery lines; then
+`[stdout]`/`[stderr]` blocks or `(no new output)`/`(no output)`; then truncation notes.
+"""
+
+from __future__ import annotations
+
+import signal as _signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pct_runtime.capabilities.base import ToolResult
+from pct_runtime.output import PREVIEW_LIMIT_BYTES, PreviewRead, RecoveryRecord
+
+ShellStatus = Literal["running", "completed", "terminated"]
+RUNNING_HINT = "job still running; continue with write_stdin, not wait"
+
+
+def signal_name(number: int) -> str:
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+@dataclass
+class StdinReport:
+    """What this call did to stdin. `delivery` is a transport result, not an app receipt."""
+
+    delivery: Literal["written", "unknown"] | None = None
+    requested_bytes: int = 0
+    written_bytes: int = 0
+    closed: bool = False
+
+
+@dataclass
+class ShellObservation:
+    """Everything one result reports; built by the manager, rendered by `format_shell_result`."""
+
+    session_id: str
+    status: ShellStatus
+    returncode: int | None = None
+    stdout: PreviewRead = field(default_factory=lambda: PreviewRead(b"", 0, 0))
+    stderr: PreviewRead = field(default_factory=lambda: PreviewRead(b"", 0, 0))
+    recovery: Mapping[str, RecoveryRecord] = field(default_factory=dict)
+    ever_output: bool = False
+    stdin: StdinReport | None = None
+    stdin_transport: bool = False
+    unknown_outcome: bool = False
+    preview_limit: int = PREVIEW_LIMIT_BYTES
+
+    def exit_code_text(self) -> str:
+        if self.returncode is None:
+            return "unknown"
+        if self.returncode < 0:
+            return signal_name(-self.returncode)
+        return str(self.returncode)
+
+
+def _truncation_note(
+    label: str, read: PreviewRead, record: RecoveryRecord | None, limit: int
+) -> str:
+    parts = []
+    if read.omitted:
+        parts.append(f"{read.omitted} over this call's output budget")
+    if read.dropped:
+        parts.append(f"{read.dropped} dropped by the {limit // 1024} KiB preview before this read")
+    where = (
+        f"read them from the {label} recovery file ({record.path})"
+        if record is not None and record.path is not None
+        else "no recovery file is available, so that text is lost"
+    )
+    return f"[{label}: {read.lost} UTF-8 bytes not shown — {', '.join(parts)}; {where}]"
+
+
+def _stdin_line(report: StdinReport) -> str | None:
+    if report.delivery == "unknown":
+        return (
+            f"stdin: delivery unknown ({report.written_bytes} of {report.requested_bytes} UTF-8 "
+            "bytes reached the pipe before it failed); stdin is now closed. Do not resend "
+            "automatically — check the output first."
+        )
+    if report.delivery == "written" and report.requested_bytes:
+        text = f"stdin: written ({report.requested_bytes} UTF-8 bytes)"
+        return text + "; closed" if report.closed else text
+    if report.closed:
+        return "stdin: closed"
+    return None
+
+
+def format_shell_result(obs: ShellObservation) -> ToolResult:
+    """Render one observation as the exact text and details both tools return."""
+    lines = [f"session_id {obs.session_id}: {obs.status}"]
+    exit_code: int | str | None = None
+    signal_text: str | None = None
+    if obs.status != "running":
+        lines.append(f"exit_code: {obs.exit_code_text()}")
+        if obs.returncode is not None:
+            if obs.returncode < 0:
+                signal_text = signal_name(-obs.returncode)
+            else:
+                exit_code = obs.returncode
+    else:
+        lines.append(RUNNING_HINT)
+    if obs.unknown_outcome:
+        lines.append(
+            "outcome unknown: the process group did not confirm exit after SIGTERM and SIGKILL; "
+            "the session is kept — poll it or terminate it again with write_stdin"
+        )
+    if obs.stdin is not None:
+        stdin_line = _stdin_line(obs.stdin)
+        if stdin_line:
+            lines.append(stdin_line)
+    if obs.stdin_transport:
+        lines.append(
+            "stdin: carried the command (stdin transport); this session is not interactive"
+        )
+    for label in ("stdout", "stderr"):
+        record = obs.recovery.get(label)
+        if record is not None:
+            lines.append(record.line(label))
+    text = "\n".join(lines)
+    blocks = [(label, read) for label, read in (("stdout", obs.stdout), ("stderr", obs.stderr))]
+    shown = [(label, read.text) for label, read in blocks if read.data]
+    for label, body in shown:
+        # One trailing newline is absorbed by the line structure; details keep exact text.
+        text += f"\n[{label}]\n" + (body[:-1] if body.endswith("\n") else body)
+    if not shown:
+        text += "\n(no new output)" if obs.ever_output else "\n(no output)"
+    notes = [
+        _truncation_note(label, read, obs.recovery.get(label), obs.preview_limit)
+        for label, read in blocks
+        if read.lost
+    ]
+    if notes:
+        text += "\n" + "\n".join(notes)
+    details: dict[str, Any] = {
+        "sessionId": obs.session_id,
+        "session_id": obs.session_id,
+        "status": obs.status,
+        "exitCode": exit_code,
+        "exit_code": exit_code,
+        "stdout": obs.stdout.text,
+        "stderr": obs.stderr.text,
+        "truncated": {
+            label: {"droppedBytes": read.dropped, "omittedBytes": read.omitted}
+            for label, read in blocks
+            if read.lost
+        },
+        "recovery": {label: rec.to_dict() for label, rec in obs.recovery.items()},
+        "unknownOutcome": obs.unknown_outcome,
+    }
+    if signal_text is not None:
+        details["signal"] = signal_text
+    if obs.stdin is not None and obs.stdin.delivery is not None:
+        details["inputDelivery"] = obs.stdin.delivery
+        details["inputBytes"] = obs.stdin.requested_bytes
+    if obs.stdin_transport:
+        details["stdinTransport"] = True
+    return ToolResult(text=text, details=details)

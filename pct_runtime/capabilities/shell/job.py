@@ -1,0 +1,419 @@
+"""One shell job: a command spawned once in its own process group, with pipes, never a TTY.
+
+A job is *settled* only when all three hold: the leader exited, every process of its group is
+gone, and both output streams reached EOF. A grandchild that keeps an inherited pipe open, or
+a background child that redirected its output elsewhere, keeps the job running.
+
+Output is read in chunks straight from non-blocking pipe fds, decoded incrementally (UTF-8,
+invalid bytes replaced) and handed to the stream's capture *before* the rolling preview
+bounds it. When a capture's file writer falls behind, the job stops reading that pipe (the
+child then blocks on a full pipe), so memory stays bounded whatever the output size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Literal
+
+from pct_runtime.capabilities.shell.resolve import ShellConfig
+from pct_runtime.output import Capture, PreviewRead, RollingPreview
+
+READ_SIZE = 256 * 1024
+WRITE_SIZE = 64 * 1024
+
+InputDelivery = Literal["written", "unknown"]
+
+
+def _proc_group_has_live_member(pgid: int) -> bool:
+    """Linux: does any non-zombie process belong to `pgid`? (zombies may never be reaped)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while any live process remains in the process group `pgid`."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if sys.platform.startswith("linux"):
+        return _proc_group_has_live_member(pgid)
+    return True
+
+
+class _Stream:
+    def __init__(self, label: str, fd: int, capture: Capture, preview_limit: int) -> None:
+        self.label = label
+        self.fd: int | None = fd
+        self.capture = capture
+        self.preview = RollingPreview(preview_limit)
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.eof = False
+        self.paused = False
+        self.lost_before = False  # some earlier read of this stream lost preview text
+
+
+class ShellJob:
+    """The process side of one shell session. The manager owns policy; this owns mechanics."""
+
+    def __init__(
+        self,
+        session_id: str,
+        stdout: Capture,
+        stderr: Capture,
+        *,
+        preview_limit: int,
+        settle_interval: float,
+        kill_grace: float,
+        confirm_window: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.id = session_id
+        self._captures = (stdout, stderr)
+        self._preview_limit = preview_limit
+        self._settle_interval = settle_interval
+        self._kill_grace = kill_grace
+        self._confirm_window = confirm_window
+        self._clock = clock
+        self.streams: list[_Stream] = []
+        self.pgid = 0
+        self.returncode: int | None = None
+        self.leader_exited = False
+        self.group_gone = False
+        self.settled = asyncio.Event()
+        self.settled_at: float | None = None
+        self._news = asyncio.Event()
+        self.stop_requested = False
+        self.unknown_outcome = False
+        self.delivered = False
+        self.reserved_by: object | None = None
+        self.observe_lock = asyncio.Lock()
+        self.stdin_transport = False
+        self._stdin_fd: int | None = None
+        self._stdin_waiter: asyncio.Future[None] | None = None
+        self._stdin_lock = asyncio.Lock()
+        self.stdin_closed = False
+        self.stdin_broken = False
+        self.stdin_pending_bytes = 0
+        self.stdin_pending_calls = 0
+        self.ever_output = False
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._stop_task: asyncio.Task[bool] | None = None
+        self._probing = False
+
+    # -- spawn ---------------------------------------------------------------------------
+    async def spawn(
+        self, shell: ShellConfig, command: str, cwd: Path, env: Mapping[str, str]
+    ) -> None:
+        """Launch exactly once. Raises OSError (the manager reports `spawn-failed`)."""
+        r0, w0 = os.pipe()
+        r1, w1 = os.pipe()
+        r2, w2 = os.pipe()
+        argv = [shell.path, *shell.args]
+        if not shell.stdin_transport:
+            argv.append(command)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=r0,
+                stdout=w1,
+                stderr=w2,
+                cwd=str(cwd),
+                env=dict(env),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (w0, r1, r2):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (r0, w1, w2):
+                os.close(fd)
+        self.pgid = proc.pid
+        loop = asyncio.get_running_loop()
+        for fd in (w0, r1, r2):
+            os.set_blocking(fd, False)
+        self._stdin_fd = w0
+        self.streams = [
+            _Stream("stdout", r1, self._captures[0], self._preview_limit),
+            _Stream("stderr", r2, self._captures[1], self._preview_limit),
+        ]
+        for stream in self.streams:
+            loop.add_reader(stream.fd, self._on_readable, stream)  # type: ignore[arg-type]
+        self._spawn_task(self._wait_leader(proc))
+        if shell.stdin_transport:
+            self.stdin_transport = True
+            self._spawn_task(self.write_input(command.encode("utf-8") + b"\n", close=True))
+
+    def _spawn_task(self, coro: Coroutine[object, None, object]) -> None:
+        task: asyncio.Task[object] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _wait_leader(self, proc: asyncio.subprocess.Process) -> None:
+        self.returncode = await proc.wait()
+        self.leader_exited = True
+        self._news.set()
+        self._check_settled()
+
+    # -- output --------------------------------------------------------------------------
+    def _on_readable(self, stream: _Stream) -> None:
+        fd = stream.fd
+        if fd is None:
+            return
+        try:
+            data = os.read(fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._end_stream(stream, source_error=True)
+            return
+        if not data:
+            self._end_stream(stream)
+            return
+        if data.isascii() and not stream.decoder.getstate()[0]:
+            encoded = data
+        else:
+            encoded = stream.decoder.decode(data).encode("utf-8")
+        if encoded:
+            stream.capture.append(encoded)
+            stream.preview.append(encoded)
+            self.ever_output = True
+            self._news.set()
+        if stream.capture.blocked:
+            self._pause(stream)
+
+    def _pause(self, stream: _Stream) -> None:
+        if stream.paused or stream.fd is None:
+            return
+        stream.paused = True
+        asyncio.get_running_loop().remove_reader(stream.fd)
+        self._spawn_task(self._resume_when_ready(stream))
+
+    async def _resume_when_ready(self, stream: _Stream) -> None:
+        await stream.capture.ready()
+        stream.paused = False
+        if stream.fd is not None and not stream.eof:
+            asyncio.get_running_loop().add_reader(stream.fd, self._on_readable, stream)
+
+    def _end_stream(self, stream: _Stream, *, source_error: bool = False) -> None:
+        if stream.eof:
+            return
+        stream.eof = True
+        fd, stream.fd = stream.fd, None
+        if fd is not None:
+            asyncio.get_running_loop().remove_reader(fd)
+            os.close(fd)
+        tail = stream.decoder.decode(b"", final=True).encode("utf-8")
+        if tail:
+            stream.capture.append(tail)
+            stream.preview.append(tail)
+            self.ever_output = True
+        stream.capture.finish(source_error=source_error)
+        self._news.set()
+        self._check_settled()
+
+    def has_unread(self) -> bool:
+        return any(s.preview.pending or s.preview.dropped for s in self.streams)
+
+    def read_preview(self, budget: int) -> tuple[PreviewRead, PreviewRead]:
+        """Destructive read: stdout first, then stderr with what is left of the budget."""
+        out = self.streams[0].preview.read(budget)
+        err = self.streams[1].preview.read(budget - len(out.data))
+        return out, err
+
+    # -- settlement ----------------------------------------------------------------------
+    def _check_settled(self) -> None:
+        if self.settled.is_set() or not self.leader_exited:
+            return
+        if not all(s.eof for s in self.streams):
+            return
+        if self.group_gone or not group_alive(self.pgid):
+            self._settle()
+        elif not self._probing:
+            self._probing = True
+            self._spawn_task(self._probe_group())
+
+    async def _probe_group(self) -> None:
+        try:
+            while not self.settled.is_set():
+                await asyncio.sleep(self._settle_interval)
+                if not group_alive(self.pgid):
+                    self._settle()
+        finally:
+            self._probing = False
+
+    def _settle(self) -> None:
+        self.group_gone = True
+        if self.settled.is_set():
+            return
+        self.settled_at = self._clock()
+        self.unknown_outcome = False
+        self._close_stdin()
+        self.settled.set()
+        self._news.set()
+
+    async def wait_for_news(self, wait_s: float, settle_window: float) -> None:
+        """Wait for new output or settlement (not a deadline); then briefly for settlement."""
+        if self.settled.is_set():
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while not self.settled.is_set() and not self.has_unread():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self._news.clear()
+            try:
+                await asyncio.wait_for(self._news.wait(), remaining)
+            except TimeoutError:
+                return
+        remaining = min(settle_window, deadline - loop.time())
+        if not self.settled.is_set() and remaining > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.settled.wait(), remaining)
+
+    # -- stop ----------------------------------------------------------------------------
+    def request_stop(self) -> asyncio.Task[bool]:
+        """SIGTERM the group, SIGKILL after the grace, then confirm. Concurrent callers share it."""
+        self.stop_requested = True
+        if self._stop_task is None or self._stop_task.done():
+            self._stop_task = asyncio.get_running_loop().create_task(self._stop())
+        return self._stop_task
+
+    def _signal(self, sig: int) -> None:
+        if self.group_gone or not self.pgid:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, sig)
+
+    async def _wait_settled(self, within: float) -> bool:
+        try:
+            await asyncio.wait_for(self.settled.wait(), within)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _stop(self) -> bool:
+        if self.settled.is_set():
+            return True
+        self.unknown_outcome = False
+        self._signal(signal.SIGTERM)
+        if await self._wait_settled(self._kill_grace):
+            return True
+        self._signal(signal.SIGKILL)
+        if await self._wait_settled(self._confirm_window):
+            return True
+        if self.leader_exited and not group_alive(self.pgid):
+            # The group is confirmed gone; only processes that escaped it still hold our pipes.
+            self.group_gone = True
+            for stream in self.streams:
+                self._end_stream(stream)
+            return self.settled.is_set()
+        self.unknown_outcome = True
+        return False
+
+    # -- stdin ---------------------------------------------------------------------------
+    @property
+    def stdin_open(self) -> bool:
+        return self._stdin_fd is not None
+
+    def _close_stdin(self) -> None:
+        fd, self._stdin_fd = self._stdin_fd, None
+        self.stdin_closed = True
+        waiter, self._stdin_waiter = self._stdin_waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(BrokenPipeError("stdin closed"))
+        if fd is not None:
+            with contextlib.suppress(ValueError, OSError):
+                asyncio.get_running_loop().remove_writer(fd)
+            os.close(fd)
+
+    async def _writable(self, fd: int) -> None:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._stdin_waiter = waiter
+
+        def ready() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        loop.add_writer(fd, ready)
+        try:
+            await waiter
+        finally:
+            if self._stdin_fd == fd:
+                loop.remove_writer(fd)
+            if self._stdin_waiter is waiter:
+                self._stdin_waiter = None
+
+    async def write_input(self, data: bytes, *, close: bool) -> tuple[InputDelivery, int]:
+        """Write `data` verbatim, then optionally close stdin. Returns delivery and bytes written.
+
+        `written` is a transport result, not an application acknowledgement. A broken pipe or
+        write error reports `unknown`. A cancelled write that already sent bytes closes stdin,
+        because the program would otherwise see a torn message followed by later input.
+        """
+        async with self._stdin_lock:
+            written = 0
+            fd = self._stdin_fd
+            if fd is None:
+                return ("unknown" if data else "written"), 0
+            try:
+                while written < len(data):
+                    try:
+                        written += os.write(fd, data[written : written + WRITE_SIZE])
+                    except (BlockingIOError, InterruptedError):
+                        await self._writable(fd)
+                        if self._stdin_fd != fd:
+                            raise BrokenPipeError("stdin closed") from None
+            except OSError:
+                self.stdin_broken = True
+                self._close_stdin()
+                return "unknown", written
+            except asyncio.CancelledError:
+                if written:
+                    self.stdin_broken = True
+                    self._close_stdin()
+                raise
+            if close:
+                self._close_stdin()
+            return "written", written
+
+    # -- teardown ------------------------------------------------------------------------
+    def release(self) -> None:
+        """Drop everything the loop holds for a settled or abandoned job (fds, readers, tasks)."""
+        loop = asyncio.get_running_loop()
+        for stream in self.streams:
+            if stream.fd is not None and not stream.eof:
+                loop.remove_reader(stream.fd)
+                os.close(stream.fd)
+                stream.fd = None
+                stream.eof = True
+                stream.capture.finish(source_error=True)
+        self._close_stdin()
+        for task in list(self._tasks):
+            task.cancel()

@@ -1,0 +1,27 @@
+"""Code Mode: `exec` / `wait` running short trusted Python cells in fresh worker processes.
+
+Modules: `worker` (the zygote and the cell runner, stdlib only), `bridge` (host side of the
+worker processes), `dialect` (arguments and the `# @exec:` pragma), `adapters` (nested
+`tools.<name>` → Shell / Apply Patch executors), `manager` (`CodeManager`: cells, limits,
+lifecycle), `render` (result text) and `tools` (`create_code_tools`).
+"""
+
+from pct_runtime.capabilities.code.adapters import (
+    ApplyPatchAdapter,
+    CodeAdapter,
+    PreparedCall,
+    ToolAdapter,
+)
+from pct_runtime.capabilities.code.manager import CodeManager
+from pct_runtime.capabilities.code.tools import create_code_tools
+from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "ApplyPatchAdapter",
+    "CodeAdapter",
+    "CodeManager",
+    "PreparedCall",
+    "ToolAdapter",
+    "create_code_tools",
+]

@@ -1,0 +1,153 @@
+"""Nested adapters: how `tools.<name>(...)` inside a cell reaches an existing executor.
+
+An adapter has two steps so the manager can enforce the spec's order
+(validation → queue → invocation hooks → Patch approval → executor):
+`prepare` normalizes and validates the arguments with the tool's own rules and never
+changes anything; `execute` runs the prepared call. Cancelling `execute` is a cell stop, so
+shell adapters detach their poll and never stop the shell they were reading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult
+
+
+@dataclass
+class PreparedCall:
+    """A validated nested call.
+
+    `session_id` (known for `write_stdin`) goes into the invocation call record and progress;
+    `approval` is the ≤800-byte preview shown when the call needs nested Patch approval
+    (`None` for calls that never ask).
+    """
+
+    tool: str
+    args: Any
+    session_id: str | None = None
+    approval: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+class CodeAdapter(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def sequential(self) -> bool: ...
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall: ...
+
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult: ...
+
+
+def nested_details(result: ToolResult) -> dict[str, Any]:
+    """The structured value a cell receives: the tool's details with both id spellings."""
+    details = dict(result.details)
+    for snake, camel in (("session_id", "sessionId"), ("exit_code", "exitCode")):
+        if snake in details and camel not in details:
+            details[camel] = details[snake]
+        elif camel in details and snake not in details:
+            details[snake] = details[camel]
+    if "text" not in details:
+        details["text"] = result.text
+    return details
+
+
+class ToolAdapter:
+    """Adapts any `Tool` whose own call validates its arguments (no separate prepare step).
+
+    Used for the shell pair: the Shell tools' dialect runs inside the call, before any
+    process is started, so validation still precedes every effect.
+    """
+
+    def __init__(
+        self,
+        tool: Tool,
+        *,
+        validate: Callable[[Mapping[str, Any]], Any] | None = None,
+        session_of: Callable[[Any], str | None] | None = None,
+    ) -> None:
+        self._tool = tool
+        self._validate = validate
+        self._session_of = session_of
+
+    @property
+    def name(self) -> str:
+        return self._tool.spec.name
+
+    @property
+    def sequential(self) -> bool:
+        return self._tool.spec.sequential
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+        normalized: Any = args
+        if self._validate is not None:
+            try:
+                normalized = self._validate(args)
+            except ToolError as exc:
+                raise ToolError("invalid-arguments", exc.message, exc.details) from None
+        session = self._session_of(normalized) if self._session_of is not None else None
+        return PreparedCall(self.name, dict(args), session_id=session)
+
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
+        return await self._tool(prepared.args, ctx)
+
+
+class ApplyPatchAdapter:
+    """Nested `apply_patch`: schema + full preflight before approval, commit after it."""
+
+    name = "apply_patch"
+    sequential = True
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+        from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+        from pct_runtime.capabilities.apply_patch.executor import prepare_patch
+        from pct_runtime.capabilities.apply_patch.tool import (
+            PatchApprovalRequest,
+            patch_argument,
+            to_tool_error,
+        )
+
+        try:
+            patch = patch_argument(args)
+        except ToolError as exc:
+            raise ToolError("invalid-arguments", exc.message, exc.details) from None
+        try:
+            prepared = await asyncio.to_thread(prepare_patch, patch, ctx.cwd)
+        except ApplyPatchError as exc:
+            raise to_tool_error(exc) from None
+        preview = PatchApprovalRequest(prepared.summary, patch, prepared.cwd, ctx).preview()
+        return PreparedCall(self.name, prepared, approval=preview)
+
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
+        from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+        from pct_runtime.capabilities.apply_patch.executor import commit_prepared
+        from pct_runtime.capabilities.apply_patch.tool import to_tool_error, to_tool_result
+
+        abort = threading.Event()
+        task = asyncio.ensure_future(
+            asyncio.to_thread(commit_prepared, prepared.args, abort.is_set)
+        )
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # A stop cannot take back a rename already in flight: ask the commit to stop at
+            # its next abort check and wait for it, so the effect is settled before we return.
+            abort.set()
+            while not task.done():
+                try:
+                    await asyncio.shield(task)
+                except asyncio.CancelledError:
+                    continue
+                except ApplyPatchError:
+                    break
+            raise
+        except ApplyPatchError as exc:
+            raise to_tool_error(exc) from None
+        return to_tool_result(result)

@@ -1,0 +1,232 @@
+"""Host side of the worker processes: the zygote client and one framed channel per cell.
+
+The zygote is started lazily, in its own process group, with stdio detached. Each cell is a
+process forked by the zygote; its socket end arrives here over the control channel
+(`SCM_RIGHTS`). Closing the control channel makes the zygote kill its whole group, and the
+host also kills the group itself, so no worker is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+# Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
+# past it gets MemoryError and fails; the host is unaffected.
+MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
+# Largest frame a cell may send: a 256 KiB argument payload plus envelope slack.
+MAX_FRAME_BYTES = 256 * 1024 + 16 * 1024
+_HEADER = struct.Struct("!I")
+_START_TIMEOUT = 10.0
+
+
+class WorkerStartError(RuntimeError):
+    """A cell process could not be created (zygote start or fork failed)."""
+
+
+class FrameError(RuntimeError):
+    """A cell sent a frame that breaks the protocol (too large or not a JSON object)."""
+
+
+class Zygote:
+    """One idle, preloaded Python process that forks a fresh process per cell."""
+
+    def __init__(self, memory_limit: int = MEMORY_LIMIT_BYTES) -> None:
+        self._memory_limit = memory_limit
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ctrl: socket.socket | None = None
+        self._lock = asyncio.Lock()
+        self._ready = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and self._ctrl is not None
+
+    def _spawn(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    str(WORKER_SCRIPT),
+                    "zygote",
+                    str(child.fileno()),
+                    str(self._memory_limit),
+                ],
+                pass_fds=[child.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            parent.close()
+            raise WorkerStartError(f"could not start the worker process: {exc}") from exc
+        finally:
+            child.close()
+        parent.setblocking(False)
+        self._ctrl = parent
+        self._ready = False
+
+    async def _recv(self, bufsize: int) -> tuple[bytes, list[int]]:
+        assert self._ctrl is not None
+        ctrl = self._ctrl
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(ctrl, bufsize, 1)
+                return msg, fds
+            except (BlockingIOError, InterruptedError):
+                pass
+            fut: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(ctrl.fileno(), _wake, fut)
+            try:
+                await asyncio.wait_for(fut, _START_TIMEOUT)
+            except TimeoutError:
+                raise WorkerStartError("the worker process did not respond") from None
+            finally:
+                loop.remove_reader(ctrl.fileno())
+
+    async def start(self) -> None:
+        """Start (or restart) the zygote and wait until it has preloaded."""
+        async with self._lock:
+            await self._ensure()
+
+    async def _ensure(self) -> None:
+        if self._alive() and self._ready:
+            return
+        await self._kill()
+        self._spawn()
+        msg, fds = await self._recv(1)
+        for fd in fds:
+            os.close(fd)
+        if msg != b"R":
+            await self._kill()
+            raise WorkerStartError("the worker process exited during start-up")
+        self._ready = True
+
+    async def fork(self) -> tuple[int, socket.socket]:
+        """A fresh cell process and the host end of its socket."""
+        async with self._lock:
+            await self._ensure()
+            assert self._ctrl is not None
+            try:
+                self._ctrl.send(b"F")
+                msg, fds = await self._recv(4)
+            except (OSError, WorkerStartError) as exc:
+                await self._kill()
+                raise WorkerStartError(f"could not create a cell process: {exc}") from exc
+            if len(msg) != 4 or not fds:
+                for fd in fds:
+                    os.close(fd)
+                if not msg:
+                    await self._kill()
+                raise WorkerStartError("the worker process could not fork a cell")
+            (pid,) = _HEADER.unpack(msg)
+            for extra in fds[1:]:
+                os.close(extra)
+            return pid, socket.socket(fileno=fds[0])
+
+    async def _kill(self) -> None:
+        ctrl, self._ctrl = self._ctrl, None
+        proc, self._proc = self._proc, None
+        self._ready = False
+        if ctrl is not None:
+            ctrl.close()
+        if proc is None:
+            return
+        if proc.poll() is None:
+            # Closing the control channel already makes the zygote kill its group; do it
+            # here too, in case the zygote is stuck.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        await asyncio.to_thread(_reap, proc)
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._kill()
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        proc.wait()
+
+
+class CellChannel:
+    """The framed JSON channel to one cell process."""
+
+    def __init__(self, pid: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.pid = pid
+        self._reader = reader
+        self._writer = writer
+        self.eof = asyncio.Event()
+
+    @classmethod
+    async def open(cls, pid: int, sock: socket.socket) -> CellChannel:
+        reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_FRAME_BYTES + 8)
+        return cls(pid, reader, writer)
+
+    def send(self, obj: dict[str, Any]) -> None:
+        """Queue one frame; never blocks (asyncio buffers, cell replies are bounded)."""
+        if self._writer.is_closing():
+            return
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        self._writer.write(_HEADER.pack(len(data)) + data)
+
+    async def recv(self) -> dict[str, Any] | None:
+        """The next frame, or None at end of stream (the cell process is gone)."""
+        try:
+            header = await self._reader.readexactly(4)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.eof.set()
+            return None
+        (size,) = _HEADER.unpack(header)
+        if size > MAX_FRAME_BYTES:
+            raise FrameError(f"frame of {size} bytes exceeds {MAX_FRAME_BYTES}")
+        try:
+            body = await self._reader.readexactly(size)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.eof.set()
+            return None
+        try:
+            value = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise FrameError(f"malformed frame: {exc}") from exc
+        if not isinstance(value, dict):
+            raise FrameError("frame is not an object")
+        return value
+
+    def kill(self) -> None:
+        """SIGKILL the cell, only while its socket is open (the pid cannot be reused then)."""
+        if self.eof.is_set():
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._writer.close()

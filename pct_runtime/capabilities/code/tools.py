@@ -1,0 +1,186 @@
+"""The `exec` and `wait` tools: model-facing descriptions, JSON Schemas and the `Tool` shells.
+
+The descriptions follow the phrases Codex-trained models expect (`Run ... code to
+orchestrate/compose tool calls`, `Script running with cell ID ...`, `wait` only after
+`exec` yields) translated to Python cells, and state plainly that a cell is a
+supported-API boundary, not a sandbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
+from pct_runtime.capabilities.code.bridge import MEMORY_LIMIT_BYTES
+from pct_runtime.capabilities.code.dialect import (
+    ADAPTER_NAMES,
+    OUTPUT_DEFAULT_BYTES,
+    OUTPUT_MAX_BYTES,
+    OUTPUT_MIN_BYTES,
+    PRAGMA_EXAMPLE,
+    TOKENS_MAX,
+    TOKENS_MIN,
+    YIELD_DEFAULT_MS,
+    YIELD_MAX_MS,
+)
+from pct_runtime.capabilities.code.manager import CodeManager
+from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
+
+ADAPTER_HELP = "\n".join(
+    [
+        "Nested tools this build may expose inside a cell (only those admitted for the current "
+        "session and declared in `uses` can be called; `pct status` shows the admitted set):",
+        "- `await tools.exec_command(cmd=..., workdir=..., yield_time_ms=..., "
+        "max_output_tokens=...)` — the Shell Sessions executor; returns a dict with `output`, "
+        "`status`, `session_id`/`sessionId`, `exit_code`/`exitCode`. A shell still running "
+        "after the cell ends belongs to Shell Sessions: continue it with write_stdin, not wait.",
+        "- `await tools.write_stdin(session_id=..., chars=..., yield_time_ms=...)` — poll or "
+        "write to a running shell session (same fields as the direct tool).",
+        '- `await tools.apply_patch("*** Begin Patch\\n...\\n*** End Patch")` (or '
+        "`patch=...`) — the Apply Patch executor; admitted only when Patch is routed through "
+        "Code Mode. With approval mode `confirm` the user is asked before each nested patch; "
+        "without an interactive UI it fails with approval-unavailable and changes nothing.",
+        "Both spellings of every field are accepted (`cmd`/`command`, `session_id`/`sessionId`, "
+        "...). Pass keyword arguments or one dict. A failed call raises `ToolError` with "
+        "`.code` and `.message`; catch it with `except ToolError as e:`.",
+    ]
+)
+
+EXEC_DESCRIPTION = "\n".join(
+    [
+        "Run Python code to orchestrate/compose tool calls",
+        "- Evaluates the provided Python code in a fresh worker process with fresh state; "
+        "top-level `await` works. Nothing (variables, imports, functions) survives between "
+        "`exec` calls. The program runs once and is never replayed.",
+        "- Nested tools are on the global `tools` object, for example "
+        '`r = await tools.exec_command(cmd="ls")`; `tools["name"]` works too. Calls start '
+        "immediately; await them (or `asyncio.gather` them) to use their results.",
+        "- `print(...)` and `text(value)` append to the output (`text` adds strings as is, other "
+        "values as JSON, no newline). The value of the final expression statement, if any, is "
+        "returned as the result (JSON).",
+        "- Runs plain Python with restricted builtins: no `open`, `input`, `exit`, no file, "
+        "process or network API. Imports are limited to: "
+        + ", ".join(ALLOWED_MODULES)
+        + " (and `asyncio` for `gather` only). This is a supported-API boundary, not a "
+        "sandbox: only run trusted code; it runs with the user's permissions.",
+        f"- Each cell process has a {MEMORY_LIMIT_BYTES // (1024 * 1024)} MiB address-space "
+        "limit; a CPU-bound cell can be stopped with `wait` terminate=true.",
+        "- Accepts raw Python source text, not JSON, quoted strings, or markdown code fences.",
+        f"- You may optionally start the code with a first-line pragma like `{PRAGMA_EXAMPLE}` "
+        "(`// @exec:` works too).",
+        "- `yield_time_ms` asks `exec` to yield early after that many milliseconds if the "
+        f"script is still running (default {YIELD_DEFAULT_MS}); it then returns `Script running "
+        "with cell ID <id>.` and you continue with `wait`.",
+        "- `max_output_tokens` (4 bytes per token) and `maxOutputBytes` bound the output "
+        f"returned by one read (default {OUTPUT_DEFAULT_BYTES} bytes); the smaller wins. Text "
+        "beyond it is kept in a recovery file whose path is returned; never rerun a program "
+        "to recover output.",
+        "",
+        ADAPTER_HELP,
+    ]
+)
+
+WAIT_DESCRIPTION = "\n".join(
+    [
+        "Waits on a yielded `exec` cell and returns new output or completion.",
+        "- Use `wait` only after `exec` returns `Script running with cell ID ...`.",
+        "- `cell_id` identifies the running `exec` cell to resume (an opaque string; never a "
+        "number, a process id or a shell session id).",
+        "- `yield_time_ms` controls how long to wait for more output before yielding again. If "
+        "omitted, `wait` uses its default wait timeout.",
+        "- `max_tokens` limits how much new output this wait call returns.",
+        "- `terminate: true` stops the running cell instead of waiting for more output.",
+        "- `wait` returns only the new output since the last yield, or the final completion or "
+        "termination result for that cell.",
+        "- If the cell is still running, `wait` may yield again with the same `cell_id`.",
+        "- If the cell has already finished, `wait` returns the completed result and closes the "
+        "cell.",
+        "- `wait` controls cells, not shells: continue a shell session with write_stdin.",
+    ]
+)
+
+_YIELD = {"type": "integer", "minimum": 0, "maximum": YIELD_MAX_MS}
+_TOKENS = {"type": "integer", "minimum": TOKENS_MIN, "maximum": TOKENS_MAX}
+_BYTES = {"type": "integer", "minimum": OUTPUT_MIN_BYTES, "maximum": OUTPUT_MAX_BYTES}
+
+EXEC_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Raw Python source of the cell, optionally starting with the "
+            "`# @exec: {...}` pragma line.",
+        },
+        "uses": {
+            "type": "array",
+            "items": {"type": "string", "enum": list(ADAPTER_NAMES)},
+            "uniqueItems": True,
+            "description": "Adapters the program may call. Omit for every adapter admitted now; "
+            "[] for none.",
+        },
+        "yield_time_ms": {**_YIELD, "description": "How long to wait before yielding."},
+        "yieldTimeMs": {**_YIELD, "description": "Same field as yield_time_ms."},
+        "max_output_tokens": {**_TOKENS, "description": "Output budget in tokens (4 bytes each)."},
+        "maxOutputBytes": {**_BYTES, "description": "Output budget in UTF-8 bytes."},
+    },
+    "required": ["code"],
+    "additionalProperties": False,
+}
+
+WAIT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cell_id": {"type": "string", "description": "Identifier of the running exec cell."},
+        "cellId": {"type": "string", "description": "Same field as cell_id."},
+        "yield_time_ms": {
+            **_YIELD,
+            "description": "How long to wait (in milliseconds) for more output before yielding "
+            "again.",
+        },
+        "yieldTimeMs": {**_YIELD, "description": "Same field as yield_time_ms."},
+        "max_tokens": {
+            **_TOKENS,
+            "description": "Maximum number of output tokens to return for this wait call.",
+        },
+        "max_output_tokens": {**_TOKENS, "description": "Same field as max_tokens."},
+        "maxOutputBytes": {**_BYTES, "description": "Output budget in UTF-8 bytes."},
+        "terminate": {
+            "type": "boolean",
+            "description": "Whether to terminate the running exec cell.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+class _ExecTool:
+    def __init__(self, manager: CodeManager) -> None:
+        self._manager = manager
+        self._spec = ToolSpec("exec", "Exec Code", EXEC_DESCRIPTION, EXEC_SCHEMA)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+        return await self._manager.exec(args, ctx)
+
+
+class _WaitTool:
+    def __init__(self, manager: CodeManager) -> None:
+        self._manager = manager
+        self._spec = ToolSpec("wait", "Wait For Cell", WAIT_DESCRIPTION, WAIT_SCHEMA)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+        return await self._manager.wait(args, ctx)
+
+
+def create_code_tools(manager: CodeManager) -> list[Tool]:
+    """The atomic pair `[exec, wait]` over one manager."""
+    return [_ExecTool(manager), _WaitTool(manager)]

@@ -311,6 +311,22 @@ async def test_confirm_without_ui_declines(cu_tree: CuTree, make_client: Any) ->
     assert ui.asked == []
 
 
+async def test_a_failing_ui_is_a_no(cu_tree: CuTree, make_client: Any) -> None:
+    class BrokenUI(FakeUI):
+        async def confirm(self, title: str, message: str) -> bool:
+            self.asked.append((title, message))
+            raise RuntimeError("dialog crashed")
+
+    cu_tree.scenario(elicit={"click": [{"app": TEXTEDIT}]})
+    client = make_client()
+    ui = BrokenUI()
+    with pytest.raises(ComputerUseClientError):
+        await client.invoke("click", {"app": TEXTEDIT, "element_index": 1}, ui=ui)
+    assert len(ui.asked) == 1
+    assert _replies(cu_tree) == [{"action": "decline", "content": None, "_meta": None}]
+    assert client.approved_apps == frozenset()
+
+
 async def test_reset_forgets_approvals(cu_tree: CuTree, make_client: Any) -> None:
     cu_tree.scenario(elicit={"click": [{"app": TEXTEDIT}]})
     client = make_client()

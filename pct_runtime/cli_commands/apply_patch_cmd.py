@@ -25,24 +25,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run)
 
 
-def _read_patch(file: str | None) -> str:
-    from pct_runtime.cli import CliError
+class _PatchInputError(Exception):
+    """The patch could not be read (distinct from a rejection: no patch was looked at)."""
 
+
+def _read_patch(file: str | None) -> str:
     try:
         data = sys.stdin.buffer.read() if file in (None, "-") else Path(file).read_bytes()
     except OSError as exc:
-        raise CliError(f"cannot read patch file {file}: {exc.strerror or exc}", code=1) from None
+        raise _PatchInputError(f"cannot read patch file {file}: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CliError("the patch is not valid UTF-8", code=1) from None
+        raise _PatchInputError("the patch is not valid UTF-8") from None
 
 
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
     from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
-    patch = _read_patch(args.file)
+    try:
+        patch = _read_patch(args.file)
+    except _PatchInputError as exc:
+        sys.stderr.write(f"pct: {exc}\n")
+        return 1
     try:
         result = apply_patch_text(patch, args.cwd)
     except ApplyPatchError as exc:
@@ -54,17 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run only this subcommand (`python -m pct_runtime.cli_commands.apply_patch_cmd`)."""
-    from pct_runtime.cli import CliError
-
     parser = argparse.ArgumentParser(prog="pct apply-patch")
     sub = parser.add_subparsers(dest="command")
     register(sub)
     args = parser.parse_args(["apply-patch", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return int(args.handler(args))
-    except CliError as exc:
-        print(f"pct: {exc}", file=sys.stderr)
-        return exc.code
+    return int(args.handler(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

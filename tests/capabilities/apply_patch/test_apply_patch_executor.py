@@ -154,7 +154,8 @@ def test_staging_is_exclusive_next_to_the_target_and_never_wider(
     assert Path(path).parent == (tmp_path / "d").resolve()
     assert Path(path).name.startswith(f".pct-apply-patch-{os.getpid()}-")
     assert path.endswith(".tmp")
-    assert flags & os.O_EXCL and flags & os.O_CREAT
+    assert flags & os.O_EXCL
+    assert flags & os.O_CREAT
     assert mode == 0o600
     assert sorted(os.listdir(tmp_path / "d")) == ["secret"]
 
@@ -415,7 +416,8 @@ def test_empty_directories_are_created_in_order_and_kept(tmp_path: Path) -> None
         ),
         tmp_path,
     )
-    assert (tmp_path / "old").is_dir() and not any((tmp_path / "old").iterdir())
+    assert (tmp_path / "old").is_dir()
+    assert not any((tmp_path / "old").iterdir())
     assert (tmp_path / "a/b/one").read_text() == "1\n"
     assert (tmp_path / "a/c/f").read_text() == "y\n"
     assert stat.S_ISDIR((tmp_path / "a/b").stat().st_mode)

@@ -67,7 +67,7 @@ def test_ambiguity_is_reported_in_fuzzy_tiers_too() -> None:
 def test_locator_moves_the_cursor_and_stacked_locators_narrow() -> None:
     source = ["class A", "  def m", "    x", "class B", "  def m", "    x"]
     out = run(source, "@@ class B", "@@   def m", "-    x", "+    y")
-    assert out == source[:5] + ["    y"]
+    assert out == [*source[:5], "    y"]
 
 
 def test_locator_not_found_text() -> None:

@@ -1,4 +1,4 @@
-"""Parser: every grammar rule, every parse-time rejection text, and agreement with the Lark grammar."""
+"""Parser: every grammar rule, every parse-time rejection text, agreement with the grammar."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from apply_patch_helpers import envelope
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pct_runtime.capabilities.apply_patch.errors import PathConflictError, PatchSyntaxError
+from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError, PathConflictError
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text, lark_accepts, lark_parser
 from pct_runtime.capabilities.apply_patch.parser import (
     AddFile,
@@ -52,16 +52,21 @@ def test_add_delete_update_move_multiple_files_and_hunks() -> None:
         )
     )
     add, delete, update = patch.operations
-    assert isinstance(add, AddFile) and add.lines == ("one", "")
-    assert add.path.display == "new/a.txt" and add.line == 2
-    assert isinstance(delete, DeleteFile) and delete.path.display == "old.txt"
+    assert isinstance(add, AddFile)
+    assert add.lines == ("one", "")
+    assert add.path.display == "new/a.txt"
+    assert add.line == 2
+    assert isinstance(delete, DeleteFile)
+    assert delete.path.display == "old.txt"
     assert isinstance(update, UpdateFile)
-    assert update.move_to is not None and update.move_to.display == "src/main.py"
+    assert update.move_to is not None
+    assert update.move_to.display == "src/main.py"
     first, second = update.chunks
     assert [loc.text for loc in first.locators] == ["def greet():"]
     assert first.lines == ((" ", "keep"), ("-", "print('Hi')"), ("+", "print('Hello')"))
     assert not first.end_of_file
-    assert second.locators == () and second.end_of_file
+    assert second.locators == ()
+    assert second.end_of_file
     assert second.lines == ((" ", ""), ("-", "x"), ("+", "y"))
     assert second.line == 12
 
@@ -356,7 +361,7 @@ def test_parser_and_grammar_accept_the_same_language(
     assert lark_accepts(patch) == parsed, patch
 
 
-PATH_CHARS = st.sampled_from(list("ab./\\: C\t\u00a0\x00.-_") + ["..", "c:", "Z:"])
+PATH_CHARS = st.sampled_from([*list("ab./\\: C\t\xa0\x00.-_"), "..", "c:", "Z:"])
 
 
 @settings(max_examples=600, deadline=None)

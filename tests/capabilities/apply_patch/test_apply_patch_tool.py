@@ -1,0 +1,217 @@
+"""The `apply_patch` tool (spec, results, errors, approval hook, cancellation) and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from apply_patch_helpers import envelope, snapshot
+
+from pct_runtime.capabilities.apply_patch import executor, tool
+from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
+from pct_runtime.capabilities.apply_patch.grammar import grammar_text
+from pct_runtime.capabilities.apply_patch.tool import (
+    MINIMAL_ENVELOPE,
+    PatchApprovalRequest,
+    create_apply_patch_tool,
+)
+from pct_runtime.capabilities.base import CallContext, ToolError
+
+
+def test_spec() -> None:
+    spec = create_apply_patch_tool().spec
+    assert spec.name == "apply_patch"
+    assert spec.label == "Apply Patch"
+    assert spec.sequential is True
+    assert spec.input_schema == {
+        "type": "object",
+        "properties": {
+            "patch": {"type": "string", "description": tool.PATCH_PARAMETER_DESCRIPTION}
+        },
+        "required": ["patch"],
+        "additionalProperties": False,
+    }
+    assert spec.meta == {"pct/grammar": {"syntax": "lark", "definition": grammar_text()}}
+    assert MINIMAL_ENVELOPE == (
+        "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
+    )
+    description = spec.description
+    assert MINIMAL_ENVELOPE in description
+    for rule in (
+        "real newlines",
+        "no Markdown fences or quotes",
+        "'*** Begin Patch ***'",
+        "carriage return (CR)",
+        "UTF-8 text with one line-ending style",
+        "deleting binary files is not supported",
+        "A rejected patch changes nothing",
+        "no absolute paths, no '..'",
+    ):
+        assert rule in description
+
+
+async def test_call_applies_and_returns_text_and_details(tmp_path: Path) -> None:
+    apply = create_apply_patch_tool()
+    result = await apply({"patch": envelope("*** Add File: a.txt", "+hi")}, CallContext(tmp_path))
+    assert result.text == "Applied patch:\n- add a.txt"
+    assert result.details == {"operations": [{"operation": "add", "path": "a.txt"}]}
+    assert (tmp_path / "a.txt").read_text() == "hi\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {},
+            "apply_patch requires 'patch' to be a string holding the whole patch envelope, "
+            "from '*** Begin Patch' to '*** End Patch'.",
+        ),
+        (
+            {"patch": 3},
+            "apply_patch requires 'patch' to be a string holding the whole patch "
+            "envelope, from '*** Begin Patch' to '*** End Patch'.",
+        ),
+        (
+            {"patch": "x", "input": "y"},
+            "apply_patch accepts only the 'patch' argument; remove: input.",
+        ),
+    ],
+)
+async def test_invalid_arguments(tmp_path: Path, args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ToolError) as info:
+        await create_apply_patch_tool()(args, CallContext(tmp_path))
+    assert info.value.code == "invalid-arguments"
+    assert info.value.message == message
+
+
+async def test_rejection_maps_to_tool_error_with_line(tmp_path: Path) -> None:
+    with pytest.raises(ToolError) as info:
+        await create_apply_patch_tool()({"patch": "*** Begin Patch ***\n"}, CallContext(tmp_path))
+    assert info.value.code == "invalid-patch"
+    assert info.value.message == (
+        "Invalid patch: The first line of the patch must be '*** Begin Patch'"
+    )
+    assert info.value.details == {"line": 1}
+
+
+async def test_approval_sees_validated_operations_and_can_deny(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("a\n")
+    seen: list[PatchApprovalRequest] = []
+
+    def deny(request: PatchApprovalRequest) -> bool:
+        seen.append(request)
+        return False
+
+    patch = envelope("*** Update File: f", "*** Move to: g", "-a", "+b")
+    before = snapshot(tmp_path)
+    with pytest.raises(ToolError) as info:
+        await create_apply_patch_tool(deny)({"patch": patch}, CallContext(tmp_path, path="nested"))
+    assert info.value.code == "approval-denied"
+    assert info.value.message == "Apply Patch was not approved. Nothing was changed."
+    assert snapshot(tmp_path) == before
+    (request,) = seen
+    assert [op.text for op in request.operations] == ["- move f -> g"]
+    assert request.patch == patch
+    assert request.ctx.path == "nested"
+    assert request.preview().startswith("- move f -> g\n\n*** Begin Patch")
+
+
+async def test_async_approval_allows(tmp_path: Path) -> None:
+    async def allow(request: PatchApprovalRequest) -> bool:
+        await asyncio.sleep(0)
+        return True
+
+    result = await create_apply_patch_tool(allow)(
+        {"patch": envelope("*** Add File: a", "+x")}, CallContext(tmp_path)
+    )
+    assert result.text == "Applied patch:\n- add a"
+
+
+async def test_approval_is_not_asked_for_an_invalid_patch(tmp_path: Path) -> None:
+    asked: list[object] = []
+    with pytest.raises(ToolError):
+        await create_apply_patch_tool(lambda r: asked.append(r) or True)(
+            {"patch": envelope("*** Update File: missing", "-a")}, CallContext(tmp_path)
+        )
+    assert asked == []
+
+
+def test_preview_is_bounded_in_utf8_bytes() -> None:
+    request = PatchApprovalRequest((), "\u00e9" * 1000, "/", CallContext(Path("/")))
+    text = request.preview()
+    assert len(text.encode()) <= 800
+    assert text.endswith("…")
+
+
+async def test_cancellation_sets_abort_and_waits_for_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = threading.Event()
+    release = threading.Event()
+    observed: list[bool] = []
+
+    def slow_commit(prepared: PreparedPatch, should_abort: Any = None) -> Any:
+        started.set()
+        release.wait(5)
+        observed.append(should_abort())
+        return executor.commit_prepared(prepared, should_abort)
+
+    monkeypatch.setattr(tool, "commit_prepared", slow_commit)
+    task = asyncio.create_task(
+        create_apply_patch_tool()(
+            {"patch": envelope("*** Add File: a", "+x")}, CallContext(tmp_path)
+        )
+    )
+    await asyncio.to_thread(started.wait, 5)
+    task.cancel()
+    await asyncio.sleep(0.01)
+    assert not task.done()  # still waiting for the worker to settle
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert observed == [True]
+    assert os.listdir(tmp_path) == []  # the abort check stopped it before any change
+
+
+def run_cli(*args: str, stdin: str = "", cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pct_runtime.cli", "apply-patch", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_cli_from_stdin_and_file_with_cwd(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    done = run_cli(stdin=envelope("*** Add File: a.txt", "+hi"), cwd=work)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Applied patch:\n- add a.txt\n", "")
+    patch_file = tmp_path / "p.patch"
+    patch_file.write_text(envelope("*** Delete File: a.txt"))
+    done = run_cli("--cwd", str(work), str(patch_file), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Applied patch:\n- delete a.txt\n")
+    assert os.listdir(work) == []
+
+
+def test_cli_rejection_prints_the_exact_text_on_stderr(tmp_path: Path) -> None:
+    done = run_cli(stdin=envelope("*** Delete File: nope"), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr == (
+        "Cannot delete 'nope' (patch line 2): the file does not exist. Nothing was changed.\n"
+    )
+
+
+def test_cli_missing_patch_file(tmp_path: Path) -> None:
+    done = run_cli(str(tmp_path / "missing.patch"), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith("pct: cannot read patch file")

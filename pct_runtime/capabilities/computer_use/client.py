@@ -51,6 +51,7 @@ from pct_runtime.capabilities.computer_use.templates import (
     convert_content,
     first_text,
 )
+from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.host.ui import UIPort
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a screenshot travels base64 inside one JSON line
@@ -110,8 +111,10 @@ class ComputerUseClient:
         status_probe_timeout: float = 30.0,
         exit_grace: float = 5.0,
         temp_root: Path | None = None,
+        debug: DebugSink = DISABLED,
     ) -> None:
         self._runtime = runtime
+        self._debug = debug
         self._approval_mode: ApprovalMode = approval_mode
         self._env = dict(os.environ if env is None else env)
         self._args = tuple(app_server_args)
@@ -170,8 +173,16 @@ class ComputerUseClient:
                 raise ComputerUseClientError("closed")
             if is_action and self._requires_inspection:
                 raise ComputerUseClientError("inspection-required")
-            transport = await self._ensure_started()
+            started_at = asyncio.get_running_loop().time()
             invocation = _Invocation(ui=ui)
+            texts: list[str] = []
+            images: list[Any] = []
+            category: str | None = None
+            try:
+                transport = await self._ensure_started()
+            except ComputerUseClientError as error:
+                self._emit(started_at, invocation, error.category, texts, images)
+                raise
             transport.invocation = invocation
             try:
                 blocks = await self._call_node_repl(
@@ -191,13 +202,19 @@ class ComputerUseClient:
             except ComputerUseClientError as error:
                 if is_action and error.unknown_outcome:
                     self._requires_inspection = True
-                raise _explain_approval(error, invocation) from error
+                explained = _explain_approval(error, invocation)
+                category = explained.category
+                if explained is error:
+                    raise
+                raise explained from error
             except asyncio.CancelledError:
+                category = "aborted"
                 if is_action and invocation.request_id is not None:
                     self._requires_inspection = True
                 raise
             finally:
                 self._end_invocation(transport, invocation)
+                self._emit(started_at, invocation, category, texts, images)
             if method == "get_app_state":
                 self._requires_inspection = False
             details: dict[str, Any] = {
@@ -206,6 +223,28 @@ class ComputerUseClient:
                 "imageCount": len(images),
             }
             return ToolResult(text="\n".join(texts), details=details, images=images)
+
+    def _emit(
+        self,
+        started_at: float,
+        invocation: _Invocation,
+        category: str | None,
+        texts: Sequence[str],
+        images: Sequence[Any],
+    ) -> None:
+        """Debug metadata only: duration, RPC id, block counts, error category."""
+        if not self._debug.enabled:
+            return
+        elapsed = asyncio.get_running_loop().time() - started_at
+        self._debug.emit(
+            DebugRecord(
+                feature="computer-use",
+                duration_ms=round(elapsed * 1000),
+                request_id=str(invocation.request_id) if invocation.request_id else None,
+                content_blocks=None if category else {"text": len(texts), "image": len(images)},
+                error_category=category,
+            )
+        )
 
     async def probe_target(self) -> None:
         """Start (or reuse) the transport and require `sky.target === "mac"`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from pct_runtime.capabilities.computer_use import (
     create_computer_use_tools,
 )
 from pct_runtime.capabilities.computer_use.approval import APPROVAL_TITLE
+from pct_runtime.debug import DebugSink
 
 TEXTEDIT = "com.apple.TextEdit"
 
@@ -399,6 +401,21 @@ async def test_confirmation_pauses_the_outer_budget(cu_tree: CuTree, make_client
     gate.set()
     result = await task
     assert result.text == "Click completed."
+
+
+async def test_debug_records_carry_no_payload(cu_tree: CuTree, make_client: Any) -> None:
+    stream = io.StringIO()
+    cu_tree.scenario(error_on=["type_text"])
+    client = make_client(debug=DebugSink(True, stream=stream), approval_mode="always")
+    await client.invoke("get_app_state", {"app": TEXTEDIT})
+    with pytest.raises(ComputerUseClientError):
+        await client.invoke("type_text", {"app": TEXTEDIT, "text": "secret words"})
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [r["feature"] for r in records] == ["computer-use", "computer-use"]
+    assert records[0]["contentBlocks"] == {"text": 1, "image": 1}
+    assert records[1]["errorCategory"] == "mcp-error"
+    assert "secret" not in stream.getvalue()
+    assert TEXTEDIT not in stream.getvalue()
 
 
 async def test_factory_inactive_text(cu_tree: CuTree) -> None:

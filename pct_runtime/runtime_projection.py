@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pct_runtime.host import names
-
-SessionKind = Literal["mcp", "embedded"]
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
@@ -60,7 +58,7 @@ class Projection:
     visible: tuple[str, ...] = ()
     nested_only: tuple[str, ...] = ()
     inactive: Mapping[str, str] = field(default_factory=dict)
-    diagnostics: Mapping[str, Any] | None = None
+    plan: Any = None
 
     def admits(self, name: str, path: Literal["direct", "nested"]) -> bool:
         if name in self.visible:
@@ -76,41 +74,17 @@ class Projection:
         return self.visible == other.visible and self.nested_only == other.nested_only
 
 
-@dataclass(frozen=True)
-class PlanInputs:
-    """Everything a planner may look at. `config` is a `ToolkitConfig`."""
+def refusal_for(name: str, decisions: Mapping[str, Any]) -> str:
+    """The exact text a call to the known but inactive `name` gets (toolkit.md §3.6).
 
-    config: Any
-    config_revision: str | None
-    model: ModelRef | None
-    kind: SessionKind
-    ui_available: bool
-    allowlist: frozenset[str] | None
-    registered: tuple[str, ...]
-    session_id: str
-
-
-class ProjectionPlanner(Protocol):
-    """Turns plan inputs into a projection. Pure; called on every sync."""
-
-    def __call__(self, inputs: PlanInputs) -> Projection: ...
-
-
-def legacy_flags_planner(inputs: PlanInputs) -> Projection:
-    """The flags-only projection used until the decision layer's planner is plugged in.
-
-    Each legacy switch activates its owned names when the runtime registered them and the
-    host allowlist admits them; everything else known is refused with its own text.
+    Web Search and Image Generation say why when their decision is `unavailable`.
     """
-    config = inputs.config
-    wanted: list[str] = []
-    if getattr(getattr(config, "apply_patch", None), "enabled", False):
-        wanted.append(names.APPLY_PATCH_TOOL)
-    if getattr(getattr(config, "shell_sessions", None), "enabled", False):
-        wanted.extend(names.SHELL_TOOLS)
-    registered = set(inputs.registered)
-    visible = tuple(
-        n for n in wanted if n in registered and (inputs.allowlist is None or n in inputs.allowlist)
-    )
-    inactive = {n: msg for n, msg in INACTIVE_MESSAGES.items() if n not in visible}
-    return Projection(visible=visible, nested_only=(), inactive=inactive)
+    if name == names.WEB_SEARCH_TOOL:
+        decision = decisions.get("web_search")
+        if decision is not None and decision.effective == "unavailable" and decision.reason:
+            return f"OpenAI Web Search is unavailable: {decision.reason}."
+    if name == names.IMAGE_GENERATION_TOOL:
+        decision = decisions.get("image_generation")
+        if decision is not None and decision.effective == "unavailable" and decision.reason:
+            return f"OpenAI Image Generation is unavailable: {decision.reason}."
+    return INACTIVE_MESSAGES.get(name, f"{name} is not available in this session.")

@@ -34,6 +34,12 @@ class SessionServices:
     ui: UIPort
     nested: NestedDispatch
     agent_dir: Path
+    #: The session's committed `ProjectionPlan` (None before the first sync).
+    plan: Callable[[], Any] = lambda: None
+    #: Deferred names `find_tools` loaded in this session (mutable; never persisted).
+    discovered: set[str] = field(default_factory=set)
+    #: Re-plan and commit the session's projection (after a load); True if it changed.
+    resync: Callable[[], Awaitable[bool]] | None = None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 

@@ -12,7 +12,7 @@ from serve_doubles import Echo, FakeApplyPatch
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
-from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, ModelRef, Runtime
+from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, UnknownModelError
 from pct_runtime.runtime_tools import CapabilityBinding
 
 
@@ -142,9 +142,11 @@ async def test_model_change_and_reload_keep_work_and_close_cleans_up(agent_dir: 
     ) as runtime:
         runtime.events.subscribe(RUNTIME_EVENTS_CHANNEL, events.append)
         session = await runtime.open_session("embedded")
-        assert session.model == ModelRef("openai", "gpt-5")
+        assert session.model is not None
+        assert session.model.key == "openai/gpt-5"
         await session.set_model("openai-codex/gpt-5.1-codex-max")
-        assert session.model == ModelRef("openai-codex", "gpt-5.1-codex-max")
+        assert session.model is not None
+        assert session.model.key == "openai-codex/gpt-5.1-codex-max"
         assert (await runtime.reload()).ok
         assert closed == []  # model change and an unchanged reload keep the session's work
         await session.close()
@@ -162,9 +164,15 @@ async def test_model_defaults_to_pi_settings(agent_dir: Path) -> None:
     )
     async with Runtime(agent_dir=agent_dir, bindings=[]) as runtime:
         session = await runtime.open_session()
-        assert session.model == ModelRef("openai", "gpt-5.1")
+        assert session.model is not None
+        assert session.model.key == "openai/gpt-5.1"
     async with Runtime(agent_dir=agent_dir, model="openai/o3", bindings=[]) as runtime:
-        assert (await runtime.open_session()).model == ModelRef("openai", "o3")
+        model = (await runtime.open_session()).model
+        assert model is not None
+        assert model.key == "openai/o3"
+    with pytest.raises(UnknownModelError):
+        async with Runtime(agent_dir=agent_dir, model="openai/nope", bindings=[]):
+            pass
 
 
 async def test_allowlist_filters_names(agent_dir: Path) -> None:

@@ -1,0 +1,375 @@
+"""`RuntimeSession`: one agent conversation — its model, projection, tools and running work.
+
+A sync plans the projection with the decision layer (`plan_projection`) and commits it
+through the runtime's `ProjectionSync` (newest sync wins; diagnostics are published on
+commit). A call is admitted against the committed projection, passes the invocation hooks
+(shell and patch tools, direct and nested alike), then runs in the capability's executor
+with a `CallContext` whose UI routes console → the session's own port → none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pct_runtime.capabilities.base import (
+    CallContext,
+    ProgressSink,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+from pct_runtime.host.models import Model
+from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_runtime.host.session import HostSession, SessionKind
+from pct_runtime.host.ui import UIPort
+from pct_runtime.invocation import InvocationCall, resolve_invocation
+from pct_runtime.runtime_projection import Projection, refusal_for
+from pct_runtime.runtime_tools import SessionServices
+from pct_runtime.runtime_ui import RoutedUI
+
+if TYPE_CHECKING:
+    from pct_runtime.decide.projection import ProjectionPlan
+    from pct_runtime.runtime import Runtime
+
+_log = logging.getLogger(__name__)
+
+#: Channel of runtime state events: dicts with a `type` key (`session-opened`,
+#: `session-closed`, `projection-changed`, `model-changed`, `reloaded`, `call-started`,
+#: `call-finished`). Never carries command, patch or program text.
+RUNTIME_EVENTS_CHANNEL = "pct.runtime"
+
+_HOOKED_TOOLS = frozenset({"exec_command", "write_stdin", "apply_patch"})
+
+Listener = Callable[["RuntimeSession"], None]
+
+
+class RuntimeSession:
+    """One agent conversation. Open it with `Runtime.open_session`, end it with `close()`."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        session_id: str | None,
+        kind: SessionKind,
+        model: Model | None,
+        cwd: Path,
+        ui: UIPort | None,
+    ) -> None:
+        self.runtime = runtime
+        self.id = session_id or f"pct-session-{uuid.uuid4().hex[:12]}"
+        self.kind: SessionKind = kind
+        self.cwd = cwd
+        self.ui = RoutedUI(lambda: runtime.console_ui, ui)
+        self.host = HostSession(kind=kind, model=model, ui_available=self.ui.available, id=self.id)
+        self.projection = Projection()
+        self.closed = False
+        self._listeners: list[Listener] = []
+        self._sequential = asyncio.Lock()
+        self._sync_lock = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._calls: set[asyncio.Task[Any]] = set()
+        self.services = SessionServices(
+            session_id=self.id,
+            cwd=cwd,
+            ui=self.ui,
+            nested=self._nested_dispatch,
+            agent_dir=runtime.agent_dir,
+            plan=lambda: self.plan,
+            discovered=self.host.discovered,
+            resync=self.sync,
+        )
+        self._tools: dict[str, Tool] = {}
+        for binding in runtime.bindings:
+            try:
+                built = binding.build(self.services)
+            except Exception:
+                _log.exception("capability %s failed to build; it stays off", binding.capability)
+                continue
+            for tool in built:
+                self._tools.setdefault(tool.spec.name, tool)
+        for tool in runtime.extra_tools:
+            self._tools[tool.spec.name] = tool  # a foreign registration wins its name
+
+    @property
+    def model(self) -> Model | None:
+        return self.host.model
+
+    @property
+    def plan(self) -> ProjectionPlan | None:
+        """The committed projection plan (decisions, routes, names), None before a sync."""
+        committed: ProjectionPlan | None = self.runtime.projection_sync.committed(self.id)
+        return committed
+
+    def set_fallback_ui(self, ui: UIPort | None) -> None:
+        """Replace the session's own UI port (e.g. once an MCP client declared elicitation)."""
+        self.ui = RoutedUI(lambda: self.runtime.console_ui, ui)
+        self.services.ui = self.ui
+
+    # ----------------------------------------------------------------- projection
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(session)` whenever the visible surface changes."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def sync_soon(self) -> None:
+        """Schedule a sync from synchronous code (a UI attach, a console toggle)."""
+        task = asyncio.get_running_loop().create_task(self.sync())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def sync(self, *, initial: bool = False) -> bool:
+        """Plan and commit the projection; notify listeners when the surface changed."""
+        from pct_runtime.decide.projection import ProjectionInputs, plan_projection
+        from pct_runtime.host.platform import computer_use_static_reason, shell_available
+
+        if self.closed:
+            return False
+        runtime = self.runtime
+        sync = runtime.projection_sync
+        async with self._sync_lock:
+            ticket = sync.begin(self.id)
+            snapshot = runtime.tool_snapshot()
+            self.host.ui_available = self.ui.available
+            previous = self.plan
+            plan = plan_projection(
+                ProjectionInputs(
+                    config=runtime.config,
+                    model=self.host.model,
+                    registry=runtime.models,
+                    tools=snapshot,
+                    active=tuple(self.host.active_tools) if previous else tuple(snapshot.names),
+                    session_kind=self.kind,
+                    ui_available=self.host.ui_available,
+                    discovered=frozenset(self.host.discovered),
+                    native_suppressed=previous.native_suppressed if previous else frozenset(),
+                    platform=runtime.platform,
+                    computer_use_runtime_reason=(
+                        computer_use_static_reason() if runtime.platform == "darwin" else None
+                    ),
+                    shell_available=shell_available(),
+                )
+            )
+            if not sync.commit(ticket, plan, config_revision=runtime.config_revision):
+                return False
+            self.host.active_tools = list(plan.active)
+            new = self._projection_of(plan)
+            changed = not new.same_surface(self.projection)
+            self.projection = new
+        if changed and not initial:
+            runtime.events.publish(
+                RUNTIME_EVENTS_CHANNEL,
+                {"type": "projection-changed", "session": self.id, "visible": list(new.visible)},
+            )
+            for listener in list(self._listeners):
+                try:
+                    listener(self)
+                except Exception:
+                    _log.exception("projection listener failed")
+        return changed
+
+    def _projection_of(self, plan: ProjectionPlan) -> Projection:
+        visible = tuple(name for name in plan.active if name in self._tools)
+        nested = tuple(name for name in plan.nested_only if name in self._tools)
+        known = (*OWNED_TOOL_NAMES, *self._tools)
+        inactive = {
+            name: refusal_for(name, plan.decisions)
+            for name in known
+            if name not in visible and name not in nested
+        }
+        return Projection(visible=visible, nested_only=nested, inactive=inactive, plan=plan)
+
+    async def set_model(self, model: str | Model | None) -> bool:
+        """Switch the model, keeping the session's running work; True if the surface changed."""
+        resolved = self.runtime.resolve_model(model) if isinstance(model, str) else model
+        self.host.model = resolved
+        self.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "model-changed",
+                "session": self.id,
+                "model": resolved.key if resolved else None,
+            },
+        )
+        return await self.sync()
+
+    def status_text(self) -> str:
+        """The `/pct status` text of this session (from its committed plan)."""
+        from pct_runtime.status import format_status
+
+        plan = self.plan
+        if plan is None:
+            return "Pi Codex Toolkit\n(no projection committed yet)"
+        error = self.runtime.config_error
+        return format_status(
+            plan,
+            config_path=os.fspath(self.runtime.config_path),
+            config_error=error.code if error else None,
+            config_error_detail=error.detail if error else None,
+            apply_error=self.runtime.projection_sync.apply_error(self.id),
+        )
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """Specs of the visible tools, in projection order."""
+        return [self._tools[name].spec for name in self.projection.visible]
+
+    def known(self, name: str) -> bool:
+        return name in self._tools or name in self.projection.inactive
+
+    # ----------------------------------------------------------------- calls
+    async def call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        *,
+        tool_call_id: str = "",
+        progress: ProgressSink | None = None,
+        ui: UIPort | None = None,
+        path: Literal["direct", "nested"] = "direct",
+        cell_id: str | None = None,
+    ) -> ToolResult:
+        """Run one tool call. Raises `ToolError` with the exact model-facing text on failure.
+
+        `ui` is this call's own fallback port (an MCP request's elicitation channel); the
+        console still answers first when one is attached.
+        """
+        self._admit(name, path)
+        tool = self._tools[name]
+        env: Mapping[str, str] | None = None
+        hooks = self.runtime.hooks
+        if name in _HOOKED_TOOLS and hooks is not None and not hooks.empty:
+            record: InvocationCall = {
+                "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
+                "path": path,
+                "cwd": str(self._call_cwd(name, args)),
+            }
+            if cell_id is not None:
+                record["cellId"] = cell_id
+            record["sessionId"] = self.id
+            invocation = await resolve_invocation(hooks, record)
+            if invocation.awaited:
+                self._admit(name, path)  # the capability may have gone away meanwhile
+            env = invocation.env
+        call_ui: UIPort = self.ui if ui is None else RoutedUI(lambda: self.runtime.console_ui, ui)
+        ctx = CallContext(
+            cwd=self.cwd,
+            path=path,
+            session_id=self.id,
+            tool_call_id=tool_call_id or f"call-{uuid.uuid4().hex[:12]}",
+            ui=call_ui,
+            env_overlay=env,
+            progress=progress,
+            cell_id=cell_id,
+        )
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls.add(task)
+        events = self.runtime.events
+        events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "call-started",
+                "session": self.id,
+                "tool": name,
+                "path": path,
+                "call": ctx.tool_call_id,
+            },
+        )
+        outcome = "error"
+        try:
+            if tool.spec.sequential:
+                async with self._sequential:
+                    result = await tool(dict(args or {}), ctx)
+            else:
+                result = await tool(dict(args or {}), ctx)
+            outcome = "ok"
+            return result
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        finally:
+            if task is not None:
+                self._calls.discard(task)
+            events.publish(
+                RUNTIME_EVENTS_CHANNEL,
+                {
+                    "type": "call-finished",
+                    "session": self.id,
+                    "tool": name,
+                    "call": ctx.tool_call_id,
+                    "outcome": outcome,
+                },
+            )
+
+    def _admit(self, name: str, path: Literal["direct", "nested"]) -> None:
+        if self.closed:
+            raise ToolError(
+                "session-closed", "This pct session has ended; reconnect to start a new one."
+            )
+        if not self.known(name):
+            raise ToolError(
+                "unknown-tool",
+                f"Unknown tool: {name}. Call one of the tools this server lists (tools/list).",
+            )
+        if name in self._tools and self.projection.admits(name, path):
+            return
+        refusal = self.projection.refusal(name) or f"{name} is not available in this session."
+        raise ToolError("not-enabled", refusal)
+
+    def _call_cwd(self, name: str, args: Mapping[str, Any] | None) -> Path:
+        if name == "exec_command" and args:
+            raw = args.get("workdir", args.get("cwd"))
+            if isinstance(raw, str) and raw:
+                return (self.cwd / os.path.expanduser(raw)).resolve()
+        return self.cwd
+
+    async def _nested_dispatch(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        cell_id: str,
+        progress: ProgressSink | None = None,
+        tool_call_id: str = "",
+    ) -> ToolResult:
+        """How Code Mode cells reach `apply_patch` and the shell pair: same gates, nested."""
+        return await self.call(
+            name,
+            args,
+            path="nested",
+            cell_id=cell_id,
+            progress=progress,
+            tool_call_id=tool_call_id,
+        )
+
+    # ----------------------------------------------------------------- end
+    async def close(self) -> None:
+        """End the session: cancel its calls; clean up shell jobs, code cells, recovery files."""
+        if self.closed:
+            return
+        self.closed = True
+        self.runtime._forget(self)
+        current = asyncio.current_task()
+        pending = [t for t in self._calls | self._background if t is not current and not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        errors = await self.services.aclose()
+        self._listeners.clear()
+        self.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {"type": "session-closed", "session": self.id, "cleanupErrors": len(errors)},
+        )

@@ -85,8 +85,13 @@ class RuntimeSession:
             plan=lambda: self.plan,
             discovered=self.host.discovered,
             resync=self.sync,
+            hooks=runtime.hooks,
+            admit=self._admit_path,
+            admitted=lambda: (*self.projection.visible, *self.projection.nested_only),
+            config=lambda: runtime.config,
         )
         self._tools: dict[str, Tool] = {}
+        self._self_hooked: set[str] = set()
         for binding in runtime.bindings:
             try:
                 built = binding.build(self.services)
@@ -95,8 +100,11 @@ class RuntimeSession:
                 continue
             for tool in built:
                 self._tools.setdefault(tool.spec.name, tool)
+                if binding.applies_hooks:
+                    self._self_hooked.add(tool.spec.name)
         for tool in runtime.extra_tools:
             self._tools[tool.spec.name] = tool  # a foreign registration wins its name
+            self._self_hooked.discard(tool.spec.name)
 
     @property
     def model(self) -> Model | None:
@@ -249,7 +257,12 @@ class RuntimeSession:
         tool = self._tools[name]
         env: Mapping[str, str] | None = None
         hooks = self.runtime.hooks
-        if name in _HOOKED_TOOLS and hooks is not None and not hooks.empty:
+        if (
+            name in _HOOKED_TOOLS
+            and name not in self._self_hooked
+            and hooks is not None
+            and not hooks.empty
+        ):
             record: InvocationCall = {
                 "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
                 "path": path,
@@ -257,7 +270,6 @@ class RuntimeSession:
             }
             if cell_id is not None:
                 record["cellId"] = cell_id
-            record["sessionId"] = self.id
             invocation = await resolve_invocation(hooks, record)
             if invocation.awaited:
                 self._admit(name, path)  # the capability may have gone away meanwhile
@@ -327,6 +339,9 @@ class RuntimeSession:
             return
         refusal = self.projection.refusal(name) or f"{name} is not available in this session."
         raise ToolError("not-enabled", refusal)
+
+    def _admit_path(self, name: str, path: str) -> None:
+        self._admit(name, "nested" if path == "nested" else "direct")
 
     def _call_cwd(self, name: str, args: Mapping[str, Any] | None) -> Path:
         if name == "exec_command" and args:

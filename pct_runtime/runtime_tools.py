@@ -10,7 +10,7 @@ and everything registered with `on_close` is torn down when the session ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,6 +40,14 @@ class SessionServices:
     discovered: set[str] = field(default_factory=set)
     #: Re-plan and commit the session's projection (after a load); True if it changed.
     resync: Callable[[], Awaitable[bool]] | None = None
+    #: The embedder's invocation hooks (`InvocationHooks | None`).
+    hooks: Any = None
+    #: `admit(name, path)` raises the capability's `ToolError` unless admitted right now.
+    admit: Callable[[str, str], None] = lambda name, path: None
+    #: The session's names admitted right now (visible plus nested-only).
+    admitted: Callable[[], tuple[str, ...]] = lambda: ()
+    #: The runtime's current `ToolkitConfig`.
+    config: Callable[[], Any] = lambda: None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -73,11 +81,16 @@ ToolBuilder = Callable[[SessionServices], Sequence[Tool]]
 
 @dataclass(frozen=True)
 class CapabilityBinding:
-    """A capability's names and the builder of its tools for one session."""
+    """A capability's names and the builder of its tools for one session.
+
+    `applies_hooks`: the tools run the invocation hooks themselves (after normalizing
+    their arguments, as the spec orders); otherwise the runtime runs them before the call.
+    """
 
     capability: str
     names: tuple[str, ...]
     build: ToolBuilder
+    applies_hooks: bool = False
 
 
 def default_bindings() -> list[CapabilityBinding]:
@@ -98,8 +111,99 @@ def default_bindings() -> list[CapabilityBinding]:
     return bindings
 
 
-_BINDING_FACTORIES: list[Callable[[], CapabilityBinding | None]] = []
+def output_owner(services: SessionServices) -> Any:
+    """The session's one `OutputOwner` (recovery files); closed last, at session end."""
+
+    def make() -> Any:
+        from pct_runtime.output import OutputOwner
+
+        owner = OutputOwner()
+
+        async def close() -> None:
+            leftovers = await owner.close()
+            if leftovers:
+                _log.warning("recovery files could not be removed: %s", ", ".join(leftovers))
+
+        services.on_close(close)
+        return owner
+
+    return services.shared("output", make)
 
 
-def tools_by_name(tools: Sequence[Tool]) -> Mapping[str, Tool]:
-    return {tool.spec.name: tool for tool in tools}
+def shell_manager(services: SessionServices) -> Any:
+    """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
+
+    def make() -> Any:
+        from pct_runtime.capabilities.shell import ShellManager
+
+        output = output_owner(services)  # created first, so it is closed after the manager
+        manager = ShellManager(output)
+        services.on_close(manager.close)
+        return manager
+
+    return services.shared("shell", make)
+
+
+def _apply_patch_binding() -> CapabilityBinding:
+    from pct_runtime.capabilities.apply_patch.tool import create_apply_patch_tool
+    from pct_runtime.host.names import APPLY_PATCH_TOOL
+
+    return CapabilityBinding(
+        "apply_patch", (APPLY_PATCH_TOOL,), lambda services: [create_apply_patch_tool()]
+    )
+
+
+def _shell_binding() -> CapabilityBinding:
+    from pct_runtime.capabilities.shell import create_shell_tools
+    from pct_runtime.host.names import SHELL_TOOLS
+
+    def build(services: SessionServices) -> Sequence[Tool]:
+        def admission() -> None:
+            for name in SHELL_TOOLS:
+                services.admit(name, "direct")
+
+        return create_shell_tools(shell_manager(services), services.hooks, admission)
+
+    return CapabilityBinding("shell_sessions", SHELL_TOOLS, build, applies_hooks=True)
+
+
+def _code_binding() -> CapabilityBinding:
+    from pct_runtime.capabilities.code.adapters import create_adapters
+    from pct_runtime.capabilities.code.manager import CodeManager
+    from pct_runtime.capabilities.code.tools import create_code_tools
+    from pct_runtime.host.names import CODE_MODE_TOOLS
+
+    def build(services: SessionServices) -> Sequence[Tool]:
+        def make() -> Any:
+            shell = shell_manager(services)  # output, shell, code: closed in reverse order
+
+            def approval_mode() -> str:
+                config = services.config()
+                return str(config.code_mode.approval_mode) if config is not None else "confirm"
+
+            manager = CodeManager(
+                output_owner(services),
+                create_adapters(shell),
+                admitted=services.admitted,
+                approval_mode=approval_mode,
+                hooks=services.hooks,
+            )
+
+            async def close() -> None:
+                leftovers = await manager.close()
+                if leftovers:
+                    _log.warning("Code Mode cleanup left: %s", ", ".join(leftovers))
+
+            services.on_close(close)
+            return manager
+
+        return create_code_tools(services.shared("code", make))
+
+    return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
+
+
+_BINDING_FACTORIES: list[Callable[[], CapabilityBinding | None]] = [
+    _apply_patch_binding,
+    _shell_binding,
+    _code_binding,
+]

@@ -67,7 +67,6 @@ async def test_policy_denial_has_the_exact_text_and_nothing_runs(agent_dir: Path
                 "tool": "apply_patch",
                 "path": "direct",
                 "cwd": str(agent_dir),
-                "sessionId": session.id,
             }
         ]
 

@@ -95,4 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m pct_runtime.cli`: run the imported module's main so that `CliError`
+    # raised by subcommands (which import `pct_runtime.cli`) is the class caught above.
+    from pct_runtime.cli import main as _imported_main
+
+    sys.exit(_imported_main())

@@ -183,10 +183,13 @@ class ConfigStore:
         with self._state:
             if self._error is not None:
                 raise unreadable_error()
-            base = copy.deepcopy(raw if raw is not None else self._raw)
+            if raw is not None:
+                base: dict[str, Any] | None = copy.deepcopy(raw)
+            elif self._has_last_known_good:
+                base = copy.deepcopy(self._raw)
+            else:
+                base = None  # never read: keep what is on disk (taken under the lock)
         normalized = parse_config(to_json_obj(config))
-        document = to_json_obj(normalized, base)
-        payload = serialize(document)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -195,7 +198,9 @@ class ConfigStore:
         with lock.process_lock(str(self.lock_path)):
             token = lock.acquire(self.lock_path)
             try:
-                self._check_disk(expected_revision)
+                on_disk = self._check_disk(expected_revision)
+                document = to_json_obj(normalized, on_disk if base is None else base)
+                payload = serialize(document)
                 self._sweep_stale_temps()
                 lock.sweep_dead_staging(self.lock_path)
                 try:
@@ -208,8 +213,9 @@ class ConfigStore:
         self._use_valid(normalized, document, revision)
         return revision
 
-    def _check_disk(self, expected_revision: str | None) -> None:
-        """Under the lock: the file is still what the draft was based on, and readable."""
+    def _check_disk(self, expected_revision: str | None) -> dict[str, Any]:
+        """Under the lock: the file is still what the draft was based on, and is a valid
+        configuration. Returns the stored document (`{}` when there is no file)."""
         try:
             disk: bytes | None = self.path.read_bytes()
         except FileNotFoundError:
@@ -219,12 +225,17 @@ class ConfigStore:
         disk_revision = MISSING_REVISION if disk is None else revision_of(disk)
         if expected_revision is not None and expected_revision != disk_revision:
             raise stale_revision_error()
-        if disk is not None:
-            # Never replace a file that is not a valid configuration (someone's hand edit).
-            try:
-                parse_config(decode_document(disk))
-            except (ValueError, ConfigValidationError) as exc:
-                raise unreadable_error() from exc
+        if disk is None:
+            return {}
+        # Never replace a file that is not a valid configuration (someone's hand edit).
+        try:
+            document = decode_document(disk)
+            parse_config(document)
+        except (ValueError, ConfigValidationError) as exc:
+            raise unreadable_error() from exc
+        if not isinstance(document, dict):  # unreachable: parse_config accepted it
+            raise unreadable_error()
+        return document
 
     def _temp_prefix(self) -> str:
         return f".{self.path.name}."

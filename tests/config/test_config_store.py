@@ -228,6 +228,16 @@ def test_save_fills_absent_sections_and_keeps_unknown_root_keys(path: Path) -> N
     assert store.current().raw == saved
 
 
+def test_a_store_that_never_read_keeps_the_unknown_fields_on_disk(path: Path) -> None:
+    store_file(path, '{"futureRoot":"keep","applyPatch":{"enabled":true,"futureNested":1}}\n')
+    store = ConfigStore(path)
+    store.save(debug_on())
+    saved = json.loads(path.read_text())
+    assert saved["futureRoot"] == "keep"
+    assert saved["applyPatch"] == {"enabled": False, "futureNested": 1}
+    assert saved["debug"] is True
+
+
 def test_unknown_fields_round_trip_through_the_store(path: Path) -> None:
     store = ConfigStore(path)
     store.save(default_config())

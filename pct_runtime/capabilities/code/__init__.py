@@ -9,8 +9,11 @@ lifecycle), `render` (result text) and `tools` (`create_code_tools`).
 from pct_runtime.capabilities.code.adapters import (
     ApplyPatchAdapter,
     CodeAdapter,
+    ExecCommandAdapter,
     PreparedCall,
     ToolAdapter,
+    WriteStdinAdapter,
+    create_adapters,
 )
 from pct_runtime.capabilities.code.manager import CodeManager
 from pct_runtime.capabilities.code.tools import create_code_tools
@@ -21,7 +24,10 @@ __all__ = [
     "ApplyPatchAdapter",
     "CodeAdapter",
     "CodeManager",
+    "ExecCommandAdapter",
     "PreparedCall",
     "ToolAdapter",
+    "WriteStdinAdapter",
+    "create_adapters",
     "create_code_tools",
 ]

@@ -13,9 +13,12 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.shell.manager import ShellManager
 
 
 @dataclass
@@ -31,6 +34,7 @@ class PreparedCall:
     args: Any
     session_id: str | None = None
     approval: str | None = None
+    cwd: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
 
 
@@ -151,3 +155,76 @@ class ApplyPatchAdapter:
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)
+
+
+def _as_invalid(exc: ToolError) -> ToolError:
+    details = dict(exc.details)
+    details.setdefault("toolCode", exc.code)
+    return ToolError("invalid-arguments", exc.message, details)
+
+
+class ExecCommandAdapter:
+    """Nested `exec_command` through the session's one `ShellManager`.
+
+    Runs with path "nested": cancelling the call (a cell stop) ends the poll, never the job.
+    """
+
+    name = "exec_command"
+    sequential = False
+
+    def __init__(self, manager: ShellManager) -> None:
+        self._manager = manager
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+        from pct_runtime.capabilities.shell.dialect import (
+            normalize_exec_command_args,
+            resolve_workdir,
+        )
+
+        try:
+            parsed = normalize_exec_command_args(args)
+            workdir = resolve_workdir(ctx.cwd, parsed.workdir)
+        except ToolError as exc:
+            raise _as_invalid(exc) from None
+        return PreparedCall(self.name, (parsed, workdir), cwd=str(workdir))
+
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
+        parsed, workdir = prepared.args
+        return await self._manager.start(
+            parsed, cwd=workdir, env_overlay=ctx.env_overlay, path="nested"
+        )
+
+
+class WriteStdinAdapter:
+    """Nested `write_stdin` through the same `ShellManager`; a cell stop ends only the poll."""
+
+    name = "write_stdin"
+    sequential = False
+
+    def __init__(self, manager: ShellManager) -> None:
+        self._manager = manager
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+        from pct_runtime.capabilities.shell.dialect import normalize_write_stdin_args
+
+        try:
+            parsed = normalize_write_stdin_args(args)
+        except ToolError as exc:
+            raise _as_invalid(exc) from None
+        self._manager.check_session(parsed.session_id)  # stale/unknown: the Shell's own error
+        return PreparedCall(self.name, parsed, session_id=parsed.session_id)
+
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
+        return await self._manager.write(prepared.args, path="nested")
+
+
+def create_adapters(
+    shell: ShellManager | None = None, *, apply_patch: bool = True
+) -> list[CodeAdapter]:
+    """The standard adapters: the shell pair over the one `ShellManager`, and Apply Patch."""
+    adapters: list[CodeAdapter] = []
+    if shell is not None:
+        adapters += [ExecCommandAdapter(shell), WriteStdinAdapter(shell)]
+    if apply_patch:
+        adapters.append(ApplyPatchAdapter())
+    return adapters

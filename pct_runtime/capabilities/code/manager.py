@@ -140,6 +140,7 @@ class CodeManager:
         self._patch_lock = asyncio.Lock()
         self._closed = False
         self._background: set[asyncio.Task[Any]] = set()
+        self.spawned_pids: list[int] = []  # every cell process ever created (diagnostics)
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -149,6 +150,10 @@ class CodeManager:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def zygote_pid(self) -> int | None:
+        return self._zygote.pid
 
     def worker_pids(self) -> list[int]:
         """Process ids of live cell workers plus the zygote (for diagnostics and tests)."""
@@ -177,6 +182,7 @@ class CodeManager:
         declared = self._snapshot(request.uses)
         try:
             pid, sock = await self._zygote.fork()
+            self.spawned_pids.append(pid)
             channel = await CellChannel.open(pid, sock)
         except (WorkerStartError, OSError) as exc:
             raise _err(
@@ -292,11 +298,12 @@ class CodeManager:
         read = cell.preview.read(budget)
         recovery: dict[str, Any] = {}
         lost = read.lost > 0
-        if not terminal or lost or cell.output.has_file:
-            # A yield publishes a stable path; a terminal read that lost text needs the file.
-            recovery["output"] = (
-                await cell.output.publish() if (lost or not terminal) else (cell.output.snapshot())
-            )
+        if not terminal:
+            recovery["output"] = await cell.output.publish()  # a yield publishes a stable path
+        elif lost or cell.output.has_file or cell.output.snapshot().reason is not None:
+            if lost:
+                await cell.output.publish()  # a terminal read that lost text needs the file
+            recovery["output"] = await cell.output.flush()
         result_text, result_clipped = self._bounded(cell.result_parts, RESULT_BYTES)
         error_text, error_clipped = self._bounded(cell.error_parts, ERROR_BYTES)
         if terminal:
@@ -584,7 +591,7 @@ class CodeManager:
                     call: InvocationCall = {
                         "tool": name,  # type: ignore[typeddict-item]
                         "path": "nested",
-                        "cwd": str(cell.ctx.cwd),
+                        "cwd": prepared.cwd or str(cell.ctx.cwd),
                         "cellId": cell.id,
                     }
                     if session:

@@ -1,0 +1,402 @@
+"""Cells in real worker processes: state, boundary, results, lifecycle, limits, stops."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FakeAdapter, process_alive, wait_gone
+
+from pct_runtime.capabilities.base import CallContext, ToolError
+from pct_runtime.capabilities.code import CodeManager, create_code_tools
+from pct_runtime.capabilities.code import manager as manager_mod
+from pct_runtime.capabilities.code.render import RENDER_LIMIT_BYTES
+
+
+async def run(manager: CodeManager, ctx: CallContext, code: str, **extra: Any) -> Any:
+    return await manager.exec({"code": code, **extra}, ctx)
+
+
+async def test_text_print_and_final_expression(manager: CodeManager, ctx: CallContext) -> None:
+    r = await run(manager, ctx, 'text("a")\ntext({"b": [1, 2]})\nprint("x", 2)\n{"k": 1}')
+    assert r.text.startswith(f"cell_id {r.details['cell_id']}: completed\n")
+    assert '[output]\na{"b":[1,2]}x 2\n[result]\n{"k":1}' in r.text
+    assert r.details["result"] == {"k": 1}
+    assert r.details["cellId"] == r.details["cell_id"]
+    r = await run(manager, ctx, "x = 3\ntext(x)")
+    assert "[result]" not in r.text  # text() returns None: no result
+    r = await run(manager, ctx, "pass")
+    assert r.text.endswith("(no output)")
+
+
+async def test_fresh_state_across_cells(manager: CodeManager, ctx: CallContext) -> None:
+    await run(manager, ctx, "import json\njson.leak = 1\nsecret = 42\ndef f(): return 1")
+    r = await run(
+        manager,
+        ctx,
+        "import json\n[hasattr(json, 'leak'), 'secret' in globals(), 'f' in globals()]",
+    )
+    assert r.details["result"] == [False, False, False]
+    assert len(set(manager.spawned_pids)) == 2
+
+
+async def test_top_level_await_and_exceptions(manager: CodeManager, ctx: CallContext) -> None:
+    r = await run(
+        manager,
+        ctx,
+        "import asyncio\nasync def two():\n    return 2\nawait asyncio.gather(two(), two())",
+    )
+    assert r.details["result"] == [2, 2]
+    r = await run(manager, ctx, "\n\nraise ValueError('boom')")
+    assert r.details["status"] == "failed"
+    assert 'File "<cell>", line 3' in r.text
+    assert "ValueError: boom" in r.text
+    r = await run(manager, ctx, "def broken(:\n  pass")
+    assert r.details["status"] == "failed"
+    assert "SyntaxError" in r.text
+
+
+@pytest.mark.parametrize(
+    ("code", "needle"),
+    [
+        (
+            "import os",
+            "import of 'os' is not available in Code Mode cells; allowed modules: base64",
+        ),
+        ("import subprocess", "allowed modules:"),
+        ("from os import path", "import of 'os'"),
+        ("__import__('socket')", "import of 'socket'"),
+        (
+            "import asyncio\nasyncio.create_subprocess_exec",
+            "has no attribute 'create_subprocess_exec'",
+        ),
+        ("open('x', 'w')", "name 'open' is not defined"),
+        ("input()", "name 'input' is not defined"),
+        ("exit()", "name 'exit' is not defined"),
+        ("quit()", "name 'quit' is not defined"),
+    ],
+)
+async def test_import_and_builtin_boundary(
+    manager: CodeManager, ctx: CallContext, tmp_path: Path, code: str, needle: str
+) -> None:
+    r = await run(manager, ctx, code)
+    assert r.details["status"] == "failed"
+    assert needle in r.text
+    assert not (tmp_path / "x").exists()
+
+
+async def test_allowed_modules_import(manager: CodeManager, ctx: CallContext) -> None:
+    code = (
+        "import json, re, math, itertools, functools, collections, statistics, string, textwrap\n"
+        "import difflib, datetime, decimal, fractions, random, base64, hashlib\n"
+        "from collections.abc import Mapping\n"
+        "[math.sqrt(16), hashlib.sha256(b'a').hexdigest()[:4], statistics.mean([1, 3])]"
+    )
+    r = await run(manager, ctx, code)
+    assert r.details["result"] == [4.0, "ca97", 2]
+
+
+async def test_memory_ceiling(manager: CodeManager, ctx: CallContext) -> None:
+    r = await run(manager, ctx, "b = bytearray(3 * 1024 ** 3)")
+    assert r.details["status"] == "failed"
+    assert "MemoryError" in r.text
+
+
+async def test_yield_then_wait_resumes_and_releases(manager: CodeManager, ctx: CallContext) -> None:
+    gate = asyncio.Event()
+    fake = FakeAdapter("exec_command", gate=gate, result=lambda a: {"n": a["n"]})
+    manager._adapters["exec_command"] = fake
+    r = await run(
+        manager,
+        ctx,
+        "print('before')\nr = await tools.exec_command(n=5)\nprint('after', r['n'])\nr['n'] * 2",
+        yield_time_ms=100,
+    )
+    cell_id = r.details["cell_id"]
+    assert r.text.startswith(
+        f"Script running with cell ID {cell_id}. Continue with wait cell_id.\n"
+        f"cell_id {cell_id}: running"
+    )
+    assert "[output]\nbefore" in r.text
+    assert "output recovery: capturing" in r.text
+    r2 = await manager.wait({"cell_id": cell_id, "yield_time_ms": 50}, ctx)
+    assert r2.details["status"] == "running"
+    assert "(no new output)" in r2.text
+    assert "0 completed, 0 failed, 0 cancelled before dispatch, 1 unsettled" in r2.text
+    gate.set()
+    r3 = await manager.wait({"cellId": cell_id}, ctx)
+    assert r3.details["status"] == "completed"
+    assert "[output]\nafter 5\n[result]\n10" in r3.text
+    assert "before" not in r3.details["output"]
+    assert "nested calls: 1 completed, 0 failed" in r3.text
+    with pytest.raises(ToolError) as exc:
+        await manager.wait({"cell_id": cell_id}, ctx)
+    assert exc.value.code == "stale-cell"
+    assert exc.value.message == (
+        f"Code Mode cell {cell_id} is unknown, released or expired. Use previously returned "
+        "recovery paths; never rerun a program to recover output."
+    )
+
+
+async def test_stop_cpu_bound_cell(manager: CodeManager, ctx: CallContext) -> None:
+    r = await run(manager, ctx, "print('spin')\nwhile True:\n    pass", yield_time_ms=200)
+    cell_id = r.details["cell_id"]
+    pid = manager.spawned_pids[-1]
+    assert r.details["status"] == "running"
+    assert process_alive(pid)
+    r = await manager.wait({"cell_id": cell_id, "terminate": True}, ctx)
+    assert r.details["status"] == "terminated"
+    assert "[error]\nCell terminated by request." in r.text
+    assert await asyncio.to_thread(wait_gone, [pid]) == []
+
+
+async def test_stop_after_completion_reports_program_result(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    r = await run(manager, ctx, "text('done')\n7", yield_time_ms=0)
+    cell_id = r.details["cell_id"]
+    for _ in range(200):
+        if manager._cells[cell_id].terminal.is_set():
+            break
+        await asyncio.sleep(0.01)
+    r = await manager.wait({"cell_id": cell_id, "terminate": True}, ctx)
+    assert r.details["status"] == "completed"
+    assert r.details["result"] == 7
+    assert "terminated" not in r.text
+
+
+async def test_program_finishing_after_unconfirmed_stop_reports_its_result(
+    manager: CodeManager, ctx: CallContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_mod, "STOP_WAIT_SECONDS", 0.05)
+    r = await run(
+        manager,
+        ctx,
+        "n = 0\nfor i in range(3_000_000):\n    n += 1\ntext('finished')\nn",
+        yield_time_ms=0,
+    )
+    cell_id = r.details["cell_id"]
+    cell = manager._cells[cell_id]
+    monkeypatch.setattr(cell.channel, "kill", lambda: None)  # the stop never lands
+    r = await manager.wait({"cell_id": cell_id, "terminate": True}, ctx)
+    if r.details["status"] == "running":  # the stop was not confirmed: handle kept
+        assert "stop requested but not yet confirmed" in r.text
+        assert r.details["unknownOutcome"] is True
+        r = await manager.wait({"cell_id": cell_id, "yield_time_ms": 30_000}, ctx)
+    assert r.details["status"] == "completed"
+    assert r.details["result"] == 3_000_000
+    assert "not yet confirmed" not in r.text
+
+
+async def test_abort_of_calling_tool_call_stops_cell(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    task = asyncio.ensure_future(run(manager, ctx, "while True:\n    pass", yield_time_ms=30_000))
+    for _ in range(500):
+        if manager.spawned_pids and manager._cells:
+            break
+        await asyncio.sleep(0.01)
+    cell = next(iter(manager._cells.values()))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.wait_for(cell.terminal.wait(), 10)
+    assert cell.state == "terminated"
+    assert "".join(cell.error_parts) == "Cell terminated because the calling tool call was aborted."
+    assert await asyncio.to_thread(wait_gone, [cell.pid]) == []
+
+
+async def test_close_stops_cells_and_rejects_new_ones(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    r = await run(manager, ctx, "while True:\n    pass", yield_time_ms=0)
+    cell = manager._cells[r.details["cell_id"]]
+    assert await manager.close() == []
+    assert cell.state == "terminated"
+    assert "".join(cell.error_parts) == (
+        "Cell terminated because Code Mode was disabled or the session ended."
+    )
+    with pytest.raises(ToolError) as exc:
+        await run(manager, ctx, "1")
+    assert exc.value.code == "closed"
+
+
+async def test_running_cell_limit(manager: CodeManager, ctx: CallContext) -> None:
+    gate = asyncio.Event()
+    manager._adapters["exec_command"] = FakeAdapter("exec_command", gate=gate)
+    ids = []
+    for _ in range(4):
+        r = await run(manager, ctx, "await tools.exec_command()", yield_time_ms=0)
+        ids.append(r.details["cell_id"])
+    with pytest.raises(ToolError) as exc:
+        await run(manager, ctx, "1")
+    assert exc.value.code == "cell-limit"
+    gate.set()
+    for cell_id in ids:
+        r = await manager.wait({"cell_id": cell_id}, ctx)
+        assert r.details["status"] == "completed"
+    assert (await run(manager, ctx, "1")).details["result"] == 1
+
+
+async def test_unread_terminal_results_are_pruned(
+    manager: CodeManager, ctx: CallContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_mod, "MAX_UNREAD_TERMINAL", 2)
+    ids = [(await run(manager, ctx, f"{i}", yield_time_ms=0)).details["cell_id"] for i in range(3)]
+    for cell_id in ids:
+        cell = manager._cells[cell_id]
+        await asyncio.wait_for(cell.terminal.wait(), 10)
+    manager._prune()
+    with pytest.raises(ToolError) as exc:
+        await manager.wait({"cell_id": ids[0]}, ctx)
+    assert exc.value.code == "stale-cell"
+    assert (await manager.wait({"cell_id": ids[2]}, ctx)).details["result"] == 2
+    # expiry after five minutes
+    cell = manager._cells[ids[1]]
+    assert cell.finished_at is not None
+    cell.finished_at -= manager_mod.UNREAD_TTL_SECONDS + 1
+    manager._prune()
+    assert ids[1] not in manager._cells
+
+
+async def test_output_budget_truncates_and_recovery_keeps_everything(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    r = await run(manager, ctx, "for i in range(2000):\n    print('line', i)", maxOutputBytes=1024)
+    assert len(r.details["output"].encode()) <= 1024
+    assert "[output truncated:" in r.text
+    path = r.details["recovery"]["output"]["path"]
+    data = await asyncio.to_thread(Path(path).read_text)
+    assert data.count("\n") == 2000
+    assert "line 1999" in data
+    assert f"output recovery: complete — {path}" in r.text
+
+
+async def test_result_and_error_bounds(manager: CodeManager, ctx: CallContext) -> None:
+    r = await run(manager, ctx, "'x' * 100_000")
+    assert "[result clipped:" in r.text
+    assert r.details["clipping"]["result"] is True
+    saved = await asyncio.to_thread(Path(r.details["recovery"]["result"]["path"]).read_text)
+    assert saved == '"' + "x" * 100_000 + '"'
+    r = await run(manager, ctx, "raise ValueError('e' * 20_000)")
+    assert r.details["clipping"]["error"] is True
+    assert len(r.details["error"].encode()) <= 4096
+    r = await run(manager, ctx, "print('y' * 300_000)", maxOutputBytes=262_144)
+    assert len(r.text.encode()) <= RENDER_LIMIT_BYTES
+
+
+async def test_uses_snapshot_is_a_ceiling_and_shrinking_applies_at_dispatch(
+    make_manager: Callable[..., CodeManager], ctx: CallContext
+) -> None:
+    admitted = {"exec_command"}
+    gate = asyncio.Event()
+    shell = FakeAdapter("exec_command", gate=gate)
+    patch = FakeAdapter("apply_patch")
+    manager = make_manager([shell, patch], admitted=lambda: set(admitted))
+    # omitted uses = every adapter admitted at cell start
+    r = await run(
+        manager,
+        ctx,
+        "await tools.exec_command(a=1)\nawait tools['apply_patch']({'patch': 'p'})",
+        yield_time_ms=0,
+    )
+    cell_id = r.details["cell_id"]
+    admitted.add("apply_patch")  # growing later does not widen the running cell
+    gate.set()
+    r = await manager.wait({"cell_id": cell_id}, ctx)
+    assert r.details["status"] == "failed"
+    assert "(ToolError code: unknown-adapter)" in r.text
+    assert "declared: exec_command" in r.text
+    assert patch.executed == []
+    # explicit [] declares none
+    r = await run(manager, ctx, "await tools.exec_command()", uses=[])
+    assert "declared: none" in r.text
+    # shrinking is enforced when the nested call is dispatched
+    gate.clear()
+    r = await run(
+        manager,
+        ctx,
+        "await tools.exec_command(x=1)\nawait tools.exec_command(x=2)",
+        uses=["exec_command"],
+        yield_time_ms=0,
+    )
+    cell_id = r.details["cell_id"]
+    for _ in range(500):
+        if shell.executed and len(shell.executed) >= 2:
+            break
+        await asyncio.sleep(0.01)
+    admitted.discard("exec_command")
+    gate.set()
+    r = await manager.wait({"cell_id": cell_id}, ctx)
+    assert "(ToolError code: adapter-disabled)" in r.text
+    assert "nested calls: 1 completed, 1 failed" in r.text
+
+
+async def test_invalid_nested_arguments_and_call_shapes(
+    make_manager: Callable[..., CodeManager], ctx: CallContext
+) -> None:
+    fake = FakeAdapter("exec_command")
+    manager = make_manager([fake])
+    code = (
+        "errs = []\n"
+        "try:\n    await tools.exec_command(bad=1)\n"
+        "except ToolError as e:\n    errs.append(e.code)\n"
+        "try:\n    tools.exec_command('ls')\nexcept TypeError as e:\n    errs.append('type')\n"
+        "r = await tools.exec_command({'cmd': 'ls'})\n"
+        "errs, r['echo']"
+    )
+    r = await run(manager, ctx, code)
+    assert r.details["result"] == [["invalid-arguments", "type"], {"cmd": "ls"}]
+
+
+async def test_bridge_bounds(make_manager: Callable[..., CodeManager], ctx: CallContext) -> None:
+    gate = asyncio.Event()
+    fake = FakeAdapter("exec_command", gate=gate)
+    manager = make_manager([fake])
+    code = (
+        "calls = [tools.exec_command(i=i) for i in range(17)]\n"
+        "try:\n    await calls[16]\nexcept ToolError as e:\n    text(e.code)\n"
+        "try:\n    await tools.exec_command(blob='z' * 300_000)\n"
+        "except ToolError as e:\n    text(' ' + e.code)\n"
+    )
+    r = await run(manager, ctx, code, yield_time_ms=2000)
+    assert "bridge-overload bridge-overload" in r.details["output"]
+    gate.set()
+    r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
+    assert r.details["status"] == "completed"
+    assert "16 completed, 2 failed" in r.text
+
+
+async def test_progress_records_are_bounded_and_carry_no_arguments(
+    make_manager: Callable[..., CodeManager], tmp_path: Path
+) -> None:
+    records: list[dict[str, Any]] = []
+    manager = make_manager([FakeAdapter("exec_command")])
+    ctx = CallContext(cwd=tmp_path, progress=records.append)
+    await manager.exec(
+        {"code": "for i in range(40):\n    await tools.exec_command(cmd='secret-command')"}, ctx
+    )
+    assert len(records) == manager_mod.PROGRESS_PER_CALL
+    for record in records:
+        assert "secret" not in repr(record)
+        assert set(record) <= {"kind", "phase", "adapter", "cell_id", "session_id", "ok", "code"}
+        assert record["adapter"] == "exec_command"
+
+
+async def test_tools_wrap_the_manager(manager: CodeManager, ctx: CallContext) -> None:
+    exec_tool, wait_tool = create_code_tools(manager)
+    assert exec_tool.spec.name == "exec"
+    assert wait_tool.spec.name == "wait"
+    assert "not a sandbox" in exec_tool.spec.description
+    assert exec_tool.spec.description.startswith(
+        "Run Python code to orchestrate/compose tool calls"
+    )
+    assert wait_tool.spec.description.startswith(
+        "Waits on a yielded `exec` cell and returns new output or completion.\n"
+        "- Use `wait` only after `exec` returns `Script running with cell ID ...`."
+    )
+    r = await exec_tool({"code": "1 + 1"}, ctx)
+    assert r.details["result"] == 2

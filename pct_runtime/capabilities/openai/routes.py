@@ -58,6 +58,42 @@ class ResolvedRoute:
         )
 
 
+def _normalized_path(path: str) -> str:
+    """The path as a URL parser sees it: dot segments resolved, trailing `/` dropped."""
+    out: list[str] = []
+    for segment in path.split("/")[1:] if path.startswith("/") else path.split("/"):
+        if segment == ".":
+            continue
+        if segment == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(segment)
+    return ("/" + "/".join(out)).rstrip("/") or "/"
+
+
+def _is_official_url(base_url: str, host: str, paths: tuple[str, ...]) -> bool:
+    """`https:` to exactly `host` (`:443` allowed), no user info, query or fragment.
+
+    Must agree with the decision layer's check (a test compares them), so that a route
+    the status calls active is never refused here, and vice versa.
+    """
+    if any(ch.isspace() or ch == "\\" for ch in base_url):
+        return False
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme.lower() != "https" or "@" in parts.netloc:
+        return False
+    if (parts.hostname or "") != host or (port is not None and port != 443):
+        return False
+    if parts.query or parts.fragment:
+        return False
+    return _normalized_path(parts.path) in paths
+
+
 def official_route_problem(provider: str, api: str, base_url: str) -> str | None:
     """Why a (provider, api, base_url) is not an official OpenAI/Codex Responses route.
 
@@ -71,26 +107,7 @@ def official_route_problem(provider: str, api: str, base_url: str) -> str | None
     want_api, host, paths, _kind = entry
     if api != want_api:
         return "unsupported-api"
-    try:
-        parts = urlsplit(base_url)
-        port = parts.port
-    except ValueError:
-        return "unofficial-endpoint"
-    if (
-        parts.scheme != "https"
-        or parts.hostname != host
-        or parts.netloc != host
-        or port is not None
-        or parts.username is not None
-        or parts.password is not None
-        or parts.query
-        or parts.fragment
-        or "?" in base_url
-        or "#" in base_url
-    ):
-        return "unofficial-endpoint"
-    path = parts.path.rstrip("/") or "/"
-    if path not in paths:
+    if not _is_official_url(base_url, host, paths):
         return "unofficial-endpoint"
     return None
 

@@ -389,6 +389,7 @@ class CodeManager:
                 elif kind == "c":
                     self._on_call(cell, msg)
                 elif kind in ("rs", "es") and isinstance(text, str):
+                    await (cell.result_cap if kind == "rs" else cell.error_cap).ready()
                     self._append_bounded(cell, kind, text)
                 elif kind == "d":
                     cell.program_reported = True

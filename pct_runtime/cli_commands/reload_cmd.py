@@ -2,7 +2,8 @@
 
 Success prints `Pi Codex Toolkit configuration reloaded.` on stdout (exit 0); a failure prints
 `Pi Codex Toolkit config error: <code>[ (<detail>)]; using all-off defaults.` on stderr
-(exit 1). The file is never written.
+(exit 1). The file is never written. When runtimes are running (`pct serve`, the console),
+each is asked to reload and its message is printed as `<runtime>: <message>`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,14 @@ def reload_file(path: str | os.PathLike[str]) -> tuple[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import config_path
+    from pct_runtime.config.paths import agent_dir, config_path
+    from pct_runtime.serve.live import reload_running
 
+    # Running runtimes (pct serve, the console) reload themselves and report; with none
+    # running, validate the file here.
+    live = reload_running(agent_dir())
+    if live is not None:
+        return live
     message, ok = reload_file(config_path())
     print(message, file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1

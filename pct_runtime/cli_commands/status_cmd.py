@@ -39,6 +39,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="mcp",
         help="session kind (default: mcp, which has no provider-payload hook)",
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="print the live status of every running runtime (pct serve, the console)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -59,6 +64,11 @@ def parse_tools_arg(value: str | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "live", False):
+        from pct_runtime.config.paths import agent_dir as live_agent_dir
+        from pct_runtime.serve.live import status_running
+
+        return status_running(live_agent_dir())
     from pct_runtime.cli import CliError
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore

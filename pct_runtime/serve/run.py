@@ -16,6 +16,7 @@ from typing import Any
 
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer
+from pct_runtime.serve.live import control_token
 from pct_runtime.serve.server import PctMCPServer
 from pct_runtime.serve.token import load_or_create_token
 
@@ -43,10 +44,13 @@ async def serve_stdio(*, model: str | None = None, allowlist: Sequence[str] | No
     await runtime.start()
     session = await runtime.open_session("mcp")
     mcp = PctMCPServer(runtime, single_session=session)
-    token = load_or_create_token(runtime.agent_dir)
     label = f"pct serve (pid {os.getpid()}, stdio)"
     control = ControlServer(
-        runtime.agent_dir, token, control_handler(runtime, label), kind="pct serve", mcp="stdio"
+        runtime.agent_dir,
+        control_token(runtime.agent_dir),
+        control_handler(runtime, label),
+        kind="pct serve",
+        mcp="stdio",
     )
     await control.start()
     try:
@@ -75,7 +79,11 @@ async def serve_http(
     http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=True)
     label = f"pct serve (pid {os.getpid()}, {http.url})"
     control = ControlServer(
-        runtime.agent_dir, token, control_handler(runtime, label), kind="pct serve", mcp=http.url
+        runtime.agent_dir,
+        control_token(runtime.agent_dir),
+        control_handler(runtime, label),
+        kind="pct serve",
+        mcp=http.url,
     )
     await control.start()
     print(

@@ -196,7 +196,10 @@ class ConfigStore:
             raise write_failed_error() from exc
 
         with lock.process_lock(str(self.lock_path)):
-            token = lock.acquire(self.lock_path)
+            try:
+                token = lock.acquire(self.lock_path)
+            except OSError as exc:  # e.g. the directory is not writable
+                raise write_failed_error() from exc
             try:
                 on_disk = self._check_disk(expected_revision)
                 document = to_json_obj(normalized, on_disk if base is None else base)

@@ -416,6 +416,25 @@ def test_write_failure_is_write_failed_and_cleans_up(
     assert not Path(f"{path}.lock").exists()
 
 
+def test_lock_directory_that_cannot_be_created_is_write_failed(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ConfigStore(path)
+    store.save(default_config())
+    real_mkdir = os.mkdir
+
+    def refusing_mkdir(target: object, *args: object, **kwargs: object) -> None:
+        if ".lock" in str(target):
+            raise PermissionError(13, "Permission denied")
+        real_mkdir(target, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", refusing_mkdir)
+    with pytest.raises(ConfigSaveError) as info:
+        store.save(debug_on(), store.revision)
+    assert info.value.code == "write-failed"
+    assert json.loads(path.read_text())["debug"] is False
+
+
 def test_refuses_to_overwrite_a_file_that_became_invalid(path: Path) -> None:
     store = ConfigStore(path)
     store.save(default_config())

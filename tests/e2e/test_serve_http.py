@@ -76,12 +76,11 @@ async def test_pct_token_env_overrides_the_file(dirs: tuple[Path, Path]) -> None
     with http_server(agent, work, PCT_TOKEN="env-chosen-token") as (url, _proc):
         await official_round_trip(url, "env-chosen-token", work)
         file_token = (agent / "pct" / "token").read_text().strip()  # control channel's
-        assert (
-            httpx.post(
+        async with httpx.AsyncClient(timeout=30) as http:
+            refused = await http.post(
                 url, json=INIT, headers={**HEADERS, "Authorization": f"Bearer {file_token}"}
-            ).status_code
-            == 401
-        )
+            )
+        assert refused.status_code == 401
 
 
 async def test_hostile_requests_get_clear_errors_and_the_server_keeps_serving(
@@ -91,31 +90,35 @@ async def test_hostile_requests_get_clear_errors_and_the_server_keeps_serving(
     with http_server(agent, work) as (url, proc):
         token = (agent / "pct" / "token").read_text().strip()
         auth = {**HEADERS, "Authorization": f"Bearer {token}"}
-        with httpx.Client(timeout=30) as http:
-            missing = http.post(url, json=INIT, headers=HEADERS)
+        async with httpx.AsyncClient(timeout=30) as http:
+            missing = await http.post(url, json=INIT, headers=HEADERS)
             assert missing.status_code == 401
             assert missing.headers["www-authenticate"].startswith("Bearer")
             assert "missing or wrong bearer token" in missing.json()["error"]["message"]
 
-            wrong = http.post(url, json=INIT, headers={**HEADERS, "Authorization": "Bearer nope"})
+            wrong = await http.post(
+                url, json=INIT, headers={**HEADERS, "Authorization": "Bearer nope"}
+            )
             assert wrong.status_code == 401
-            scheme = http.post(
+            scheme = await http.post(
                 url, json=INIT, headers={**HEADERS, "Authorization": f"Basic {token}"}
             )
             assert scheme.status_code == 401
 
-            host = http.post(url, json=INIT, headers={**auth, "Host": "evil.example"})
+            host = await http.post(url, json=INIT, headers={**auth, "Host": "evil.example"})
             assert host.status_code == 421
             assert host.text == "Invalid Host header"
-            origin = http.post(url, json=INIT, headers={**auth, "Origin": "http://evil.example"})
+            origin = await http.post(
+                url, json=INIT, headers={**auth, "Origin": "http://evil.example"}
+            )
             assert origin.status_code == 403
             assert origin.text == "Invalid Origin header"
 
-            malformed = http.post(url, content=b"{not json", headers=auth)
+            malformed = await http.post(url, content=b"{not json", headers=auth)
             assert malformed.status_code == 400
             assert malformed.json()["error"]["code"] == -32700
 
-            oversized = http.post(url, content=b"x" * (5 * 1024 * 1024), headers=auth)
+            oversized = await http.post(url, content=b"x" * (5 * 1024 * 1024), headers=auth)
             assert oversized.status_code == 413
 
         async with client_for(url, token) as client:

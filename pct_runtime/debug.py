@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -82,17 +82,25 @@ class DebugRecord:
 
 
 class DebugSink:
-    """Where debug records go: nowhere unless enabled; then stderr and `pct.debug`."""
+    """Where debug records go: nowhere unless enabled; then stderr and `pct.debug`.
+
+    `enabled` may be a callable (e.g. `lambda: store.config.debug`) so that a reload that
+    flips `debug` takes effect on the next request without rebuilding tools.
+    """
 
     def __init__(
         self,
-        enabled: bool = False,
+        enabled: bool | Callable[[], bool] = False,
         bus: EventBus | None = None,
         stream: TextIO | None = None,
     ) -> None:
-        self.enabled = enabled
+        self._enabled = enabled
         self._bus = bus
         self._stream = stream
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._enabled() if callable(self._enabled) else self._enabled)
 
     def emit(self, record: DebugRecord) -> None:
         if not self.enabled:

@@ -1,0 +1,136 @@
+"""Builders the runtime uses to wire the OpenAI capabilities into a session.
+
+They take live getters (config, registry, agent dir, the decided model) so a reload or a
+model switch is seen on the next call, and they never decide whether a tool is active:
+the runtime registers the tool only when the decision layer says so, and for Image
+Generation passes the model the decision layer picked (`inspect_image_executor`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from pct_runtime.capabilities.compaction.hook import RemoteCompaction
+from pct_runtime.capabilities.image.tool import OpenAIImageTool
+from pct_runtime.capabilities.openai.resolve import resolve_model_route
+from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable
+from pct_runtime.capabilities.web_search.native import SearchSettings
+from pct_runtime.capabilities.web_search.tool import OpenAIWebSearchTool, RouteResolver
+from pct_runtime.debug import DISABLED, DebugSink
+from pct_runtime.host.models import Model, ModelRegistry
+
+#: Returns the model to use, or a status reason code when there is none.
+ModelPicker = Callable[[], Model | str]
+
+
+def route_resolver(
+    pick: ModelPicker,
+    registry: Callable[[], ModelRegistry],
+    agent_dir: Callable[[], Path],
+    *,
+    oauth_transport: httpx.AsyncBaseTransport | None = None,
+) -> RouteResolver:
+    """A per-call resolver: pick the model, then resolve (and refresh) its credential."""
+
+    async def resolve() -> ResolvedRoute:
+        picked = pick()
+        if isinstance(picked, str):
+            raise RouteUnavailable(picked)
+        return await resolve_model_route(
+            picked, registry().credentials, agent_dir(), oauth_transport=oauth_transport
+        )
+
+    return resolve
+
+
+def sidecar_model_picker(
+    config: Callable[[], Any], registry: Callable[[], ModelRegistry]
+) -> ModelPicker:
+    """`webSearch.sidecarModel` looked up in the registry (never the main model)."""
+
+    def pick() -> Model | str:
+        ref = config().web_search.sidecar_model
+        if ref is None:
+            return "missing-sidecar-model"
+        model = registry().find(ref.provider, ref.model)
+        return model if model is not None else "missing-sidecar-model"
+
+    return pick
+
+
+def current_model_picker(current: Callable[[], Model | None]) -> ModelPicker:
+    def pick() -> Model | str:
+        model = current()
+        return model if model is not None else "current-model-missing"
+
+    return pick
+
+
+def build_web_search_tool(
+    *,
+    config: Callable[[], Any],
+    registry: Callable[[], ModelRegistry],
+    agent_dir: Callable[[], Path],
+    debug: DebugSink = DISABLED,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> OpenAIWebSearchTool:
+    def settings() -> SearchSettings:
+        web_search: SearchSettings = config().web_search
+        return web_search
+
+    def thinking_level() -> str:
+        ref = config().web_search.sidecar_model
+        return "auto" if ref is None else str(ref.thinking_level)
+
+    return OpenAIWebSearchTool(
+        resolve_route=route_resolver(
+            sidecar_model_picker(config, registry), registry, agent_dir, oauth_transport=transport
+        ),
+        settings=settings,
+        thinking_level=thinking_level,
+        debug=debug,
+        transport=transport,
+    )
+
+
+def build_image_tool(
+    *,
+    pick_model: ModelPicker,
+    registry: Callable[[], ModelRegistry],
+    agent_dir: Callable[[], Path],
+    model_has_vision: Callable[[], bool | None] = lambda: None,
+    debug: DebugSink = DISABLED,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> OpenAIImageTool:
+    """`pick_model` returns the image route's model chosen by the decision layer."""
+    return OpenAIImageTool(
+        resolve_route=route_resolver(pick_model, registry, agent_dir, oauth_transport=transport),
+        agent_dir=agent_dir,
+        model_has_vision=model_has_vision,
+        debug=debug,
+        transport=transport,
+    )
+
+
+def build_remote_compaction(
+    *,
+    config: Callable[[], Any],
+    current_model: Callable[[], Model | None],
+    registry: Callable[[], ModelRegistry],
+    agent_dir: Callable[[], Path],
+    debug: DebugSink = DISABLED,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> RemoteCompaction:
+    """The embedder hook object, bound to the session's current model."""
+    return RemoteCompaction(
+        enabled=lambda: bool(config().remote_compaction.enabled),
+        resolve_route=route_resolver(
+            current_model_picker(current_model), registry, agent_dir, oauth_transport=transport
+        ),
+        debug=debug,
+        transport=transport,
+    )

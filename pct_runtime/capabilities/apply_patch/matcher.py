@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress, count
 
 from pct_runtime.capabilities.apply_patch.errors import MatchError
 from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
@@ -81,17 +82,12 @@ class LineMatcher:
         if state.index is None:
             key = state.key
             index: dict[str, list[int]] = {key(w): [] for w in self._wanted}
-            get = index.get
-            if tier == 0:
-                for position, line in enumerate(self.lines):
-                    bucket = get(line)
-                    if bucket is not None:
-                        bucket.append(position)
-            else:
-                for position, line in enumerate(self.lines):
-                    bucket = get(key(line))
-                    if bucket is not None:
-                        bucket.append(position)
+            # One pass at C speed: positions whose key the patch uses, then bucket those few.
+            keys = self.lines if tier == 0 else map(key, self.lines)
+            hits = compress(count(), map(index.__contains__, keys))
+            lines = self.lines
+            for position in hits:
+                index[key(lines[position])].append(position)
             state.index = index
         return state.index
 

@@ -1,0 +1,183 @@
+"""Benchmark: apply_patch on a large file, side by side with the Codex binary (not a test).
+
+Cases: a 100,000-line file with 400 one-line replacements, each with 3 lines of context on
+both sides; the same at 10x (1,000,000 lines, 4,000 replacements); and, because Codex only
+takes the patch as one argv argument (Linux caps one argument at 128 KiB, which the 10x patch
+exceeds), a 1,000,000-line file with the 1x patch so Codex has a 10x-file row too.
+
+Columns (median of repeated runs, file restored between runs, untimed):
+  in-process   `apply_patch_text(patch, cwd)`: parse + preflight + match + stage + commit
+  pct process  `pct apply-patch --cwd DIR FILE` as a whole process
+  codex        `codex --codex-run-as-apply-patch PATCH` as a whole process
+
+Goals: in-process faster than Codex at 100k; the 10x case costs at most 12x the 1x case
+(in-process); the whole `pct apply-patch` process within 2x of Codex at 100k.
+
+Run: /work/venv/bin/python bench/apply_patch.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
+
+ARG_LIMIT = 128 * 1024
+
+
+def make_case(lines: int, replacements: int) -> tuple[bytes, str]:
+    source = [f"line {i:07d}: value = {(i * 7919) % 100003}" for i in range(lines)]
+    step = lines // replacements
+    patch = ["*** Begin Patch", "*** Update File: big.txt"]
+    for k in range(replacements):
+        at = k * step + step // 2
+        patch.append("@@")
+        patch += [" " + source[j] for j in range(at - 3, at)]
+        patch += ["-" + source[at], f"+line {at:07d}: value = replaced {k}"]
+        patch += [" " + source[j] for j in range(at + 1, at + 4)]
+    patch.append("*** End Patch")
+    return ("\n".join(source) + "\n").encode(), "\n".join(patch) + "\n"
+
+
+def find_codex() -> str | None:
+    repo = Path(__file__).resolve().parents[1]
+    for candidate in (
+        repo / "node_modules/.bin/codex",
+        Path("/work/npmtools/node_modules/.bin/codex"),
+    ):
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("codex")
+
+
+def find_pct() -> list[str]:
+    script = Path(sys.executable).with_name("pct")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "pct_runtime.cli"]
+
+
+def median_time(runs: int, reset: Callable[[], None], run: Callable[[], None]) -> float:
+    samples = []
+    for _ in range(runs):
+        reset()
+        start = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench_case(
+    name: str, lines: int, replacements: int, runs: int, codex: str | None
+) -> dict[str, float | None]:
+    source, patch = make_case(lines, replacements)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "work"
+        work.mkdir()
+        target = work / "big.txt"
+        patch_file = Path(tmp) / "patch.txt"
+        patch_file.write_text(patch)
+
+        def reset() -> None:
+            target.write_bytes(source)
+
+        def in_process() -> None:
+            apply_patch_text(patch, work)
+
+        pct = find_pct()
+
+        def pct_process() -> None:
+            done = subprocess.run(
+                [*pct, "apply-patch", "--cwd", str(work), str(patch_file)],
+                capture_output=True,
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"pct apply-patch failed: {done.stderr.decode()}")
+
+        def codex_process() -> None:
+            assert codex is not None
+            done = subprocess.run(
+                [codex, "--codex-run-as-apply-patch", patch], cwd=work, capture_output=True
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"codex failed: {done.stderr.decode()}")
+
+        # Check the result once (and warm caches) before timing.
+        reset()
+        in_process()
+        expected = target.read_bytes()
+        result: dict[str, float | None] = {
+            "in_process": median_time(runs, reset, in_process),
+            "pct_process": median_time(runs, reset, pct_process),
+        }
+        assert target.read_bytes() == expected
+        codex_usable = codex is not None and len(patch.encode()) < ARG_LIMIT
+        result["codex_process"] = median_time(runs, reset, codex_process) if codex_usable else None
+        if codex_usable:
+            assert target.read_bytes() == expected, "Codex produced a different file"
+        result["patch_kib"] = len(patch.encode()) / 1024
+    print(f"  measured {name}", file=sys.stderr)
+    return result
+
+
+def fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 1000:9.1f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="runs per measurement (median)")
+    args = parser.parse_args()
+    codex = find_codex()
+    cases = [
+        ("100k lines, 400 hunks", 100_000, 400),
+        ("1M lines, 4000 hunks (10x)", 1_000_000, 4_000),
+        ("1M lines, 400 hunks", 1_000_000, 400),
+    ]
+    results = {name: bench_case(name, n, r, args.runs, codex) for name, n, r in cases}
+    print(f"apply_patch benchmark, median of {args.runs} runs; codex: {codex or 'not found'}")
+    print(f"{'case':30} {'patch':>9} {'in-process':>12} {'pct process':>12} {'codex':>12}")
+    for name, res in results.items():
+        print(
+            f"{name:30} {res['patch_kib'] or 0:6.0f} KiB {fmt(res['in_process']):>12} "
+            f"{fmt(res['pct_process']):>12} {fmt(res['codex_process']):>12}"
+        )
+    one = results[cases[0][0]]
+    ten = results[cases[1][0]]
+    assert one["in_process"] is not None
+    assert ten["in_process"] is not None
+    assert one["pct_process"] is not None
+    scale = ten["in_process"] / one["in_process"]
+    print(
+        f"\n10x / 1x in-process cost: {scale:.2f}x (goal <= 12x): "
+        f"{'met' if scale <= 12 else 'NOT met'}"
+    )
+    if ten["codex_process"] is None:
+        print("codex at 10x: n/a (patch exceeds the 128 KiB single-argument limit)")
+    codex_1x = one["codex_process"]
+    if codex_1x is None:
+        print("codex not found: Codex comparisons skipped")
+        return 0
+    ratio_in = one["in_process"] / codex_1x
+    ratio_proc = one["pct_process"] / codex_1x
+    print(
+        f"in-process / codex at 100k: {ratio_in:.2f}x (goal < 1x, faster): "
+        f"{'met' if ratio_in < 1 else 'NOT met'}"
+    )
+    print(
+        f"pct process / codex at 100k: {ratio_proc:.2f}x (goal <= 2x): "
+        f"{'met' if ratio_proc <= 2 else 'NOT met'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -156,10 +156,20 @@ def test_session_kinds(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_headless_and_ui_on_macos(
     agent: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from pct_runtime.capabilities.computer_use import eligibility
     from pct_runtime.host import platform
 
+    probes: list[str] = []
+
+    class FakeProbe:
+        """Stands in for the ChatGPT.app chain, which needs macOS."""
+
+        async def probe(self) -> str | None:
+            probes.append("probe")
+            return None if len(probes) == 1 else "incompatible-sky-target"
+
     monkeypatch.setattr(platform, "current_platform", lambda: "darwin")
-    monkeypatch.setattr(platform, "computer_use_static_reason", lambda env=None: None)
+    monkeypatch.setattr(eligibility, "ComputerUseProbe", FakeProbe)
     write_config(agent, {"computerUse": {"enabled": True}})
     _, out, _ = run(capsys, "--model", "openai-codex/gpt-5.4", "--headless")
     assert section(out, "Computer Use:")[1:4] == [
@@ -173,8 +183,12 @@ def test_headless_and_ui_on_macos(
         "  transport: node-repl",
         "  reason: ",
     ]
+    assert probes == ["probe"]  # headless stopped before the probe
     _, out, _ = run(capsys, "--model", "openai-codex/gpt-5.3-codex-spark")
     assert section(out, "Computer Use:")[3] == "  reason: model-has-no-image-input"
+    assert probes == ["probe"]
+    _, out, _ = run(capsys, "--model", "openai-codex/gpt-5.4")
+    assert section(out, "Computer Use:")[3] == "  reason: incompatible-sky-target"
 
 
 def test_tools_allowlist_is_absence(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:

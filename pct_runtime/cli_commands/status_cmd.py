@@ -73,13 +73,9 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore
     from pct_runtime.decide.projection import ProjectionInputs, plan_projection
+    from pct_runtime.host import platform as host_platform
     from pct_runtime.host.models import ModelRegistry, load_settings
     from pct_runtime.host.names import OWNED_TOOL_NAMES
-    from pct_runtime.host.platform import (
-        computer_use_static_reason,
-        current_platform,
-        shell_available,
-    )
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
     from pct_runtime.status import format_status
 
@@ -101,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     for name in OWNED_TOOL_NAMES:
         tools.register(name, RUNTIME_OWNER)
     snapshot = tools.snapshot()
-    platform = current_platform()
+    platform = host_platform.current_platform()
+    ui_available = not args.headless
     plan = plan_projection(
         ProjectionInputs(
             config=read.config,
@@ -110,12 +107,12 @@ def run(args: argparse.Namespace) -> int:
             tools=snapshot,
             active=tuple(snapshot.names),
             session_kind=args.session,
-            ui_available=not args.headless,
+            ui_available=ui_available,
             platform=platform,
-            computer_use_runtime_reason=(
-                computer_use_static_reason() if platform == "darwin" else None
+            computer_use_runtime_reason=_computer_use_probe(
+                read.config.computer_use.enabled, platform, ui_available, model
             ),
-            shell_available=shell_available(),
+            shell_available=host_platform.shell_available(),
         )
     )
     text = format_status(
@@ -126,3 +123,20 @@ def run(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(text + "\n")
     return 0
+
+
+def _computer_use_probe(enabled: bool, platform: str, ui: bool, model: object) -> str | None:
+    """An explicit status may run the Computer Use probe (components, helper, a dedicated
+    `node_repl` client asking `@oai/sky` for its target, then closed) — but only when every
+    cheaper check before it in the chain passes, so Linux and headless runs start nothing."""
+    from pct_runtime.host.models import Model
+
+    if not (enabled and platform == "darwin" and ui):
+        return None
+    if not isinstance(model, Model) or not model.has_image_input:
+        return None
+    import asyncio
+
+    from pct_runtime.capabilities.computer_use.eligibility import ComputerUseProbe
+
+    return asyncio.run(ComputerUseProbe().probe())

@@ -176,7 +176,10 @@ class ConfigStore:
 
         `expected_revision` is the revision the draft was based on (`None` skips the check).
         Unknown fields come from `raw` if given, else from the last document this store read
-        or saved. Raises `ConfigValidationError` for an invalid draft (nothing written) and
+        or saved, else (a store that never read) from the file as it is under the lock. A
+        file that is not a valid configuration is never overwritten.
+
+        Raises `ConfigValidationError` for an invalid draft (nothing written) and
         `ConfigSaveError` (`stale-revision`, `lock-held`, `unreadable`, `write-failed`) when
         the file was left untouched.
         """

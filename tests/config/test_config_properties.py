@@ -127,7 +127,7 @@ DETAIL = re.compile(
     r"^(configuration|webSearch|remoteCompaction|imageGeneration|applyPatch|computerUse|"
     r"shellSessions|codeMode|toolDiscovery|execution|debug)"
     r"(\.[A-Za-z]+|\.rules\[\d+\](\.(id|match))?)*"
-    r" must [a-z ,0-9-]+$"
+    r" must [A-Za-z ,0-9-]+$"
 )
 
 

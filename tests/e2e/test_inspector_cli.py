@@ -1,0 +1,81 @@
+"""The MCP Inspector's command-line mode against `pct serve` (stdio): tools/list, tools/call.
+
+The Inspector's CLI (npm `@modelcontextprotocol/inspector`) is an independent client
+implementation; skipped with a reason where it is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pct_procs import PCT, child_env, write_config
+
+pytestmark = pytest.mark.e2e
+
+_REPO = Path(__file__).resolve().parents[2]
+_CANDIDATES = (
+    Path("/work/npmtools/node_modules/.bin/mcp-inspector"),
+    _REPO / "node_modules" / ".bin" / "mcp-inspector",
+)
+INSPECTOR = next((p for p in _CANDIDATES if p.exists()), None) or (
+    Path(found) if (found := shutil.which("mcp-inspector")) else None
+)
+
+
+@pytest.fixture
+def inspector() -> Path:
+    if INSPECTOR is None:
+        pytest.skip("MCP Inspector CLI not installed (npm @modelcontextprotocol/inspector)")
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed; the MCP Inspector needs it")
+    return INSPECTOR
+
+
+def run_inspector(inspector: Path, agent: Path, work: Path, *method: str) -> dict[str, object]:
+    result = subprocess.run(
+        [str(inspector), "--cli", "-e", f"PI_CODING_AGENT_DIR={agent}", PCT, "serve", *method],
+        cwd=work,
+        env=child_env(agent),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr or result.stdout
+    parsed: dict[str, object] = json.loads(result.stdout)
+    return parsed
+
+
+def test_inspector_lists_and_calls_tools(inspector: Path, tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    write_config(agent, {"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}})
+
+    listed = run_inspector(inspector, agent, work, "--method", "tools/list")
+    tools = listed["tools"]
+    assert isinstance(tools, list)
+    assert [t["name"] for t in tools] == ["apply_patch", "exec_command", "write_stdin"]
+    assert tools[0]["inputSchema"]["required"] == ["patch"]
+
+    called = run_inspector(
+        inspector,
+        agent,
+        work,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "exec_command",
+        "--tool-arg",
+        "cmd=echo inspected-by-the-inspector",
+    )
+    assert called["isError"] is False
+    content = called["content"]
+    assert isinstance(content, list)
+    assert "inspected-by-the-inspector" in content[0]["text"]
+    structured = called["structuredContent"]
+    assert isinstance(structured, dict)
+    assert structured["exit_code"] == 0

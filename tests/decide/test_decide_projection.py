@@ -175,3 +175,33 @@ def test_active_list_order_is_stable() -> None:
     active = ("write", "read", "custom", "edit", "bash")
     p = plan({"applyPatch": {"enabled": True}}, active=active)
     assert p.active == ("write", "read", "custom", "edit", "bash", "apply_patch")
+
+
+def test_sidecar_search_can_be_deferred_but_native_cannot() -> None:
+    sidecar = {"provider": "openai-codex", "model": "gpt-5.4", "thinkingLevel": "auto"}
+    cfg = {
+        "webSearch": {"enabled": True, "backend": "sidecar", "sidecarModel": sidecar},
+        "toolDiscovery": {"enabled": True, "deferred": ["openai_web_search"]},
+    }
+    p = plan(cfg)
+    d = p.decisions["web_search"]
+    assert (d.effective, d.effective_backend, d.reason) == ("deferred", "sidecar", "")
+    assert "openai_web_search" not in p.active
+    native = plan({**cfg, "webSearch": {"enabled": True, "backend": "native"}})
+    assert native.decisions["web_search"].effective == "active"
+    assert "openai_web_search" not in native.active  # the native path needs no tool
+
+
+def test_foreign_search_tool_kept_and_warned_when_deferred_row_is_quiet() -> None:
+    sidecar = {"provider": "openai-codex", "model": "gpt-5.4", "thinkingLevel": "auto"}
+    cfg = {
+        "webSearch": {"enabled": True, "backend": "sidecar", "sidecarModel": sidecar},
+        "toolDiscovery": {"enabled": True, "deferred": ["openai_web_search"]},
+    }
+    p = plan(cfg, snapshot=tools(extra_foreign=["web_search"]))
+    assert "web_search" in p.active  # never touched
+    assert p.decisions["web_search"].reason == ""  # deferred rows carry no reason
+    loaded = plan(
+        cfg, snapshot=tools(extra_foreign=["web_search"]), discovered=["openai_web_search"]
+    )
+    assert loaded.decisions["web_search"].reason == "conflicting-tool-name"

@@ -252,3 +252,29 @@ def _with_base(model: Model, base_url: str) -> Model:
 
 def image_generation_endpoint(kind: CredentialKind) -> str:
     return IMAGE_ENDPOINTS[kind]
+
+
+def sidecar_candidates(registry: RouteRegistry, scoped: list[Model] | None = None) -> list[Model]:
+    """Models `/pct config` may offer as the Web Search executor.
+
+    Available models on an official OpenAI/Codex Responses route whose credential kind
+    matches the route; a non-empty Pi scoped-model list (`enabledModels`) filters them too.
+    Nothing is guessed: no "latest" or "cheapest", no id allowlist.
+    """
+    scope = {(m.provider, m.id) for m in scoped} if scoped else None
+    out: list[Model] = []
+    for model in registry.available():
+        if scope is not None and (model.provider, model.id) not in scope:
+            continue
+        inspection = inspect_official_route(model)
+        if inspection.ok and _credential_matches(inspection, model, registry):
+            out.append(model)
+    return out
+
+
+def sidecar_efforts(model: Model) -> tuple[str, ...]:
+    """The executor effort menu: `auto`, plus the model's thinking levels on the Codex route
+    (the API-key route supports only `auto`)."""
+    if model.provider != "openai-codex":
+        return ("auto",)
+    return ("auto", *supported_thinking_levels(model))

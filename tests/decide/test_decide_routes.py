@@ -14,6 +14,8 @@ from pct_runtime.decide.routes import (
     inspect_official_route,
     inspect_remote_compaction_route,
     inspect_sidecar_executor,
+    sidecar_candidates,
+    sidecar_efforts,
 )
 from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
 from pct_runtime.host.models import Model, ModelRegistry
@@ -241,3 +243,22 @@ def test_image_endpoints_are_constants() -> None:
         image_generation_endpoint("codex-oauth")
         == "https://chatgpt.com/backend-api/codex/images/generations"
     )
+
+
+def test_sidecar_candidates_and_efforts() -> None:
+    reg = registry(codex="oauth", openai=None)
+    keys = [m.key for m in sidecar_candidates(reg)]
+    assert "openai-codex/gpt-5.4" in keys
+    assert all(k.startswith("openai-codex/") for k in keys)
+    codex_51 = reg.find("openai-codex", "gpt-5.1")
+    assert codex_51 is not None
+    assert [m.key for m in sidecar_candidates(reg, [codex_51])] == ["openai-codex/gpt-5.1"]
+    # Credential kind must match the route: an API key stored for Codex offers nothing there.
+    assert sidecar_candidates(registry(codex="api_key", openai=None)) == []
+    moved = ModelRegistry(
+        [replace(CODEX, base_url="https://proxy.example")],
+        Credentials({"openai-codex": OAuthCredential("openai-codex", "a", "r", 0)}, env={}),
+    )
+    assert sidecar_candidates(moved) == []
+    assert sidecar_efforts(OPENAI) == ("auto",)
+    assert sidecar_efforts(CODEX) == ("auto", "off", "minimal", "low", "medium", "high", "xhigh")

@@ -94,8 +94,16 @@ def _normalized_source(value: Any) -> SearchSource | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not host:
         return None
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        return None
     netloc = parts.netloc if "@" in parts.netloc else parts.netloc.lower()
-    url = urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+    if port is not None and (scheme, port) in (("https", 443), ("http", 80)):
+        netloc = netloc.rsplit(":", 1)[0]
+    path = (parts.path or "/").replace(" ", "%20")
+    url = urlunsplit((scheme, netloc, path, parts.query.replace(" ", "%20"), ""))
     title = value.get("title")
     title = title.strip() if isinstance(title, str) and title.strip() else host
     return SearchSource(title=title, url=url)

@@ -118,6 +118,8 @@ async def test_api_key_request_shape_and_answer_with_deduplicated_sources(
                     {"type": "url", "url": "javascript:alert(1)"},
                     {"type": "url", "url": "mailto:x@example.com"},
                     {"type": "url", "url": "http://b.example/p?q=1)", "title": " "},
+                    {"type": "url", "url": "HTTPS://A.EXAMPLE:443/x", "title": "same as A"},
+                    {"type": "url", "url": "https://bad.example:99999/"},
                     {"type": "url", "title": "no url"},
                     "not-an-object",
                 ),

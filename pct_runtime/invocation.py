@@ -36,7 +36,8 @@ class PolicyDecision:
 
 ContextHook = Callable[[InvocationCall], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
 PolicyHook = Callable[
-    [InvocationCall], "PolicyDecision | Mapping[str, Any] | Awaitable[PolicyDecision | Mapping[str, Any]]"
+    [InvocationCall],
+    "PolicyDecision | Mapping[str, Any] | Awaitable[PolicyDecision | Mapping[str, Any]]",
 ]
 
 
@@ -87,7 +88,12 @@ def _validate_env(raw: Any) -> Mapping[str, str] | None:
     if env is None:
         return None
     if not isinstance(env, Mapping) or not all(
-        isinstance(k, str) and k and "=" not in k and "\0" not in k and isinstance(v, str) and "\0" not in v
+        isinstance(k, str)
+        and k
+        and "=" not in k
+        and "\0" not in k
+        and isinstance(v, str)
+        and "\0" not in v
         for k, v in env.items()
     ):
         raise ToolError(

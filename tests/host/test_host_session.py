@@ -1,0 +1,53 @@
+"""Session kinds and cheap platform facts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pct_runtime.host.platform import computer_use_static_reason, shell_available
+from pct_runtime.host.session import HostSession
+
+
+def test_session_kinds() -> None:
+    mcp = HostSession()
+    assert (mcp.kind, mcp.model, mcp.ui_available, mcp.has_payload_hook) == (
+        "mcp",
+        None,
+        False,
+        False,
+    )
+    assert mcp.lineage == mcp.id
+    embedded = HostSession(kind="embedded", lineage="parent")
+    assert embedded.has_payload_hook
+    assert embedded.lineage == "parent"
+    assert HostSession().id != mcp.id
+    with pytest.raises(ValueError, match="session kind must be one of mcp, embedded"):
+        HostSession(kind="stdio")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX shell resolution")
+def test_shell_available(tmp_path: Path) -> None:
+    assert shell_available({"SHELL": "/bin/sh", "PATH": ""})
+    assert shell_available({"PATH": "/usr/bin:/bin"})
+    assert not shell_available({"SHELL": str(tmp_path / "missing"), "PATH": str(tmp_path)})
+
+
+def test_computer_use_static_chain(tmp_path: Path) -> None:
+    resources = tmp_path / "Resources"
+    home = tmp_path / "codex-home"
+    env = {"CODEX_HOME": str(home)}
+    assert computer_use_static_reason(env, str(resources)) == "missing-chatgpt-desktop-component"
+    for part in (
+        "codex",
+        "cua_node/bin/node_repl",
+        "cua_node/bin/node",
+        "cua_node/lib/node_modules",
+    ):
+        (resources / part).parent.mkdir(parents=True, exist_ok=True)
+        (resources / part).touch()
+    assert computer_use_static_reason(env, str(resources)) == "missing-computer-use-helper"
+    (home / "computer-use" / "Codex Computer Use.app").mkdir(parents=True)
+    assert computer_use_static_reason(env, str(resources)) is None

@@ -153,9 +153,9 @@ class ProjectionSync:
         state = self._state(ticket.session_id)
         state.committed = plan
         state.apply_error = None
-        state.cleanup_pending = cleanup_pending
+        state.cleanup_pending = state.cleanup_pending or cleanup_pending
         state.config_revision = config_revision
-        self._publish(plan, cleanup_pending=cleanup_pending, config_revision=config_revision)
+        self._publish(plan, cleanup_pending=state.cleanup_pending, config_revision=config_revision)
         return True
 
     def reject(self, ticket: SyncTicket, *, error_text: str = APPLY_ERROR_TEXT) -> bool:
@@ -170,6 +170,14 @@ class ProjectionSync:
                 state.committed, cleanup_pending=True, config_revision=state.config_revision
             )
         return True
+
+    def set_cleanup_pending(self, session_id: str, pending: bool) -> None:
+        """Record an unconfirmed Code Mode cleanup (or its later success).
+
+        Tracked apart from generations: a newer commit can supersede the sync that saw
+        the failure while the retained manager stays fenced, so status keeps reporting it.
+        """
+        self._state(session_id).cleanup_pending = pending
 
     def forget(self, session_id: str) -> None:
         """Session ended: drop its generations and committed plan."""

@@ -125,3 +125,20 @@ def test_record_never_carries_text_payloads() -> None:
         assert isinstance(leaf, bool | int) or (
             isinstance(leaf, str) and "\n" not in leaf and len(leaf) < 64
         )
+
+
+def test_unconfirmed_code_cleanup_survives_a_newer_commit() -> None:
+    from pct_runtime.decide.sync import CODE_CLEANUP_PENDING_TEXT
+
+    sync, records = make()
+    sync.set_cleanup_pending("s1", True)
+    assert sync.commit(sync.begin("s1"), plan({}), config_revision="r1")
+    assert sync.apply_error("s1") == CODE_CLEANUP_PENDING_TEXT
+    assert records[-1]["cleanupPending"] is True
+    # A rejected apply's own text takes the line while it is outstanding.
+    sync.reject(sync.begin("s1"))
+    assert sync.apply_error("s1") == APPLY_ERROR_TEXT
+    sync.set_cleanup_pending("s1", False)
+    sync.commit(sync.begin("s1"), plan({}), config_revision="r2")
+    assert sync.apply_error("s1") is None
+    assert records[-1]["cleanupPending"] is False

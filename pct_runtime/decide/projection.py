@@ -132,6 +132,9 @@ class ProjectionPlan:
     rules_managed: bool
     search_path_conflict: bool
     notes: tuple[str, ...] = field(default=())
+    #: The session's loads after this plan: emptied while discovery is disabled, so that
+    #: re-enabling hides every deferred name again. Write it back into the session on commit.
+    discovered: frozenset[str] = frozenset()
 
     @property
     def native_suppressed(self) -> frozenset[str]:
@@ -369,6 +372,7 @@ def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
         rules_managed=config.execution is not None,
         search_path_conflict=search_path_conflict,
         notes=routes.notes,
+        discovered=frozenset(discovered),
     )
 
 

@@ -205,3 +205,13 @@ def test_foreign_search_tool_kept_and_warned_when_deferred_row_is_quiet() -> Non
         cfg, snapshot=tools(extra_foreign=["web_search"]), discovered=["openai_web_search"]
     )
     assert loaded.decisions["web_search"].reason == "conflicting-tool-name"
+
+
+def test_disabling_discovery_forgets_loads() -> None:
+    cfg = {"imageGeneration": {"enabled": True}, "toolDiscovery": {"enabled": True}}
+    on = plan(cfg, discovered=["openai_generate_image"])
+    assert on.discovered == frozenset({"openai_generate_image"})
+    off = plan({"imageGeneration": {"enabled": True}}, discovered=on.discovered)
+    assert off.discovered == frozenset()
+    again = plan(cfg, discovered=off.discovered)
+    assert "openai_generate_image" not in again.active

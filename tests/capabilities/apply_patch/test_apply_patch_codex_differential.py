@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -142,11 +143,16 @@ def test_fuzzy_context_keeps_source_text_like_codex() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(case=tree_and_patch())
 def test_random_valid_patches_match_codex(case: tuple[dict[str, FileSpec], str, str]) -> None:
     files, forward, _ = case
-    assume(not any(spec.bom for spec in files.values()))  # Codex does not match through a BOM
+    # Codex does not match through a BOM; the patch does not depend on it, so drop it.
+    files = {rel: replace(spec, bom=False) for rel, spec in files.items()}
     assume(forward.count("\n") > 2)  # an empty patch is refused by both
     with tempfile.TemporaryDirectory() as tmp:
         root, _ = build_tree(Path(tmp), files, [])

@@ -61,7 +61,11 @@ def random_patches(draw: st.DrawFn) -> str:
     return "\n".join(lines) + "\n"
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 @SETTINGS

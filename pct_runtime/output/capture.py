@@ -41,6 +41,8 @@ DEFAULT_PREFIX_BYTES = 256 * 1024
 MAX_PENDING_CHUNKS = 16
 MIN_PENDING_BYTES = 64 * 1024
 IO_TIMEOUT_SECONDS = 5.0
+COALESCE_BYTES = 128 * 1024
+COALESCE_SECONDS = 0.002
 
 _T = TypeVar("_T")
 
@@ -273,6 +275,16 @@ class Capture:
                     self._changed.clear()
                     await self._changed.wait()
                     continue
+                if (
+                    not self._source_done
+                    and self._pending_bytes < COALESCE_BYTES
+                    and not self._owner.closed
+                ):
+                    # Fast producers hand over small chunks; gather a few before paying for
+                    # a thread round trip (the producer is never blocked below this size).
+                    await asyncio.sleep(COALESCE_SECONDS)
+                    if self._reason is not None:
+                        break
                 batch = b"".join(self._pending)
                 count = len(self._pending)
                 try:

@@ -8,7 +8,7 @@ the manager. Gating (whether Shell Sessions is enabled at all) is the runtime's 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
@@ -169,8 +169,8 @@ class ExecCommandTool:
         if invocation.awaited and self.admission is not None:
             self.admission()
         return await self.manager.start(
-            parsed,
-            cwd=workdir,
+            replace(parsed, workdir=str(workdir)),  # the directory the hooks were told about
+            cwd=ctx.cwd,
             env_overlay=_merge_env(ctx.env_overlay, invocation.env),
             path=ctx.path,
         )

@@ -422,16 +422,15 @@ async def test_unread_terminal_handles_pruned_but_files_kept(
         ids = []
         paths = []
         for i in range(3):
-            r = await manager.start(
-                {"cmd": f"sleep 0.2; echo {i}", "yield_time_ms": 0}, cwd=tmp_path
-            )
+            # `cat` waits for stdin, so this first result is certainly `running`
+            r = await manager.start({"cmd": f"echo {i}; cat", "yield_time_ms": 0}, cwd=tmp_path)
             ids.append(r.details["session_id"])
             paths.append(r.details["recovery"]["stdout"]["path"])
+        for sid in ids:
             now[0] += 1
-        for _ in range(100):
-            if not manager.unsettled_count:
-                break
-            await asyncio.sleep(0.05)
+            job = manager._jobs[sid]
+            await job.write_input(b"", close=True)  # EOF without observing the result
+            await asyncio.wait_for(job.settled.wait(), 10)
         assert manager.has_session(ids[0]) is False  # beyond 2 unread: the oldest goes
         assert manager.has_session(ids[1])
         assert manager.has_session(ids[2])

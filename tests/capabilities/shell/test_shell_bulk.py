@@ -1,0 +1,60 @@
+# ruff: noqa: ASYNC230, ASYNC240  (blocking file checks are fine in tests)
+"""A 1 GiB output stream through one job: bounded memory and a complete recovery file."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from pct_runtime.capabilities.shell import ShellManager
+
+GIB = 1 << 30
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+async def test_one_gib_of_output_with_bounded_memory(manager: ShellManager, tmp_path: Path) -> None:
+    baseline = _rss_bytes()
+    peak = [baseline]
+    stop = asyncio.Event()
+
+    async def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _rss_bytes())
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.create_task(sample())
+    cmd = f"head -c {GIB} /dev/zero | tr '\\0' 'g'; echo tail >&2"
+    result = await manager.start({"cmd": cmd, "maxOutputBytes": 1024}, cwd=tmp_path)
+    polls = 1
+    while result.details["status"] == "running":
+        result = await manager.write(
+            {"session_id": result.details["session_id"], "maxOutputBytes": 1024}
+        )
+        polls += 1
+    stop.set()
+    await sampler
+    d = result.details
+    assert d["status"] == "completed"
+    assert d["exitCode"] == 0
+    rec = d["recovery"]["stdout"]
+    assert rec["state"] == "complete"
+    assert rec["bytes"] == rec["capturedBytes"] == GIB
+    assert os.path.getsize(rec["path"]) == GIB
+    with open(rec["path"], "rb") as fh:
+        assert fh.read(16) == b"g" * 16
+        fh.seek(GIB - 16)
+        assert fh.read() == b"g" * 16
+    growth = peak[0] - baseline
+    assert growth < 64 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB over {polls} polls"

@@ -100,6 +100,19 @@ WAIT_DESCRIPTION = "\n".join(
     ]
 )
 
+# The freeform variant for grammar-capable clients: the raw program (optionally with the
+# pragma line) is decoded into `code` and goes through the same executor and checks.
+EXEC_LARK_GRAMMAR = r"""
+start: pragma_source | plain_source
+pragma_source: PRAGMA_LINE NEWLINE SOURCE
+plain_source: SOURCE
+
+PRAGMA_LINE: /[ \t]*(#|\/\/) @exec:[^\r\n]*/
+NEWLINE: /\r?\n/
+SOURCE: /[\s\S]+/
+"""
+GRAMMAR_META_KEY = "pct/grammar"
+
 _YIELD = {"type": "integer", "minimum": 0, "maximum": YIELD_MAX_MS}
 _TOKENS = {"type": "integer", "minimum": TOKENS_MIN, "maximum": TOKENS_MAX}
 _BYTES = {"type": "integer", "minimum": OUTPUT_MIN_BYTES, "maximum": OUTPUT_MAX_BYTES}
@@ -158,7 +171,13 @@ WAIT_SCHEMA: Mapping[str, Any] = {
 class _ExecTool:
     def __init__(self, manager: CodeManager) -> None:
         self._manager = manager
-        self._spec = ToolSpec("exec", "Exec Code", EXEC_DESCRIPTION, EXEC_SCHEMA)
+        self._spec = ToolSpec(
+            "exec",
+            "Exec Code",
+            EXEC_DESCRIPTION,
+            EXEC_SCHEMA,
+            meta={GRAMMAR_META_KEY: {"syntax": "lark", "definition": EXEC_LARK_GRAMMAR}},
+        )
 
     @property
     def spec(self) -> ToolSpec:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeAdapter, process_alive, wait_gone
+from code_helpers import FakeAdapter, process_alive, wait_gone
 
 from pct_runtime.capabilities.base import CallContext, ToolError
 from pct_runtime.capabilities.code import CodeManager, create_code_tools

@@ -139,3 +139,16 @@ def test_wait_budgets_and_spellings() -> None:
     with pytest.raises(ToolError):
         parse_wait_args({"cell_id": "c-1", "terminate": "yes"})
     assert parse_wait_args({"cell_id": "c-1", "terminate": True}).terminate
+
+
+def test_exec_grammar_accepts_raw_source_with_or_without_pragma() -> None:
+    import lark
+
+    from pct_runtime.capabilities.code.tools import EXEC_LARK_GRAMMAR
+
+    parser = lark.Lark(EXEC_LARK_GRAMMAR, parser="lalr")
+    assert parser.parse('# @exec: {"yield_time_ms": 1}\nprint(1)\n').children[0].data == (
+        "pragma_source"
+    )
+    assert parser.parse('// @exec: {"yield_time_ms": 1}\nx').children[0].data == "pragma_source"
+    assert parser.parse("print(1)").children[0].data == "plain_source"

@@ -215,6 +215,11 @@ class Capture:
     def has_file(self) -> bool:
         return self._file is not None
 
+    @property
+    def file_requested(self) -> bool:
+        """A file was asked for (it may still be being created, or creation failed)."""
+        return self._want_file
+
     def memory_text(self) -> str | None:
         """The whole capture when it is still only in memory (no file was needed)."""
         if self._want_file or self._reason is not None:

@@ -299,7 +299,8 @@ class ShellJob:
     # -- stop ----------------------------------------------------------------------------
     def request_stop(self) -> asyncio.Task[bool]:
         """SIGTERM the group, SIGKILL after the grace, then confirm. Concurrent callers share it."""
-        self.stop_requested = True
+        if not self.settled.is_set():
+            self.stop_requested = True  # a job that already finished stays `completed`
         if self._stop_task is None or self._stop_task.done():
             self._stop_task = asyncio.get_running_loop().create_task(self._stop())
         return self._stop_task

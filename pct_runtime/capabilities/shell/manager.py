@@ -288,7 +288,7 @@ class ShellManager:
             if not settled:
                 records[stream.label] = await capture.publish()  # yield: stable paths
                 continue
-            if read.lost or capture.has_file or capture.snapshot().reason is not None:
+            if read.lost or capture.file_requested or capture.snapshot().reason is not None:
                 if read.lost:
                     await capture.publish()
                 records[stream.label] = await capture.flush()

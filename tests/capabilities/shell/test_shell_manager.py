@@ -481,3 +481,17 @@ async def test_env_is_inherited_plus_overlay(manager: ShellManager, tmp_path: Pa
         await fresh.close()
     finally:
         del os.environ["PCT_SHELL_INHERITED"]
+
+
+async def test_terminate_after_natural_completion_reports_completed(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    first = await manager.start({"cmd": "cat", "yield_time_ms": 0}, cwd=tmp_path, path="nested")
+    sid = first.details["session_id"]
+    job = manager._jobs[sid]
+    await job.write_input(b"done\n", close=True)
+    await asyncio.wait_for(job.settled.wait(), 10)
+    result = await manager.write({"session_id": sid, "terminate": True})
+    assert result.details["status"] == "completed"
+    assert result.details["exitCode"] == 0
+    assert result.details["stdout"] == "done\n"

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,16 @@ async def make_client(cu_tree: CuTree) -> AsyncIterator[Callable[..., ComputerUs
 
 
 def _alive(pid: int) -> bool:
+    """True if `pid` is still running after a short grace (signal delivery is asynchronous)."""
+    deadline = time.monotonic() + 3.0
+    while _running(pid):
+        if time.monotonic() > deadline:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -242,7 +242,13 @@ def prepare_patch(patch: str, cwd: Path | str) -> PreparedPatch:
             _walk(real_cwd, op.move_to)
     seen: dict[object, PatchPath] = {}
     for op in parsed.operations:
-        plan = _plan(real_cwd, op)
+        try:
+            plan = _plan(real_cwd, op)
+        except OSError as exc:
+            raise PreflightError(
+                f"Cannot apply patch: checking '{op.path.display}' (patch line {op.line}) "
+                f"failed: {exc.strerror or exc}. Nothing was changed."
+            ) from None
         for key, path in _aliases(real_cwd, op, plan):
             other = seen.get(key)
             if other is not None:

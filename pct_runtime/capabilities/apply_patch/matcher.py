@@ -108,10 +108,22 @@ class LineMatcher:
                     return tier, [start]
                 continue
             index = self._index(tier)
-            anchor = min(range(m), key=lambda j: len(index.get(keys[j], ())))
-            positions = index.get(keys[anchor], [])
+            # Anchor on the pattern line with the fewest occurrences at or after the cursor.
+            best: tuple[int, int, int] | None = None
+            for j, k in enumerate(keys):
+                bucket = index.get(k, ())
+                first = bisect_left(bucket, cursor + j)
+                remaining = len(bucket) - first
+                if best is None or remaining < best[0]:
+                    best = (remaining, j, first)
+                    if remaining == 0:
+                        break
+            assert best is not None
+            remaining, anchor, at = best
+            if remaining == 0:
+                continue
+            positions = index[keys[anchor]]
             found: list[int] = []
-            at = bisect_left(positions, cursor + anchor)
             last_start = n - m
             while at < len(positions):
                 start = positions[at] - anchor

@@ -143,3 +143,33 @@ def test_index_only_visits_positions_after_the_cursor() -> None:
     assert matcher.find(["line 500"], 501, at_end=False) == (-1, [])
     assert matcher.find(["dup"], 1001, at_end=False) == (0, [1001])
     assert matcher.find(["dup"], 0, at_end=False) == (0, [1000, 1001])
+
+
+def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Count work instead of timing it: one index pass per tier used, and a bounded number of
+    # window checks per hunk however large the file is.
+    lines = [f"row {i}" for i in range(20_000)]
+    hunks: list[str] = []
+    for k in range(200):
+        at = k * 100 + 50
+        hunks += ["@@", f" row {at - 1}", f"-row {at}", f"+new {at}", f" row {at + 1}"]
+    windows = {"n": 0}
+    passes = {"n": 0}
+    real_window = LineMatcher._window_matches
+    real_index = LineMatcher._index
+
+    def count_window(self: LineMatcher, tier: int, keys: list[str], start: int) -> bool:
+        windows["n"] += 1
+        return real_window(self, tier, keys, start)
+
+    def count_index(self: LineMatcher, tier: int) -> dict[str, list[int]]:
+        if self._tiers[tier].index is None:
+            passes["n"] += 1
+        return real_index(self, tier)
+
+    monkeypatch.setattr(LineMatcher, "_window_matches", count_window)
+    monkeypatch.setattr(LineMatcher, "_index", count_index)
+    out = run(lines, *hunks)
+    assert out[50] == "new 50"
+    assert passes["n"] == 1
+    assert windows["n"] == 200

@@ -158,14 +158,24 @@ def result_to_mcp(result: ToolResult) -> types.CallToolResult:
     )
 
 
+#: `_meta` key carrying a failed call's machine-readable code (and details, when any).
+ERROR_META_KEY = "pct/error"
+
+
 def error_to_mcp(error: ToolError) -> types.CallToolResult:
-    structured: dict[str, Any] = {"error": error.code}
+    """`is_error` with the exact message as the only content.
+
+    No structured content: clients such as Codex show the model structured content in
+    preference to text, and the model must read the exact error text. The code travels in
+    `_meta` for programs.
+    """
+    meta: dict[str, Any] = {"code": error.code}
     if error.details:
-        structured["details"] = dict(error.details)
+        meta["details"] = dict(error.details)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=error.message)],
-        structured_content=structured,
         is_error=True,
+        _meta={ERROR_META_KEY: meta},
     )
 
 

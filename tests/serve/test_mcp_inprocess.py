@@ -77,7 +77,8 @@ async def test_results_map_text_details_images_and_errors(agent_dir: Path) -> No
         bad = await client.call_tool("echo", {"text": 3})
         assert bad.is_error
         assert text_of(bad) == "echo requires a string `text`."
-        assert bad.structured_content == {"error": "invalid-arguments"}
+        assert bad.structured_content is None
+        assert bad.meta == {"pct/error": {"code": "invalid-arguments"}}
 
         crash = await client.call_tool("boom", {})
         assert crash.is_error
@@ -234,7 +235,7 @@ async def test_without_elicitation_or_console_approval_is_unavailable(agent_dir:
     async with Client(server.server, mode="legacy") as client:
         result = await client.call_tool("approve", {})
         assert result.is_error
-        assert result.structured_content == {"error": "approval-unavailable"}
+        assert result.meta == {"pct/error": {"code": "approval-unavailable"}}
     await runtime.aclose()
 
 

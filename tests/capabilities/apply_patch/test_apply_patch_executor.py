@@ -421,3 +421,63 @@ def test_empty_directories_are_created_in_order_and_kept(tmp_path: Path) -> None
     assert (tmp_path / "a/b/one").read_text() == "1\n"
     assert (tmp_path / "a/c/f").read_text() == "y\n"
     assert stat.S_ISDIR((tmp_path / "a/b").stat().st_mode)
+
+
+def test_staging_failure_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a").write_text("x\n")
+    (tmp_path / "b").write_text("x\n")
+    real_open = os.open
+
+    def no_space(path: str, flags: int, mode: int = 0o777, **kw: object) -> int:
+        if ".pct-apply-patch-" in str(path) and Path(path).parent.name == "sub":
+            raise OSError(28, "No space left on device")
+        return real_open(path, flags, mode)
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c").write_text("x\n")
+    monkeypatch.setattr(executor.os, "open", no_space)
+    before = snapshot(tmp_path)
+    with pytest.raises(PreflightError) as info:
+        apply_patch_text(
+            envelope(
+                "*** Update File: a",
+                "-x",
+                "+y",
+                "*** Update File: sub/c",
+                "-x",
+                "+y",
+            ),
+            tmp_path,
+        )
+    assert str(info.value) == (
+        "Cannot apply patch: preparing the new content of 'sub/c' failed: No space left on "
+        "device. Nothing was changed."
+    )
+    assert snapshot(tmp_path) == before  # the staged copy of 'a' was removed too
+
+
+def test_a_destination_that_appears_after_validation_is_refused(tmp_path: Path) -> None:
+    prepared = prepare_patch(envelope("*** Add File: n.txt", "+x"), tmp_path)
+    (tmp_path / "n.txt").write_text("someone else\n")
+    with pytest.raises(PreflightError) as info:
+        commit_prepared(prepared)
+    assert str(info.value) == (
+        "Cannot apply patch: 'n.txt' appeared on disk after the patch was checked. Nothing was "
+        "changed; re-read and send the patch again."
+    )
+    assert (tmp_path / "n.txt").read_text() == "someone else\n"
+
+
+def test_the_cli_path_imports_neither_lark_nor_asyncio(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pct_runtime.cli_commands import apply_patch_cmd\n"
+        f"rc = apply_patch_cmd.main(['--cwd', {str(tmp_path)!r}, {str(tmp_path / 'p')!r}])\n"
+        "print(rc, 'lark' in sys.modules, 'asyncio' in sys.modules)\n"
+    )
+    (tmp_path / "p").write_text(envelope("*** Add File: a", "+x"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.splitlines()[-1] == "0 False False"

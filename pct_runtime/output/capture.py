@@ -42,7 +42,6 @@ MAX_PENDING_CHUNKS = 16
 MIN_PENDING_BYTES = 64 * 1024
 IO_TIMEOUT_SECONDS = 5.0
 COALESCE_BYTES = 128 * 1024
-COALESCE_SECONDS = 0.002
 
 _T = TypeVar("_T")
 
@@ -109,6 +108,8 @@ class Capture:
         self.label = label
         self._prefix_limit = prefix_limit
         self._pending_cap = max(2 * prefix_limit, MIN_PENDING_BYTES)
+        self._batch_limit = max(self._pending_cap // 2, 1)
+        self._inflight_chunks = 0
         self._memory: list[bytes] = []  # the prefix, while there is no file
         self._memory_bytes = 0
         self._pending: deque[bytes] = deque()
@@ -132,7 +133,8 @@ class Capture:
         """True while the file writer is behind; the producer must wait on `ready()`."""
         if self._reason is not None or not self._want_file:
             return False
-        return len(self._pending) >= MAX_PENDING_CHUNKS or self._pending_bytes >= self._pending_cap
+        chunks = len(self._pending) + self._inflight_chunks
+        return chunks >= MAX_PENDING_CHUNKS or self._pending_bytes >= self._pending_cap
 
     async def ready(self) -> None:
         """Wait until appending is admitted again (or capture has failed, which never blocks)."""
@@ -285,13 +287,23 @@ class Capture:
                     and self._pending_bytes < COALESCE_BYTES
                     and not self._owner.closed
                 ):
-                    # Fast producers hand over small chunks; gather a few before paying for
-                    # a thread round trip (the producer is never blocked below this size).
-                    await asyncio.sleep(COALESCE_SECONDS)
+                    # Yield one loop iteration so ready producer callbacks can add their
+                    # chunks: fewer, larger thread round trips at high output rates.
+                    await asyncio.sleep(0)
                     if self._reason is not None:
                         break
-                batch = b"".join(self._pending)
-                count = len(self._pending)
+                # Hand over at most half the admission window, so the producer can keep
+                # filling the other half while this batch is written (a pipeline, not a
+                # stop-and-go).
+                taken: list[bytes] = []
+                size = 0
+                while self._pending and (not taken or size < self._batch_limit):
+                    chunk = self._pending.popleft()
+                    taken.append(chunk)
+                    size += len(chunk)
+                self._inflight_chunks = len(taken)
+                batch = taken[0] if len(taken) == 1 else b"".join(taken)
+                del taken
                 try:
                     await self._in_thread(functools.partial(_write_all, fd, batch))
                 except TimeoutError:
@@ -300,10 +312,10 @@ class Capture:
                 except OSError:
                     self._fail("io-error")
                     return
-                for _ in range(count):
-                    self._pending.popleft()
-                self._pending_bytes -= len(batch)
-                self._captured += len(batch)
+                finally:
+                    self._inflight_chunks = 0
+                self._pending_bytes -= size
+                self._captured += size
                 self._progress.set()
         finally:
             self._close_fd()

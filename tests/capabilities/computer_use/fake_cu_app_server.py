@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from typing import Any
 
 SCENARIO: dict[str, Any] = {}
@@ -171,6 +172,13 @@ def handle_tool_call(request_id: Any, params: dict[str, Any], thread_id: str) ->
         content = [text(done)]
     if SCENARIO.get("bad_content_on") == method:
         content = [{"type": "audio", "data": "AAAA"}]
+    if SCENARIO.get("close_stdin_after") == method:
+        # Stop reading before answering, stay alive with stdout open: the client's next
+        # write hits EPIPE rather than EOF.
+        sys.stdin.close()
+        os.close(0)
+        send({"id": request_id, "result": {"content": content, "isError": False}})
+        time.sleep(300)
     send({"id": request_id, "result": {"content": content, "isError": False}})
 
 

@@ -210,6 +210,31 @@ async def test_broken_pipe_on_write(cu_tree: CuTree, make_client: Any) -> None:
     assert len(cu_tree.records("spawn")) == 2
 
 
+async def test_epipe_while_the_peer_is_still_alive(cu_tree: CuTree, make_client: Any) -> None:
+    cu_tree.scenario(close_stdin_after="list_apps")
+    client = make_client()
+    await client.invoke("list_apps", {})
+    with pytest.raises(ComputerUseClientError) as caught:
+        await client.invoke("click", {"app": TEXTEDIT, "element_index": 4})
+    assert caught.value.code == "process-exit"
+    assert caught.value.unknown_outcome  # written (maybe partly) before the pipe broke
+    assert len(cu_tree.records("tool_call")) == 1
+    assert not client.is_running
+
+
+async def test_cancel_during_confirmation(cu_tree: CuTree, make_client: Any) -> None:
+    cu_tree.scenario(elicit={"click": [{"app": TEXTEDIT}]})
+    client = make_client()
+    ui = FakeUI(answers=[True], block=asyncio.Event())
+    task = asyncio.create_task(client.invoke("click", {"app": TEXTEDIT, "element_index": 1}, ui=ui))
+    await _until(lambda: bool(ui.asked))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert client.approved_apps == frozenset()
+    assert not client.is_running
+
+
 async def test_garbage_line_fails_the_transport(cu_tree: CuTree, make_client: Any) -> None:
     cu_tree.scenario(garbage_on=["click"])
     with pytest.raises(ComputerUseClientError) as caught:

@@ -81,13 +81,19 @@ class LineMatcher:
         state = self._tiers[tier]
         if state.index is None:
             key = state.key
-            index: dict[str, list[int]] = {key(w): [] for w in self._wanted}
+            wanted = dict.fromkeys(key(w) for w in self._wanted)
             # One pass at C speed: positions whose key the patch uses, then bucket those few.
             keys = self.lines if tier == 0 else map(key, self.lines)
-            hits = compress(count(), map(index.__contains__, keys))
+            hits = compress(count(), map(wanted.__contains__, keys))
             lines = self.lines
+            index: dict[str, list[int]] = {}
             for position in hits:
-                index[key(lines[position])].append(position)
+                k = lines[position] if tier == 0 else key(lines[position])
+                bucket = index.get(k)
+                if bucket is None:
+                    index[k] = [position]
+                else:
+                    bucket.append(position)
             state.index = index
         return state.index
 
@@ -122,7 +128,7 @@ class LineMatcher:
             remaining, anchor, at = best
             if remaining == 0:
                 continue
-            positions = index[keys[anchor]]
+            positions = index[keys[anchor]]  # non-empty: `remaining` > 0
             found: list[int] = []
             last_start = n - m
             while at < len(positions):

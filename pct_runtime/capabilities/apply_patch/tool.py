@@ -13,6 +13,7 @@ import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
@@ -152,8 +153,17 @@ def to_tool_result(result: ApplyResult) -> ToolResult:
     return ToolResult(text=result.text, details=result.details)
 
 
-async def _commit_in_thread(prepared: PreparedPatch) -> ApplyResult:
-    """Commit in a worker; a cancellation stops it at the next abort check and waits for it."""
+async def prepare_patch_async(patch: str, cwd: str | Path) -> PreparedPatch:
+    """`prepare_patch` in a worker thread (reads only). Raises `ApplyPatchError`."""
+    return await asyncio.to_thread(prepare_patch, patch, cwd)
+
+
+async def commit_prepared_async(prepared: PreparedPatch) -> ApplyResult:
+    """Commit in a worker; a cancellation stops it at the next abort check and waits for it.
+
+    If the worker was already past its last abort check, the commit completes and the
+    cancellation is still raised: the caller must treat the outcome as unknown.
+    """
     abort = threading.Event()
     task = asyncio.ensure_future(asyncio.to_thread(commit_prepared, prepared, abort.is_set))
     try:
@@ -184,7 +194,7 @@ class ApplyPatchTool:
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
         patch = patch_argument(args)
         try:
-            prepared = await asyncio.to_thread(prepare_patch, patch, ctx.cwd)
+            prepared = await prepare_patch_async(patch, ctx.cwd)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         if self._approval is not None:
@@ -196,7 +206,7 @@ class ApplyPatchTool:
                     "approval-denied", "Apply Patch was not approved. Nothing was changed."
                 )
         try:
-            result = await _commit_in_thread(prepared)
+            result = await commit_prepared_async(prepared)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)

@@ -17,6 +17,7 @@ import socket
 import struct
 import subprocess
 import sys
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 MAX_FRAME_BYTES = 256 * 1024 + 16 * 1024
 _HEADER = struct.Struct("!I")
 _START_TIMEOUT = 10.0
+# Idle, never-used cell processes kept ready (each serves exactly one cell, then exits).
+SPARE_WORKERS = 2
 
 
 class WorkerStartError(RuntimeError):
@@ -41,12 +44,53 @@ class FrameError(RuntimeError):
 class Zygote:
     """One idle, preloaded Python process that forks a fresh process per cell."""
 
-    def __init__(self, memory_limit: int = MEMORY_LIMIT_BYTES) -> None:
+    def __init__(self, memory_limit: int = MEMORY_LIMIT_BYTES, spares: int = SPARE_WORKERS):
         self._memory_limit = memory_limit
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctrl: socket.socket | None = None
         self._lock = asyncio.Lock()
         self._ready = False
+        self._spare_target = spares
+        self._spares: deque[tuple[int, socket.socket]] = deque()
+        self._refill: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def spare_pids(self) -> list[int]:
+        return [pid for pid, _ in self._spares]
+
+    async def acquire(self) -> tuple[int, socket.socket]:
+        """A clean cell process: a pre-forked spare when one is ready, else a fresh fork.
+
+        A spare has never run anything and is handed out once. Replacements are created by
+        `fill_soon()`, which the manager calls once a call has been answered, so forking a
+        spare never competes with the cell that is running.
+        """
+        while self._spares:
+            pid, sock = self._spares.popleft()
+            if _socket_open(sock):
+                return pid, sock
+            sock.close()
+        return await self.fork()
+
+    def fill_soon(self) -> None:
+        """Start creating spares in the background."""
+        self._schedule_refill()
+
+    def _schedule_refill(self) -> None:
+        if self._spare_target <= 0 or self._closed:
+            return
+        if self._refill is None or self._refill.done():
+            self._refill = asyncio.get_running_loop().create_task(self._fill())
+
+    async def _fill(self) -> None:
+        with contextlib.suppress(WorkerStartError, OSError):
+            while len(self._spares) < self._spare_target and not self._closed:
+                spare = await self.fork()
+                if self._closed:
+                    spare[1].close()
+                    return
+                self._spares.append(spare)
 
     @property
     def pid(self) -> int | None:
@@ -143,6 +187,8 @@ class Zygote:
             return pid, socket.socket(fileno=fds[0])
 
     async def _kill(self) -> None:
+        while self._spares:
+            self._spares.popleft()[1].close()
         ctrl, self._ctrl = self._ctrl, None
         proc, self._proc = self._proc, None
         self._ready = False
@@ -158,8 +204,24 @@ class Zygote:
         await asyncio.to_thread(_reap, proc)
 
     async def close(self) -> None:
+        self._closed = True
+        refill, self._refill = self._refill, None
+        if refill is not None and not refill.done():
+            refill.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refill
         async with self._lock:
             await self._kill()
+
+
+def _socket_open(sock: socket.socket) -> bool:
+    """False once the peer (a spare cell process) has gone away."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
 
 
 def _wake(fut: asyncio.Future[None]) -> None:

@@ -46,7 +46,13 @@ from pct_runtime.capabilities.code.render import (
 )
 from pct_runtime.host.ui import UIUnavailableError
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
-from pct_runtime.output import Capture, OutputOwner, RollingPreview, truncate_text
+from pct_runtime.output import (
+    Capture,
+    OutputOwner,
+    RecoveryRecord,
+    RollingPreview,
+    truncate_text,
+)
 
 MAX_RUNNING_CELLS = 4
 MAX_UNREAD_TERMINAL = 16
@@ -102,6 +108,7 @@ class _Cell:
     progress: Callable[[Mapping[str, Any]], None] | None = None
     progress_count: int = 0
     pump: asyncio.Task[None] | None = None
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
 
     @property
     def pid(self) -> int:
@@ -141,6 +148,7 @@ class CodeManager:
         self._closed = False
         self._background: set[asyncio.Task[Any]] = set()
         self.spawned_pids: list[int] = []  # every cell process ever created (diagnostics)
+        self._listeners: list[Callable[[CellView], None]] = []
 
     # -- public API --------------------------------------------------------------------------
     @property
@@ -158,14 +166,40 @@ class CodeManager:
     def worker_pids(self) -> list[int]:
         """Process ids of live cell workers plus the zygote (for diagnostics and tests)."""
         pids = [c.pid for c in self._cells.values() if not c.channel.eof.is_set()]
+        pids += self._zygote.spare_pids
         if self._zygote.pid is not None:
             pids.append(self._zygote.pid)
         return pids
 
+    # -- observers (viewers such as the console) ---------------------------------------------
+    def subscribe(self, listener: Callable[[CellView], None]) -> Callable[[], None]:
+        """Call `listener(view)` when a cell starts. Returns an unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def cells(self) -> list[CellView]:
+        """Views of the cells whose handles are held now."""
+        return [CellView(self, cell) for cell in self._cells.values()]
+
+    async def stop_cell(self, cell_id: str) -> bool:
+        """Stop a running cell as `wait terminate=true` would; False if it is unknown or
+        already finished. The model's next `wait` reports the terminal state."""
+        cell = self._cells.get(cell_id)
+        if cell is None or cell.terminal.is_set():
+            return False
+        await self._stop(cell, STOP_REQUEST)
+        return True
+
     async def warm(self) -> None:
-        """Start the preloaded worker parent ahead of the first `exec` (optional)."""
+        """Start the preloaded worker parent and its spares ahead of the first `exec`."""
         try:
             await self._zygote.start()
+            self._zygote.fill_soon()
         except WorkerStartError as exc:
             raise _err("cell-start-failed", f"Code Mode could not start a worker: {exc}") from None
 
@@ -181,7 +215,7 @@ class CodeManager:
             )
         declared = self._snapshot(request.uses)
         try:
-            pid, sock = await self._zygote.fork()
+            pid, sock = await self._zygote.acquire()
             self.spawned_pids.append(pid)
             channel = await CellChannel.open(pid, sock)
         except (WorkerStartError, OSError) as exc:
@@ -199,9 +233,18 @@ class CodeManager:
             error_cap=self._owner.open_capture(f"{cell_id} error", prefix_limit=ERROR_BYTES),
         )
         self._cells[cell_id] = cell
+        for listener in list(self._listeners):
+            try:
+                listener(CellView(self, cell))
+            except Exception:
+                self._listeners.remove(listener)
         channel.send({"t": "run", "code": request.code, "uses": sorted(declared)})
         cell.pump = asyncio.get_running_loop().create_task(self._pump(cell))
-        return await self._observe(cell, request.yield_ms, request.budget_bytes, ctx, False)
+        try:
+            return await self._observe(cell, request.yield_ms, request.budget_bytes, ctx, False)
+        finally:
+            if not self._closed:
+                self._zygote.fill_soon()  # replace the spare after answering, not before
 
     async def wait(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
         request = parse_wait_args(args)
@@ -386,6 +429,11 @@ class CodeManager:
                     await cell.output.ready()  # the producer credit: no read until admitted
                     cell.output.append(text)
                     cell.preview.append(text.encode("utf-8", "replace"))
+                    for listener in list(cell.listeners):
+                        try:
+                            listener(text)
+                        except Exception:
+                            cell.listeners.remove(listener)
                 elif kind == "c":
                     self._on_call(cell, msg)
                 elif kind in ("rs", "es") and isinstance(text, str):
@@ -665,6 +713,51 @@ class CodeManager:
                 "The user declined the nested apply_patch. Nothing was changed; do not retry it "
                 "without asking the user.",
             )
+
+
+class CellView:
+    """A read-only view of one cell for viewers: id, state, output and recovery records."""
+
+    def __init__(self, manager: CodeManager, cell: _Cell) -> None:
+        self._manager = manager
+        self._cell = cell
+
+    @property
+    def id(self) -> str:
+        return self._cell.id
+
+    @property
+    def state(self) -> str:
+        return self._cell.state
+
+    @property
+    def terminal(self) -> asyncio.Event:
+        return self._cell.terminal
+
+    def recovery(self) -> dict[str, RecoveryRecord]:
+        cell = self._cell
+        return {
+            "output": cell.output.snapshot(),
+            "result": cell.result_cap.snapshot(),
+            "error": cell.error_cap.snapshot(),
+        }
+
+    def output_text(self) -> str | None:
+        """The whole output while it is only in memory (else see the recovery file)."""
+        return self._cell.output.memory_text()
+
+    def add_output_listener(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener(text)` with every output chunk of the cell (a copy)."""
+        self._cell.listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._cell.listeners:
+                self._cell.listeners.remove(listener)
+
+        return remove
+
+    async def stop(self) -> bool:
+        return await self._manager.stop_cell(self._cell.id)
 
 
 def _sid(session: str | None) -> dict[str, str]:

@@ -410,12 +410,14 @@ def run_cell(sock: socket.socket, memory_limit: int) -> int:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
         except (ImportError, ValueError, OSError):
             pass
+    # Everything that does not depend on the program is set up before it arrives, so a
+    # pre-forked spare only has to compile and run.
     reader = _Reader(sock)
+    rt = _CellRuntime(sock, reader)
+    table = _make_builtins(rt)
     msg = reader.next_blocking()
     source = str(msg.get("code", ""))
     declared = [str(n) for n in msg.get("uses", [])]  # type: ignore[attr-defined]
-    rt = _CellRuntime(sock, reader)
-    table = _make_builtins(rt)
     namespace: dict[str, object] = {
         "__builtins__": table,
         "__name__": "__cell__",
@@ -493,6 +495,10 @@ def zygote_main(ctrl_fd: int, memory_limit: int) -> None:
             importlib.import_module(name)
         except ImportError:
             continue
+    import gc
+
+    gc.collect()
+    gc.freeze()  # forked cells never walk (and so never copy) the preloaded objects
     ctrl = socket.socket(fileno=ctrl_fd)
     _set_parent_death_signal()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # cells are reaped automatically

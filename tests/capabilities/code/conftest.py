@@ -38,9 +38,9 @@ async def make_manager(owner: OutputOwner) -> AsyncIterator[Callable[..., CodeMa
 
     yield factory
     for manager in made:
-        zygote = manager.zygote_pid
+        before = set(manager.worker_pids())  # zygote, live cells and idle spares
         await manager.close()
-        pids = list(manager.spawned_pids) + ([zygote] if zygote else [])
+        pids = sorted(before | set(manager.spawned_pids))
         leftover = await asyncio.to_thread(wait_gone, pids)
         assert not leftover, f"worker processes left behind: {leftover}"
         assert manager.worker_pids() == []

@@ -69,14 +69,21 @@ async def bench_true(runs: int, temp: str) -> tuple[float, float]:
     for _ in range(10):  # warm up both paths
         await exec_tool({"cmd": "true"}, ctx)
         await bare("true")
-    for _ in range(runs):
+    async def run_ours() -> None:
         t = time.perf_counter()
         result = await exec_tool({"cmd": "true"}, ctx)
         ours.append(time.perf_counter() - t)
         assert result.details["status"] == "completed"
+
+    async def run_peer() -> None:
         t = time.perf_counter()
         await bare("true")
         peer.append(time.perf_counter() - t)
+
+    for i in range(runs):  # alternate which goes first, so load drifts hit both alike
+        first, second = (run_ours, run_peer) if i % 2 == 0 else (run_peer, run_ours)
+        await first()
+        await second()
     await manager.close()
     await owner.close()
     return statistics.median(ours), statistics.median(peer)
@@ -151,7 +158,7 @@ async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--mb", type=int, default=500)
     parser.add_argument("--temp", default=tempfile.gettempdir())
     args = parser.parse_args()

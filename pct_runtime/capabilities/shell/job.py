@@ -123,6 +123,32 @@ class ShellJob:
         self._tasks: set[asyncio.Task[object]] = set()
         self._stop_task: asyncio.Task[bool] | None = None
         self._probing = False
+        self._output_listeners: list[Callable[[str, str], None]] = []
+
+    # -- observers -----------------------------------------------------------------------
+    def add_output_listener(self, listener: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call `listener(stream_label, text)` with every decoded chunk as it is captured.
+
+        For viewers (the console): listeners see a copy of the output and never consume the
+        model's preview. A failing listener is dropped. Returns a function that removes it.
+        """
+        self._output_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._output_listeners:
+                self._output_listeners.remove(listener)
+
+        return remove
+
+    def _tell(self, label: str, data: bytes) -> None:
+        if not self._output_listeners:
+            return
+        text = data.decode("utf-8", errors="replace")
+        for listener in list(self._output_listeners):
+            try:
+                listener(label, text)
+            except Exception:
+                self._output_listeners.remove(listener)
 
     # -- spawn ---------------------------------------------------------------------------
     async def spawn(
@@ -203,6 +229,7 @@ class ShellJob:
             stream.preview.append(encoded)
             self.ever_output = True
             self._news.set()
+            self._tell(stream.label, encoded)
         if stream.capture.blocked:
             self._pause(stream)
 
@@ -232,6 +259,7 @@ class ShellJob:
             stream.capture.append(tail)
             stream.preview.append(tail)
             self.ever_output = True
+            self._tell(stream.label, tail)
         stream.capture.finish(source_error=source_error)
         self._news.set()
         self._check_settled()
@@ -288,13 +316,15 @@ class ShellJob:
                 return
             self._news.clear()
             try:
-                await asyncio.wait_for(self._news.wait(), remaining)
+                async with asyncio.timeout(remaining):  # no extra task, unlike wait_for
+                    await self._news.wait()
             except TimeoutError:
                 return
         remaining = min(settle_window, deadline - loop.time())
         if not self.settled.is_set() and remaining > 0:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.settled.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self.settled.wait()
 
     # -- stop ----------------------------------------------------------------------------
     def request_stop(self) -> asyncio.Task[bool]:
@@ -313,7 +343,8 @@ class ShellJob:
 
     async def _wait_settled(self, within: float) -> bool:
         try:
-            await asyncio.wait_for(self.settled.wait(), within)
+            async with asyncio.timeout(within):
+                await self.settled.wait()
         except TimeoutError:
             return False
         return True

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CuTree, FakeUI
+from cu_helpers import CuTree, FakeUI, alive
 
 from pct_runtime.capabilities.base import CallContext, ToolError
 from pct_runtime.capabilities.computer_use import (
@@ -494,9 +494,8 @@ async def test_status_probe_default_client_closes_everything(cu_tree: CuTree) ->
     )
     assert await probe.probe() is None
     [spawn] = cu_tree.records("spawn")
-    from conftest import _alive
 
-    assert not _alive(spawn["pid"])
-    assert not _alive(spawn["child"])
+    assert not alive(spawn["pid"])
+    assert not alive(spawn["child"])
     assert not await asyncio.to_thread(Path(spawn["codex_home"]).exists)
     assert json.loads(cu_tree.scenario_path.read_text()) == {"spawn_child": True}

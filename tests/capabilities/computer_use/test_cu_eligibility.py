@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST, CuTree, build_tree
+from cu_helpers import FAST, CuTree, build_tree
 
 from pct_runtime.capabilities.computer_use import (
     CHATGPT_RESOURCES,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeUI
+from cu_helpers import FakeUI
 
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
 from pct_runtime.capabilities.computer_use import (

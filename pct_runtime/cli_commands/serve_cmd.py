@@ -36,8 +36,28 @@ def parse_allowlist(text: str | None) -> list[str] | None:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+def _defer_model_builds() -> None:
+    """Build pydantic validators on first use instead of at import.
+
+    The MCP SDK defines ~560 pydantic models; building all of them at import is most of
+    `pct serve`'s start-up, and a server uses a few dozen. Deferring is pydantic's own
+    `defer_build` behaviour, switched on process-wide for this command only; if a future
+    pydantic moves the defaults, start-up is merely slower.
+    """
+    try:
+        from pydantic._internal import _config
+
+        defaults = _config.config_defaults
+        if isinstance(defaults, dict) and "defer_build" in defaults:
+            defaults["defer_build"] = True
+    except (ImportError, AttributeError):  # pragma: no cover - a pydantic without it
+        pass
+
+
 def handle(args: argparse.Namespace) -> int:
     from pct_runtime.cli import CliError
+
+    _defer_model_builds()
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="pct: %(levelname)s %(name)s: %(message)s"

@@ -1,0 +1,247 @@
+"""Benchmark: pct's MCP server against a minimal server on the same SDK, side by side.
+
+1. Round-trip latency of a trivial `tools/call` over stdio and over streamable HTTP, with
+   the official MCP Python client driving both servers. pct's call is `write_stdin` to an
+   unknown shell session (argument normalization, admission, the shell manager's lookup,
+   error mapping); the peer's is `echo`. Goal: pct ≤ 1.2× the peer.
+2. Time from spawning the server to its `initialize` response (stdio). Goal: pct ≤ 1.0 s.
+
+Run: `python bench/mcp.py [--calls N] [--spawns N]`. Prints a table; exits 0.
+"""
+
+# ruff: noqa: E402, ASYNC220 - the path fix must precede imports; spawns are setup, not timed
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is named like the SDK package: keep its directory off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+HERE = Path(__file__).resolve().parent
+PCT = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
+MINIMAL = [sys.executable, "-P", str(HERE / "mcp_minimal_server.py")]  # -P: see above
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+def prepare_agent_dir(root: Path) -> dict[str, str]:
+    agent = root / "agent"
+    (agent / "extensions").mkdir(parents=True)
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
+        json.dumps({"shellSessions": {"enabled": True}}), encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env["PI_CODING_AGENT_DIR"] = str(agent)
+    return env
+
+
+# ----------------------------------------------------------------------------- start-up
+def time_initialize(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write((json.dumps(INIT) + "\n").encode())
+    proc.stdin.flush()
+    line = proc.stdout.readline()
+    elapsed = time.perf_counter() - start
+    if b'"result"' not in line:
+        raise RuntimeError(f"no initialize result from {argv[0]}: {line[:200]!r}")
+    proc.stdin.close()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return elapsed
+
+
+# ----------------------------------------------------------------------------- round trips
+async def time_calls(client: Client, name: str, args: dict[str, Any], calls: int) -> list[float]:
+    for _ in range(max(5, calls // 10)):  # warm-up: lazy imports, model builds, caches
+        await client.call_tool(name, args)
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        await client.call_tool(name, args)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+@contextlib.asynccontextmanager
+async def http_process(argv: list[str], env: dict[str, str], cwd: Path) -> AsyncIterator[str]:
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        url = ""
+        while not url:
+            line = await asyncio.to_thread(proc.stderr.readline)
+            if not line:
+                raise RuntimeError(f"{argv[0]} exited before serving")
+            if "serving MCP at " in line:
+                url = line.split("serving MCP at ", 1)[1].split()[0]
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+PCT_CALL = ("write_stdin", {"session_id": "pct-shell-000000000000", "chars": ""})
+PEER_CALL = ("echo", {"text": "x"})
+
+
+async def stdio_samples(
+    argv: list[str], env: dict[str, str], cwd: Path, call: tuple[str, dict[str, Any]], n: int
+) -> list[float]:
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+    async with Client(params, mode="legacy") as client:
+        return await time_calls(client, call[0], call[1], n)
+
+
+async def http_samples(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    call: tuple[str, dict[str, Any]],
+    n: int,
+    token: Callable[[], str | None],
+) -> list[float]:
+    async with http_process(argv, env, cwd) as url:
+        secret = token()
+        headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+        http = httpx2.AsyncClient(headers=headers, timeout=30)
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            return await time_calls(client, call[0], call[1], n)
+
+
+def fmt(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p90 = ordered[int(0.9 * (len(ordered) - 1))]
+    return f"{statistics.median(ordered) * 1000:8.2f} {p90 * 1000:8.2f}"
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--spawns", type=int, default=5)
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = prepare_agent_dir(root)
+        work = root / "work"
+        work.mkdir()
+        agent = Path(env["PI_CODING_AGENT_DIR"])
+
+        def pct_token() -> str:
+            return (agent / "pct" / "token").read_text().strip()
+
+        rows: list[tuple[str, list[float], list[float]]] = []
+        measures: list[
+            tuple[str, Callable[[], Awaitable[list[float]]], Callable[[], Awaitable[list[float]]]]
+        ] = [
+            (
+                "tools/call over stdio",
+                lambda: stdio_samples([PCT, "serve"], env, work, PCT_CALL, opts.calls),
+                lambda: stdio_samples(MINIMAL, env, work, PEER_CALL, opts.calls),
+            ),
+            (
+                "tools/call over HTTP",
+                lambda: http_samples(
+                    [PCT, "serve", "--http", "127.0.0.1:0"],
+                    env,
+                    work,
+                    PCT_CALL,
+                    opts.calls,
+                    pct_token,
+                ),
+                lambda: http_samples(
+                    [*MINIMAL, "--http", "0"], env, work, PEER_CALL, opts.calls, lambda: None
+                ),
+            ),
+        ]
+        for label, ours, peer in measures:
+            # alternate the two servers so background load hits both alike
+            mine: list[float] = []
+            theirs: list[float] = []
+            for _ in range(2):
+                mine += await ours()
+                theirs += await peer()
+            rows.append((label, mine, theirs))
+
+        pct_init = [time_initialize([PCT, "serve"], env, work) for _ in range(opts.spawns)]
+        peer_init = [time_initialize(MINIMAL, env, work) for _ in range(opts.spawns)]
+
+    print(
+        f"{'measure':28} {'pct med':>8} {'pct p90':>8} {'peer med':>8} {'peer p90':>8} {'ratio':>6}"
+    )
+    print("-" * 72)
+    for label, mine, theirs in rows:
+        ratio = statistics.median(mine) / statistics.median(theirs)
+        print(f"{label + ' (ms)':28} {fmt(mine)} {fmt(theirs)} {ratio:6.2f}  (goal <= 1.20)")
+    ratio = statistics.median(pct_init) / statistics.median(peer_init)
+    print(
+        f"{'spawn -> initialize (ms)':28} {fmt(pct_init)} {fmt(peer_init)} {ratio:6.2f}"
+        f"  (goal: pct median <= 1000 ms)"
+    )
+    print(
+        f"\n{opts.calls}x2 calls per server and transport; {opts.spawns} spawns each; "
+        f"load avg {os.getloadavg()[0]:.2f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

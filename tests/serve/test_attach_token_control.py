@@ -1,0 +1,124 @@
+"""Attach snippets, the token file and the live-control channel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pct_runtime.cli import main
+from pct_runtime.cli_commands.attach_cmd import snippet
+from pct_runtime.serve.control import ControlServer, list_runtimes, request
+from pct_runtime.serve.http import parse_listen
+from pct_runtime.serve.token import load_or_create_token, token_matches, token_path
+
+
+def test_stdio_snippets_start_pct_serve() -> None:
+    codex = snippet("codex", None, "/opt/pct")
+    assert "codex mcp add pct -- /opt/pct serve" in codex
+    assert '[mcp_servers.pct]\ncommand = "/opt/pct"\nargs = ["serve"]' in codex
+    assert snippet("claude", None, "pct") == "claude mcp add pct -- pct serve\n"
+    pi = snippet("pi", None, "pct")
+    body = json.loads(pi.split("mcp.json:\n", 1)[1])
+    assert body == {
+        "mcpServers": {"pct": {"command": "pct", "args": ["serve"], "exposure": "direct"}}
+    }
+
+
+def test_http_snippets_use_the_url_and_pct_token() -> None:
+    url = "http://127.0.0.1:8765/mcp"
+    codex = snippet("codex", url, "pct")
+    assert f'url = "{url}"' in codex
+    assert 'bearer_token_env_var = "PCT_TOKEN"' in codex
+    assert snippet("claude", url, "pct") == (
+        f'claude mcp add --transport http pct {url} --header "Authorization: Bearer $PCT_TOKEN"\n'
+    )
+    pi = json.loads(snippet("pi", url, "pct").split("mcp.json:\n", 1)[1])
+    assert pi["mcpServers"]["pct"]["headers"] == {"Authorization": "Bearer ${PCT_TOKEN}"}
+
+
+def test_attach_command_never_prints_the_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    token = load_or_create_token(tmp_path, env={})
+    assert main(["attach", "codex", "--http", "http://127.0.0.1:9/mcp"]) == 0
+    out = capsys.readouterr().out
+    assert token not in out
+    assert f'export PCT_TOKEN="$(cat {token_path(tmp_path)})"' in out
+
+
+def test_token_is_private_stable_and_overridable(tmp_path: Path) -> None:
+    first = load_or_create_token(tmp_path, env={})
+    assert len(first) >= 32
+    path = token_path(tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert load_or_create_token(tmp_path, env={}) == first
+    assert load_or_create_token(tmp_path, env={"PCT_TOKEN": "mine"}) == "mine"
+    assert token_matches(first, first)
+    assert not token_matches(first, None)
+    assert not token_matches(first, first + "x")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("8765", ("127.0.0.1", 8765)), ("0.0.0.0:80", ("0.0.0.0", 80)), ("[::1]:9", ("::1", 9))],
+)
+def test_parse_listen(text: str, expected: tuple[str, int]) -> None:
+    assert parse_listen(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "host:", "x:99999", "[::1]9", "abc"])
+def test_parse_listen_rejects(text: str) -> None:
+    with pytest.raises(ValueError, match=r"port|host|expected"):
+        parse_listen(text)
+
+
+async def test_control_channel_registry_and_auth(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    async def handler(op: str) -> dict[str, Any]:
+        seen.append(op)
+        return {"ok": True, "message": f"did {op}"}
+
+    server = ControlServer(tmp_path, "secret", handler, kind="pct serve", mcp="stdio")
+    await server.start()
+    try:
+        entries = list_runtimes(tmp_path)
+        assert [(e.pid, e.kind, e.mcp) for e in entries] == [(os.getpid(), "pct serve", "stdio")]
+        assert stat.S_IMODE(entries[0].path.stat().st_mode) == 0o600
+        assert await request(entries[0], "secret", "reload") == {
+            "ok": True,
+            "message": "did reload",
+        }
+        assert await request(entries[0], "wrong", "reload") == {
+            "ok": False,
+            "error": "unauthorized",
+        }
+        assert await request(entries[0], "secret", "rm -rf") == {"ok": False, "error": "unknown op"}
+        host, _, port = entries[0].control.rpartition(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"not json\n")
+        await writer.drain()
+        assert json.loads(await reader.readline()) == {"ok": False, "error": "malformed request"}
+        writer.close()
+        assert seen == ["reload"]
+    finally:
+        await server.aclose()
+    assert list_runtimes(tmp_path) == []
+
+
+def test_stale_registry_entries_are_ignored_and_swept(tmp_path: Path) -> None:
+    directory = tmp_path / "pct" / "runtimes"
+    directory.mkdir(parents=True)
+    dead = directory / "999999-dead.json"
+    dead.write_text(json.dumps({"pid": 999999, "kind": "pct serve", "control": "127.0.0.1:1"}))
+    (directory / "garbage.json").write_text("{")
+    assert list_runtimes(tmp_path) == []
+    assert not dead.exists()

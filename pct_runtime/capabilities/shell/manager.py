@@ -99,6 +99,24 @@ class ShellManager:
         self._starting = 0
         self._closed = False
         self._background: set[asyncio.Task[bool]] = set()
+        self._listeners: list[Callable[[ShellJob], None]] = []
+
+    # -- observers -----------------------------------------------------------------------
+    def subscribe(self, listener: Callable[[ShellJob], None]) -> Callable[[], None]:
+        """Call `listener(job)` whenever a job has started (for viewers such as the console,
+        which then follows `job.settled` and `job.add_output_listener`). Returns an
+        unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def jobs(self) -> list[ShellJob]:
+        """The jobs whose handles are held now (running, or terminal and not yet read)."""
+        return list(self._jobs.values())
 
     # -- introspection -------------------------------------------------------------------
     @property
@@ -178,6 +196,11 @@ class ShellManager:
         finally:
             self._starting -= 1
         self._jobs[job.id] = job
+        for listener in list(self._listeners):
+            try:
+                listener(job)
+            except Exception:
+                self._listeners.remove(listener)
         if self._closed:
             self._stop_in_background(job)
             raise ToolError("manager-closed", "Shell Sessions closed while the command started.")
@@ -269,6 +292,7 @@ class ShellManager:
             raise
 
     def _ensure_observable(self, job: ShellJob) -> None:
+        self._ensure_open()  # the session ended while this observer waited
         if job.delivered or job.reserved_by is not None or self._jobs.get(job.id) is not job:
             raise ToolError("stale-session", stale_session_message(job.id))
 
@@ -330,10 +354,13 @@ class ShellManager:
             job.reserved_by = token
         stop = job.request_stop()
         try:
-            await asyncio.shield(stop)
-        finally:
-            if job.reserved_by is token and not job.settled.is_set():
-                job.reserved_by = None  # unknown outcome: the handle stays for poll/stop retry
+            await asyncio.shield(stop)  # a cancelled caller does not cancel the stop itself
+        except BaseException:
+            if job.reserved_by is token:
+                job.reserved_by = None  # the next observer may report the terminal result
+            raise
+        if job.reserved_by is token and not job.settled.is_set():
+            job.reserved_by = None  # unknown outcome: the handle stays for poll/stop retry
         if job.reserved_by is not token and job.settled.is_set():
             raise ToolError("stale-session", stale_session_message(job.id))
         if job.delivered or self._jobs.get(job.id) is not job:

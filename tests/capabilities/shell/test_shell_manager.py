@@ -495,3 +495,33 @@ async def test_terminate_after_natural_completion_reports_completed(
     assert result.details["status"] == "completed"
     assert result.details["exitCode"] == 0
     assert result.details["stdout"] == "done\n"
+
+
+async def test_close_ends_waiting_polls_with_manager_closed(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    first = await manager.start({"cmd": "exec sleep 30", "yield_time_ms": 0}, cwd=tmp_path)
+    poll = asyncio.create_task(
+        manager.write({"session_id": first.details["session_id"], "yield_time_ms": 60_000})
+    )
+    await asyncio.sleep(0.1)
+    await manager.close()
+    with pytest.raises(ToolError) as info:
+        await poll
+    assert info.value.code == "manager-closed"
+
+
+async def test_cancelled_terminate_call_still_stops_and_releases_reservation(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    cmd = "trap '' TERM; while :; do sleep 0.1; done"
+    first = await manager.start({"cmd": cmd, "yield_time_ms": 200}, cwd=tmp_path)
+    sid = first.details["session_id"]
+    stop = asyncio.create_task(manager.write({"session_id": sid, "terminate": True}))
+    await asyncio.sleep(0.1)
+    stop.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stop
+    result = await manager.write({"session_id": sid, "yield_time_ms": 10_000})
+    assert result.details["status"] == "terminated"
+    assert result.details["signal"] == "SIGKILL"

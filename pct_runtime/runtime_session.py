@@ -83,6 +83,8 @@ class RuntimeSession:
             nested=self._nested_dispatch,
             agent_dir=runtime.agent_dir,
             plan=lambda: self.plan,
+            plan_now=lambda: None if self.closed else self.plan_now(),
+            describe=self._describe,
             discovered=self.host.discovered,
             resync=self.sync,
             hooks=runtime.hooks,
@@ -140,39 +142,19 @@ class RuntimeSession:
 
     async def sync(self, *, initial: bool = False) -> bool:
         """Plan and commit the projection; notify listeners when the surface changed."""
-        from pct_runtime.decide.projection import ProjectionInputs, plan_projection
-        from pct_runtime.host.platform import computer_use_static_reason, shell_available
-
         if self.closed:
             return False
         runtime = self.runtime
         sync = runtime.projection_sync
         async with self._sync_lock:
             ticket = sync.begin(self.id)
-            snapshot = runtime.tool_snapshot()
             self.host.ui_available = self.ui.available
-            previous = self.plan
-            plan = plan_projection(
-                ProjectionInputs(
-                    config=runtime.config,
-                    model=self.host.model,
-                    registry=runtime.models,
-                    tools=snapshot,
-                    active=tuple(self.host.active_tools) if previous else tuple(snapshot.names),
-                    session_kind=self.kind,
-                    ui_available=self.host.ui_available,
-                    discovered=frozenset(self.host.discovered),
-                    native_suppressed=previous.native_suppressed if previous else frozenset(),
-                    platform=runtime.platform,
-                    computer_use_runtime_reason=(
-                        computer_use_static_reason() if runtime.platform == "darwin" else None
-                    ),
-                    shell_available=shell_available(),
-                )
-            )
+            plan = self.plan_now()
             if not sync.commit(ticket, plan, config_revision=runtime.config_revision):
                 return False
             self.host.active_tools = list(plan.active)
+            # Disabling discovery forgets this session's loads (re-enabling hides again).
+            self.host.discovered.intersection_update(plan.discovered)
             new = self._projection_of(plan)
             changed = not new.same_surface(self.projection)
             self.projection = new
@@ -187,6 +169,36 @@ class RuntimeSession:
                 except Exception:
                     _log.exception("projection listener failed")
         return changed
+
+    def plan_now(self) -> ProjectionPlan:
+        """Plan this session's projection from the current state, without committing it.
+
+        `sync` commits exactly this; `find_tools` reads it to recheck eligibility per call.
+        """
+        from pct_runtime.decide.projection import ProjectionInputs, plan_projection
+        from pct_runtime.host.platform import computer_use_static_reason, shell_available
+
+        runtime = self.runtime
+        snapshot = runtime.tool_snapshot()
+        previous = self.plan
+        return plan_projection(
+            ProjectionInputs(
+                config=runtime.config,
+                model=self.host.model,
+                registry=runtime.models,
+                tools=snapshot,
+                active=tuple(self.host.active_tools) if previous else tuple(snapshot.names),
+                session_kind=self.kind,
+                ui_available=self.ui.available,
+                discovered=frozenset(self.host.discovered),
+                native_suppressed=previous.native_suppressed if previous else frozenset(),
+                platform=runtime.platform,
+                computer_use_runtime_reason=(
+                    computer_use_static_reason() if runtime.platform == "darwin" else None
+                ),
+                shell_available=shell_available(),
+            )
+        )
 
     def _projection_of(self, plan: ProjectionPlan) -> Projection:
         visible = tuple(name for name in plan.active if name in self._tools)
@@ -232,6 +244,10 @@ class RuntimeSession:
     def tool_specs(self) -> list[ToolSpec]:
         """Specs of the visible tools, in projection order."""
         return [self._tools[name].spec for name in self.projection.visible]
+
+    def _describe(self, name: str) -> str | None:
+        tool = self._tools.get(name)
+        return tool.spec.description if tool is not None else None
 
     def known(self, name: str) -> bool:
         return name in self._tools or name in self.projection.inactive

@@ -36,6 +36,10 @@ class SessionServices:
     agent_dir: Path
     #: The session's committed `ProjectionPlan` (None before the first sync).
     plan: Callable[[], Any] = lambda: None
+    #: Plan the session's projection now, uncommitted (`find_tools` rechecks per call).
+    plan_now: Callable[[], Any] = lambda: None
+    #: The description of one of the session's own tools; None when it has no such tool.
+    describe: Callable[[str], str | None] = lambda name: None
     #: Deferred names `find_tools` loaded in this session (mutable; never persisted).
     discovered: set[str] = field(default_factory=set)
     #: Re-plan and commit the session's projection (after a load); True if it changed.
@@ -202,8 +206,21 @@ def _code_binding() -> CapabilityBinding:
     return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
 
 
+def _discovery_binding() -> CapabilityBinding:
+    from pct_runtime.capabilities.discovery import FindToolsTool
+    from pct_runtime.host.names import FIND_TOOLS_TOOL
+    from pct_runtime.runtime_discovery import SessionDiscovery
+
+    return CapabilityBinding(
+        "tool_discovery",
+        (FIND_TOOLS_TOOL,),
+        lambda services: [FindToolsTool(SessionDiscovery(services))],
+    )
+
+
 _BINDING_FACTORIES: list[Callable[[], CapabilityBinding | None]] = [
     _apply_patch_binding,
     _shell_binding,
     _code_binding,
+    _discovery_binding,
 ]

@@ -164,3 +164,16 @@ def load_names(requested: list[str], plan: ProjectionPlan) -> LoadResult:
             if member not in active:
                 add.append(member)
     return LoadResult(tuple(add), tuple(loaded), tuple(rejected))
+
+
+def discovery_state(name: str, plan: ProjectionPlan) -> str:
+    """A managed name's `find_tools` query state: `active` (in the active list now),
+    `eligible` (a load of it would succeed) or `unavailable: <reason>` — the same reason a
+    load would be rejected with, atomic-group reasons included."""
+    if name in plan.active:
+        return "active"
+    result = load_names([name], plan)
+    rejected = dict(result.rejected)
+    if name in rejected:
+        return f"unavailable: {rejected[name]}"
+    return "eligible"

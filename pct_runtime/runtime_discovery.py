@@ -1,0 +1,61 @@
+"""`find_tools` for one runtime session: the `DiscoveryBackend` over the decision layer.
+
+Every call plans the session's projection afresh (uncommitted) and asks the decision
+layer (`pct_runtime.decide.discovery`) for each managed name's state or load verdict, so
+eligibility is rechecked per name at every call. A successful load records the names in
+the session's `discovered` set (never persisted: a new session starts with none) and
+re-syncs the session, which changes its `tools/list` and notifies MCP clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from pct_runtime.capabilities.discovery import CatalogEntry, LoadOutcome, default_description
+from pct_runtime.decide.discovery import discovery_state, load_names
+
+if TYPE_CHECKING:
+    from pct_runtime.decide.projection import ProjectionPlan
+    from pct_runtime.runtime_tools import SessionServices
+
+
+class SessionDiscovery:
+    """Implements `DiscoveryBackend` over a session's `SessionServices`."""
+
+    def __init__(self, services: SessionServices) -> None:
+        self._services = services
+
+    def _plan(self) -> ProjectionPlan | None:
+        plan: ProjectionPlan | None = self._services.plan_now()
+        return plan
+
+    def available(self) -> bool:
+        plan = self._plan()
+        return plan is not None and plan.loader_available
+
+    def _describe(self, name: str) -> str:
+        own = self._services.describe(name)
+        return own if own is not None else default_description(name)
+
+    def catalog(self) -> Sequence[CatalogEntry]:
+        plan = self._plan()
+        if plan is None:
+            return ()
+        return tuple(
+            CatalogEntry(name, self._describe(name), discovery_state(name, plan))
+            for name in plan.managed_deferred
+        )
+
+    async def load(self, names: Sequence[str]) -> LoadOutcome:
+        plan = self._plan()
+        if plan is None:
+            return LoadOutcome()
+        result = load_names(list(names), plan)
+        discovered = self._services.discovered
+        fresh = [name for name in result.loaded if name not in discovered]
+        discovered.update(result.loaded)
+        resync = self._services.resync
+        if (fresh or result.add) and resync is not None:
+            await resync()
+        return LoadOutcome(result.loaded, result.rejected)

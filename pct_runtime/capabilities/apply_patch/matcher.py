@@ -159,8 +159,8 @@ def _quote_lines(lines: Sequence[str]) -> str:
 def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> list[str]:
     """Return the file's new lines after every chunk, or raise `MatchError`.
 
-    Pure additions (a hunk with no context or removed lines) go to the end of the file, as
-    in Codex; if the file's last line is blank they go just before it.
+    Pure additions (a hunk with no context or removed lines) go to the end of the file, after
+    any locator, as in Codex (0.171 appends after a final blank line too).
     """
     wanted: list[str] = []
     for chunk in chunks:
@@ -191,8 +191,7 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
         texts = [text for _, text in chunk.lines]
         old = chunk.old_lines
         if not old:
-            insert_at = len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-            replacements.append((insert_at, 0, chunk.new_lines))
+            replacements.append((len(lines), 0, chunk.new_lines))
             continue
         tier, found = matcher.find(old, cursor, chunk.end_of_file)
         if not found and len(old) > 1 and old[-1] == "":

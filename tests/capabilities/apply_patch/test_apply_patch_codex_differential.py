@@ -106,6 +106,20 @@ CASES: list[tuple[dict[str, bytes], str]] = [
         envelope("*** Update File: t.txt", "@@", "-end", "+END", "*** End of File"),
     ),
     ({"i.txt": b"a\nb\n"}, envelope("*** Update File: i.txt", "@@", "+c", "+d")),
+    ({"i.txt": b"a\nb\n\n"}, envelope("*** Update File: i.txt", "@@", "+c")),
+    ({"i.txt": b"a\nb\nc\n"}, envelope("*** Update File: i.txt", "@@ a", "+x")),
+    (
+        {"q.txt": "say(\u201chi\u201d) \u2014 ok\nold\n".encode()},
+        envelope("*** Update File: q.txt", "@@", ' say("hi") - ok', "-old", "+new"),
+    ),
+    (
+        {"r.txt": b"x\r\ny\r\nz\r\n"},
+        envelope("*** Update File: r.txt", "@@", " y", "-z", "+Z", "+W", "*** End of File"),
+    ),
+    (
+        {"s.txt": b"  a\n\tb\n"},
+        envelope("*** Update File: s.txt", "@@", "-a", "+A", " b"),
+    ),
     (
         {"old/name.txt": b"old content\n"},
         envelope(

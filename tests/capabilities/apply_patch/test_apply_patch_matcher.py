@@ -130,9 +130,10 @@ def test_the_retry_never_reduces_to_an_empty_pattern() -> None:
         run(["a"], "@@", "", "+x")
 
 
-def test_pure_addition_goes_to_the_end_or_before_a_final_blank_line() -> None:
+def test_pure_addition_goes_to_the_end_of_the_file_like_codex() -> None:
     assert run(["a", "b"], "@@", "+c") == ["a", "b", "c"]
-    assert run(["a", ""], "@@", "+c") == ["a", "c", ""]
+    assert run(["a", ""], "@@", "+c") == ["a", "", "c"]
+    assert run(["a", "b"], "@@ a", "+c") == ["a", "b", "c"]  # even after a locator
     assert run([], "@@", "+c") == ["c"]
 
 

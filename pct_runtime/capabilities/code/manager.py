@@ -259,25 +259,34 @@ class CodeManager:
             cell, request.yield_ms, request.budget_bytes, ctx, request.terminate
         )
 
-    async def close(self) -> list[str]:
-        """Disable / session end: stop every cell, then the worker parent. Idempotent.
+    async def close(self) -> None:
+        """Disable / session end: stop every cell, then the worker processes. Idempotent.
 
-        Returns the ids of cells whose stop could not be confirmed (empty when complete).
+        Raises `ToolError('cleanup-incomplete')` naming the cells whose stop could not be
+        confirmed; they keep their handles so a retried `close()` can try again. Recovery
+        files belong to the output owner: close it afterwards.
         """
         self._closed = True
         cells = list(self._cells.values())
         await asyncio.gather(*(self._stop(c, STOP_CLOSED) for c in cells))
+        incomplete = [c.id for c in cells if not c.terminal.is_set()]
+        await self._zygote.close()  # also kills the whole worker process group
         for cell in cells:
             if cell.pump is not None and not cell.pump.done():
                 with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                     await asyncio.wait_for(asyncio.shield(cell.pump), EXIT_GRACE_SECONDS)
-        incomplete = [c.id for c in cells if not c.terminal.is_set()]
-        await self._zygote.close()
-        for cell in cells:
-            cell.channel.close()
+            if cell.terminal.is_set():
+                cell.channel.close()
         if self._background:
             await asyncio.wait(self._background, timeout=EXIT_GRACE_SECONDS)
-        return incomplete
+        if incomplete:
+            raise ToolError(
+                "cleanup-incomplete",
+                f"Code Mode could not confirm that {len(incomplete)} cell(s) stopped "
+                f"({', '.join(incomplete)}); their programs may still be running. Retry the "
+                "cleanup.",
+                {"cellIds": incomplete},
+            )
 
     # -- admission --------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -214,7 +214,7 @@ async def test_close_stops_cells_and_rejects_new_ones(
 ) -> None:
     r = await run(manager, ctx, "while True:\n    pass", yield_time_ms=0)
     cell = manager._cells[r.details["cell_id"]]
-    assert await manager.close() == []
+    await manager.close()
     assert cell.state == "terminated"
     assert "".join(cell.error_parts) == (
         "Cell terminated because Code Mode was disabled or the session ended."
@@ -222,6 +222,23 @@ async def test_close_stops_cells_and_rejects_new_ones(
     with pytest.raises(ToolError) as exc:
         await run(manager, ctx, "1")
     assert exc.value.code == "closed"
+
+
+async def test_close_with_an_unconfirmed_stop_reports_cleanup_incomplete(
+    manager: CodeManager, ctx: CallContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_mod, "STOP_WAIT_SECONDS", 0.05)
+    r = await run(manager, ctx, "while True:\n    pass", yield_time_ms=0)
+    cell = manager._cells[r.details["cell_id"]]
+    monkeypatch.setattr(cell.channel, "kill", lambda: None)  # the cell's own stop never lands
+    with pytest.raises(ToolError) as exc:
+        await manager.close()
+    assert exc.value.code == "cleanup-incomplete"
+    assert exc.value.details == {"cellIds": [cell.id]}
+    # the worker group was taken down with the zygote; a retried close is complete
+    await asyncio.wait_for(cell.terminal.wait(), 10)
+    await manager.close()
+    assert await asyncio.to_thread(wait_gone, [cell.pid]) == []
 
 
 async def test_running_cell_limit(manager: CodeManager, ctx: CallContext) -> None:

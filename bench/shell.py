@@ -69,6 +69,7 @@ async def bench_true(runs: int, temp: str) -> tuple[float, float]:
     for _ in range(10):  # warm up both paths
         await exec_tool({"cmd": "true"}, ctx)
         await bare("true")
+
     async def run_ours() -> None:
         t = time.perf_counter()
         result = await exec_tool({"cmd": "true"}, ctx)

@@ -306,6 +306,8 @@ class ShellManager:
     ) -> ToolResult:
         out, err = job.read_preview(budget)
         settled = job.settled.is_set()
+        if settled:
+            job.delivered = True  # terminal-once: claimed before any await below
         records: dict[str, RecoveryRecord] = {}
         for stream, read in zip(job.streams, (out, err), strict=True):
             capture = stream.capture
@@ -324,8 +326,7 @@ class ShellManager:
         else:
             status = "running"
         if settled:
-            job.delivered = True  # terminal-once: this observer releases the handle
-            self._forget(job)
+            self._forget(job)  # this observer releases the handle
         return format_shell_result(
             ShellObservation(
                 session_id=job.id,

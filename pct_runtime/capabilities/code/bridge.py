@@ -71,7 +71,23 @@ class Zygote:
             if _socket_open(sock):
                 return pid, sock
             sock.close()
-        return await self.fork()
+        task = asyncio.ensure_future(self.fork())
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # The fork request is already on its way: keep the answer as a spare so the
+            # control channel stays in step and no process is orphaned.
+            task.add_done_callback(self._keep_as_spare)
+            raise
+
+    def _keep_as_spare(self, task: asyncio.Task[tuple[int, socket.socket]]) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        pid, sock = task.result()
+        if self._closed:
+            sock.close()
+        else:
+            self._spares.append((pid, sock))
 
     def fill_soon(self) -> None:
         """Start creating spares in the background."""

@@ -216,12 +216,21 @@ class CodeManager:
         declared = self._snapshot(request.uses)
         try:
             pid, sock = await self._zygote.acquire()
-            self.spawned_pids.append(pid)
-            channel = await CellChannel.open(pid, sock)
         except (WorkerStartError, OSError) as exc:
             raise _err(
                 "cell-start-failed", f"Code Mode could not start a worker process: {exc}"
             ) from None
+        self.spawned_pids.append(pid)
+        try:
+            channel = await CellChannel.open(pid, sock)
+        except BaseException as exc:
+            # The process is ours but no cell owns it yet: closing its socket ends it.
+            sock.close()
+            if isinstance(exc, OSError):
+                raise _err(
+                    "cell-start-failed", f"Code Mode could not start a worker process: {exc}"
+                ) from None
+            raise
         cell_id = f"cell-{secrets.token_hex(6)}"
         cell = _Cell(
             id=cell_id,

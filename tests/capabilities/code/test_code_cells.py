@@ -417,3 +417,31 @@ async def test_tools_wrap_the_manager(manager: CodeManager, ctx: CallContext) ->
     )
     r = await exec_tool({"code": "1 + 1"}, ctx)
     assert r.details["result"] == 2
+
+
+async def test_worker_start_failure_is_cell_start_failed(
+    manager: CodeManager, ctx: CallContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.capabilities.code.bridge import WorkerStartError
+
+    async def broken() -> Any:
+        raise WorkerStartError("no processes left")
+
+    monkeypatch.setattr(manager._zygote, "acquire", broken)
+    with pytest.raises(ToolError) as exc:
+        await run(manager, ctx, "1")
+    assert exc.value.code == "cell-start-failed"
+    assert manager._cells == {}
+
+
+async def test_worker_dying_mid_program_fails_the_cell(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    import os
+    import signal
+
+    r = await run(manager, ctx, "print('started')\nwhile True:\n    pass", yield_time_ms=100)
+    os.kill(manager.spawned_pids[-1], signal.SIGKILL)  # not a stop: something else killed it
+    r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
+    assert r.details["status"] == "failed"
+    assert "the worker process exited before the program finished" in r.text

@@ -142,16 +142,24 @@ async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
     manager = ShellManager(owner, same_shell)
     ours: list[float] = []
     peer: list[float] = []
-    for _ in range(rounds):
+
+    async def run_ours() -> None:
         t = time.perf_counter()
         results = await asyncio.gather(
             *(manager.start({"cmd": f"echo job{i}"}, cwd=Path.cwd()) for i in range(16))
         )
         ours.append(time.perf_counter() - t)
         assert all(r.details["status"] == "completed" for r in results)
+
+    async def run_peer() -> None:
         t = time.perf_counter()
         await asyncio.gather(*(bare(f"echo job{i}") for i in range(16)))
         peer.append(time.perf_counter() - t)
+
+    for i in range(rounds):
+        first, second = (run_ours, run_peer) if i % 2 == 0 else (run_peer, run_ours)
+        await first()
+        await second()
     await manager.close()
     await owner.close()
     return statistics.median(ours), statistics.median(peer)
@@ -199,7 +207,7 @@ async def main() -> None:
                 "≤ 64 MB",
             )
         )
-    ours16, peer16 = await bench_concurrent(args.temp, max(5, args.runs // 20))
+    ours16, peer16 = await bench_concurrent(args.temp, max(10, args.runs // 10))
     rows.append(
         (
             "(c) 16 concurrent exec_command `echo` (median)",

@@ -8,6 +8,7 @@ model switch, and drops it (and with it every remembered approval) on `reset()`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from pct_runtime.capabilities.computer_use.approval import ApprovalMode
 from pct_runtime.capabilities.computer_use.client import ComputerUseClient
@@ -18,12 +19,15 @@ from pct_runtime.capabilities.computer_use.eligibility import (
     ComputerUseRuntimeReason,
     RuntimeInspection,
 )
+from pct_runtime.debug import DISABLED, DebugSink
 
 ClientFactory = Callable[[ComputerUseRuntime, ApprovalMode], ComputerUseClient]
 
 
-def _default_factory(runtime: ComputerUseRuntime, mode: ApprovalMode) -> ComputerUseClient:
-    return ComputerUseClient(runtime, approval_mode=mode)
+def _default_factory(
+    runtime: ComputerUseRuntime, mode: ApprovalMode, *, debug: DebugSink = DISABLED
+) -> ComputerUseClient:
+    return ComputerUseClient(runtime, approval_mode=mode, debug=debug)
 
 
 class ComputerUseLifecycle:
@@ -35,10 +39,11 @@ class ComputerUseLifecycle:
         probe: ComputerUseProbeLike | None = None,
         approval_mode: ApprovalMode = "confirm",
         client_factory: ClientFactory | None = None,
+        debug: DebugSink = DISABLED,
     ) -> None:
         self._probe: ComputerUseProbeLike = probe or ComputerUseProbe()
         self._mode: ApprovalMode = approval_mode
-        self._factory = client_factory or _default_factory
+        self._factory: ClientFactory = client_factory or partial(_default_factory, debug=debug)
         self._client: ComputerUseClient | None = None
 
     @property
@@ -69,6 +74,15 @@ class ComputerUseLifecycle:
             return None
         self._client = self._factory(inspection.runtime, self._mode)
         return self._client
+
+    async def acquire(self, approval_mode: ApprovalMode | None = None) -> ComputerUseClient | None:
+        """`client()` after applying the current configured mode (a change resets first).
+
+        Meant as the tools' client provider: read the config's mode per call and pass it.
+        """
+        if approval_mode is not None:
+            await self.set_approval_mode(approval_mode)
+        return self.client()
 
     async def set_approval_mode(self, mode: ApprovalMode) -> None:
         """A changed mode resets: approvals from the old mode never carry over."""

@@ -8,6 +8,7 @@ identifier; PIDs, window ids and bare executable paths are refused before anythi
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -160,7 +161,9 @@ class ComputerUseInvoker(Protocol):
     ) -> Awaitable[ToolResult]: ...
 
 
-ClientProvider = Callable[[CallContext], "ComputerUseInvoker | None"]
+ClientProvider = Callable[
+    [CallContext], "ComputerUseInvoker | Awaitable[ComputerUseInvoker | None] | None"
+]
 
 # --------------------------------------------------------------------- validation
 
@@ -307,7 +310,8 @@ class ComputerUseTool:
         return self._spec
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
-        client = self.client_provider(ctx)
+        provided = self.client_provider(ctx)
+        client = await provided if inspect.isawaitable(provided) else provided
         if client is None:
             raise ToolError("computer-use-inactive", INACTIVE_TEXT)
         validated = validate_arguments(self.method, args)
@@ -336,7 +340,7 @@ def tool_spec(method: ComputerUseMethod) -> ToolSpec:
 
 
 def create_computer_use_tools(client_provider: ClientProvider) -> list[Tool]:
-    """The atomic group, in the spec's order. `client_provider(ctx)` returns the session's
-    client when Computer Use is active for it, else None (the call then fails with the
-    spec's inactive text and nothing starts)."""
+    """The atomic group, in the spec's order. `client_provider(ctx)` returns (or resolves
+    to) the session's client when Computer Use is active for it, else None (the call then
+    fails with the spec's inactive text and nothing starts)."""
     return [ComputerUseTool(method, client_provider, tool_spec(method)) for method in METHODS]

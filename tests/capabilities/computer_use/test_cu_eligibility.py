@@ -182,6 +182,12 @@ async def test_lifecycle_reuses_and_resets(cu_tree: CuTree) -> None:
         assert second is not None
         assert second is not first
         assert second.approval_mode == "always"
+        assert await owner.acquire("always") is second  # same mode: kept
+        third = await owner.acquire("confirm")  # configured mode changed: reset first
+        assert second.is_closed
+        assert third is not None
+        assert third.approval_mode == "confirm"
+        second = third
         await owner.reset()
         assert second.is_closed
         assert owner.current_client is None

@@ -250,7 +250,10 @@ async def test_tool_passes_only_validated_arguments(tmp_path: Path) -> None:
             calls.append((method, dict(args)))
             return ToolResult(text="ok")
 
-    tools = {t.spec.name: t for t in create_computer_use_tools(lambda ctx: Recorder())}
+    async def provider(ctx: CallContext) -> Recorder:  # an async provider works too
+        return Recorder()
+
+    tools = {t.spec.name: t for t in create_computer_use_tools(provider)}
     ctx = CallContext(cwd=tmp_path)
     result = await tools["computer_use_press_key"]({"app": " Notes ", "key": "Return"}, ctx)
     assert result.text == "ok"

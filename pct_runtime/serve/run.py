@@ -8,10 +8,12 @@ exit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from pct_runtime.runtime import Runtime
@@ -53,6 +55,13 @@ async def serve_stdio(*, model: str | None = None, allowlist: Sequence[str] | No
         mcp="stdio",
     )
     await control.start()
+
+    async def cleanup() -> None:
+        await control.aclose()
+        await mcp.aclose()
+        await runtime.aclose()
+
+    stop_on_signals(cleanup)
     try:
         async with stdio_server() as (read, write):
             await mcp.server.run(read, write, mcp.server.create_initialization_options())
@@ -98,6 +107,34 @@ async def serve_http(
         await mcp.aclose()
         await runtime.aclose()
     return 0
+
+
+def stop_on_signals(cleanup: Callable[[], Awaitable[None]]) -> None:
+    """SIGTERM/SIGHUP/SIGINT run `cleanup` (end every session: shell jobs, code cells,
+    recovery files, the registry entry), then exit 0.
+
+    The stdio transport reads stdin in a worker thread that a cancellation cannot
+    interrupt, so a signal cleans up directly instead of waiting for the transport.
+    """
+    loop = asyncio.get_running_loop()
+    started: list[asyncio.Task[None]] = []
+
+    async def shutdown() -> None:
+        try:
+            await asyncio.wait_for(cleanup(), 15)
+        except Exception:
+            _log.exception("cleanup on signal failed")
+        finally:
+            sys.stderr.flush()
+            os._exit(0)
+
+    def on_signal() -> None:
+        if not started:
+            started.append(loop.create_task(shutdown()))
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # non-POSIX
+            loop.add_signal_handler(sig, on_signal)
 
 
 def _token_hint(runtime: Runtime) -> str:

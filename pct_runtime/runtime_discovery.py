@@ -34,8 +34,10 @@ class SessionDiscovery:
         plan = self._plan()
         return plan is not None and plan.loader_available
 
-    def _describe(self, name: str) -> str:
-        own = self._services.describe(name)
+    def _describe(self, name: str, plan: ProjectionPlan) -> str:
+        """Our own tool's description; never a foreign winner's (discovery manages only
+        Toolkit-owned tools), falling back to the Toolkit's definition of the name."""
+        own = self._services.describe(name) if plan.tools.owned(name, plan.identity) else None
         return own if own is not None else default_description(name)
 
     def catalog(self) -> Sequence[CatalogEntry]:
@@ -43,7 +45,7 @@ class SessionDiscovery:
         if plan is None:
             return ()
         return tuple(
-            CatalogEntry(name, self._describe(name), discovery_state(name, plan))
+            CatalogEntry(name, self._describe(name, plan), discovery_state(name, plan))
             for name in plan.managed_deferred
         )
 

@@ -8,7 +8,7 @@ answer is a `Projection`; everything the MCP server and the console show comes f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,11 +74,16 @@ class Projection:
         return self.visible == other.visible and self.nested_only == other.nested_only
 
 
-def refusal_for(name: str, decisions: Mapping[str, Any]) -> str:
+def refusal_for(
+    name: str, decisions: Mapping[str, Any], deferred_hidden: Collection[str] = ()
+) -> str:
     """The exact text a call to the known but inactive `name` gets (toolkit.md §3.6).
 
-    Web Search and Image Generation say why when their decision is `unavailable`.
+    Web Search and Image Generation say why when their decision is `unavailable`. A name
+    Tool Discovery hides until loaded says how to load it (the spec gives no text for it).
     """
+    if name in deferred_hidden:
+        return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
     if name == names.WEB_SEARCH_TOOL:
         decision = decisions.get("web_search")
         if decision is not None and decision.effective == "unavailable" and decision.reason:

@@ -167,10 +167,10 @@ def load_names(requested: list[str], plan: ProjectionPlan) -> LoadResult:
 
 
 def discovery_state(name: str, plan: ProjectionPlan) -> str:
-    """A managed name's `find_tools` query state: `active` (in the active list now),
+    """A managed name's `find_tools` query state: `active` (our registration is active now),
     `eligible` (a load of it would succeed) or `unavailable: <reason>` — the same reason a
     load would be rejected with, atomic-group reasons included."""
-    if name in plan.active:
+    if name in plan.active and plan.tools.owned(name, plan.identity):
         return "active"
     result = load_names([name], plan)
     rejected = dict(result.rejected)

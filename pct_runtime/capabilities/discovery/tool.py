@@ -33,16 +33,15 @@ STATE_ELIGIBLE = "eligible"
 UNAVAILABLE_PREFIX = "unavailable: "
 
 FIND_TOOLS_DESCRIPTION = (
-    "Find and load Toolkit tools that this session keeps hidden until they are needed "
-    "(for example image generation, web search, Computer Use, shell, code or patch tools).\n"
-    f"- `query`: words to search the hidden tools' names and descriptions. Returns at most "
-    f"{MAX_MATCHES} matches as `- <name> [<state>] <summary>`; state `active` means you can "
-    "call it now, `eligible` means load it first, `unavailable: <reason>` means it cannot be "
-    "loaded in this session.\n"
-    "- `load`: exact tool names to expose from your next turn on. Loading is additive and "
-    "runs nothing; names that cannot be loaded come back under `Rejected:` with the reason. "
-    "Loading any Computer Use tool loads all six.\n"
-    "Give `query`, `load`, or both (the load runs first)."
+    "Search and load Toolkit tools this session hides until needed (image generation, web "
+    "search, Computer Use, shell, code, patch).\n"
+    f"- `query`: words matched against the hidden tools' names and descriptions; returns up "
+    f"to {MAX_MATCHES} lines `- <name> [<state>] <summary>`, state `active` (callable now), "
+    "`eligible` (load it first) or `unavailable: <reason>`.\n"
+    "- `load`: exact names to expose from your next turn on; additive, runs nothing; names "
+    "that cannot load come back under `Rejected:` with the reason. Any Computer Use name "
+    "loads all six.\n"
+    "Give `query`, `load` or both (the load runs first)."
 )
 
 FIND_TOOLS_SCHEMA: Mapping[str, Any] = {

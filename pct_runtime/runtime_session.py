@@ -91,6 +91,8 @@ class RuntimeSession:
             admit=self._admit_path,
             admitted=lambda: (*self.projection.visible, *self.projection.nested_only),
             config=lambda: runtime.config,
+            model=lambda: self.host.model,
+            models=lambda: runtime.models,
         )
         self._tools: dict[str, Tool] = {}
         self._self_hooked: set[str] = set()

@@ -52,6 +52,10 @@ class SessionServices:
     admitted: Callable[[], tuple[str, ...]] = lambda: ()
     #: The runtime's current `ToolkitConfig`.
     config: Callable[[], Any] = lambda: None
+    #: The session's current model (`host.models.Model | None`); a model switch shows here.
+    model: Callable[[], Any] = lambda: None
+    #: The runtime's model registry (`host.models.ModelRegistry`).
+    models: Callable[[], Any] = lambda: None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
@@ -61,6 +65,13 @@ class SessionServices:
             self._shared[key] = factory()
         value: T = self._shared[key]
         return value
+
+    def peek(self, key: str) -> Any | None:
+        """The shared instance for `key` if one was built (e.g. `shell`, `code`), else None.
+
+        For viewers (the console's sessions screen); never builds anything.
+        """
+        return self._shared.get(key)
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Register async cleanup that runs when the session ends (LIFO)."""
@@ -110,7 +121,9 @@ def default_bindings() -> list[CapabilityBinding]:
         except ImportError:
             _log.debug("capability not installed: %s", factory.__name__, exc_info=True)
             continue
-        if binding is not None:
+        if isinstance(binding, list):
+            bindings.extend(binding)
+        elif binding is not None:
             bindings.append(binding)
     return bindings
 
@@ -193,12 +206,9 @@ def _code_binding() -> CapabilityBinding:
                 hooks=services.hooks,
             )
 
-            async def close() -> None:
-                leftovers = await manager.close()
-                if leftovers:
-                    _log.warning("Code Mode cleanup left: %s", ", ".join(leftovers))
-
-            services.on_close(close)
+            # close() raises cleanup-incomplete naming unconfirmed cells; the session's
+            # aclose() logs it and still runs the remaining steps (shell, output files).
+            services.on_close(manager.close)
             return manager
 
         return create_code_tools(services.shared("code", make))
@@ -218,9 +228,20 @@ def _discovery_binding() -> CapabilityBinding:
     )
 
 
-_BINDING_FACTORIES: list[Callable[[], CapabilityBinding | None]] = [
+def _openai_and_computer_use_bindings() -> list[CapabilityBinding]:
+    from pct_runtime.runtime_bindings import (
+        computer_use_binding,
+        image_binding,
+        web_search_binding,
+    )
+
+    return [web_search_binding(), image_binding(), computer_use_binding()]
+
+
+_BINDING_FACTORIES: list[Callable[[], CapabilityBinding | list[CapabilityBinding] | None]] = [
     _apply_patch_binding,
     _shell_binding,
     _code_binding,
     _discovery_binding,
+    _openai_and_computer_use_bindings,
 ]

@@ -525,3 +525,28 @@ async def test_cancelled_terminate_call_still_stops_and_releases_reservation(
     result = await manager.write({"session_id": sid, "yield_time_ms": 10_000})
     assert result.details["status"] == "terminated"
     assert result.details["signal"] == "SIGKILL"
+
+
+async def test_viewers_see_jobs_and_output_without_consuming_the_preview(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, str]] = []
+    jobs = []
+
+    def on_job(job: object) -> None:
+        jobs.append(job)
+        job.add_output_listener(lambda label, text: seen.append((label, text)))  # type: ignore[attr-defined]
+
+    def broken(job: object) -> None:
+        raise RuntimeError("viewer bug")
+
+    unsubscribe = manager.subscribe(on_job)
+    manager.subscribe(broken)  # a failing viewer is dropped, the call is unaffected
+    result = await manager.start({"cmd": "echo out; echo err >&2"}, cwd=tmp_path)
+    assert result.details["stdout"] == "out\n"  # the model still gets everything
+    assert result.details["stderr"] == "err\n"
+    assert len(jobs) == 1
+    assert sorted(seen) == [("stderr", "err\n"), ("stdout", "out\n")]
+    unsubscribe()
+    await manager.start({"cmd": "true"}, cwd=tmp_path)
+    assert len(jobs) == 1

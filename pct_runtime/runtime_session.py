@@ -243,6 +243,24 @@ class RuntimeSession:
             apply_error=self.runtime.projection_sync.apply_error(self.id),
         )
 
+    # ----------------------------------------------------------------- payload hooks
+    async def before_provider_request(
+        self, payload: Any, *, newest_compaction_details: Any = None
+    ) -> Any:
+        """Embedded sessions: the provider request with checkpoint replay and native search
+        applied as the decisions say; `mcp` sessions get `payload` back unchanged."""
+        from pct_runtime.runtime_payload import before_provider_request
+
+        return await before_provider_request(
+            self, payload, newest_compaction_details=newest_compaction_details
+        )
+
+    async def before_compact(self, preparation: Any) -> Any:
+        """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
+        from pct_runtime.runtime_payload import before_compact
+
+        return await before_compact(self, preparation)
+
     def tool_specs(self) -> list[ToolSpec]:
         """Specs of the visible tools, in projection order."""
         return [self._tools[name].spec for name in self.projection.visible]

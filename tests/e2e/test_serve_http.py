@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import stat
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -11,7 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from pct_procs import http_server, write_config
+from pct_procs import PCT, child_env, http_server, write_config
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +71,19 @@ async def test_http_round_trip_with_the_token_file(dirs: tuple[Path, Path]) -> N
         token_file = agent / "pct" / "token"
         assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
         await official_round_trip(url, token_file.read_text().strip(), work)
+        # the client's DELETE ended its MCP session, and with it the runtime session
+        live = await asyncio.to_thread(
+            subprocess.run,
+            [PCT, "status", "--live"],
+            env=child_env(agent),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert live.returncode == 0, live.stderr
+        assert f"pct serve (pid {_proc.pid}, {url})" in live.stdout
+        assert "Sessions: 0" in live.stdout
 
 
 async def test_pct_token_env_overrides_the_file(dirs: tuple[Path, Path]) -> None:

@@ -306,6 +306,14 @@ class Runtime:
         )
         self._sessions[session.id] = session
         await session.sync(initial=True)
+        if self.config_error is not None and session.ui.available:
+            # Spec: a failed read at session start is shown once, as the reload message,
+            # when a person can see it (the console); headless sessions use status.
+            from pct_runtime.config.errors import reload_message
+
+            session.ui.notify(
+                reload_message(self.config_error, self._store.has_last_known_good), "warning"
+            )
         self.events.publish(
             RUNTIME_EVENTS_CHANNEL,
             {

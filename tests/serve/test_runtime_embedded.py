@@ -210,3 +210,34 @@ async def test_sequential_tools_do_not_overlap(agent_dir: Path) -> None:
         session = await runtime.open_session()
         await asyncio.gather(*(session.call("seq", {}) for _ in range(4)))
     assert peak == 1
+
+
+async def test_session_start_warns_once_about_a_broken_config(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    (agent / "extensions").mkdir(parents=True)
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text("{", encoding="utf-8")
+    notes: list[tuple[str, str]] = []
+
+    class Console:
+        available = True
+
+        async def confirm(self, title: str, message: str) -> bool:
+            return False
+
+        async def select(self, title: str, options: Any) -> str | None:
+            return None
+
+        def notify(self, message: str, level: str = "info") -> None:
+            notes.append((level, message))
+
+    async with Runtime(agent_dir=agent, bindings=[]) as runtime:
+        await runtime.open_session("embedded")  # no UI: nothing shown
+        assert notes == []
+        runtime.attach_ui(Console())
+        await runtime.open_session("embedded")
+        assert notes == [
+            (
+                "warning",
+                "Pi Codex Toolkit config error: invalid-json; using all-off defaults.",
+            )
+        ]

@@ -58,8 +58,8 @@ def nested_details(result: ToolResult) -> dict[str, Any]:
             details[camel] = details[snake]
         elif camel in details and snake not in details:
             details[snake] = details[camel]
-    if "text" not in details:
-        details["text"] = result.text
+    if "text" not in details and "stdout" not in details:
+        details["text"] = result.text  # shell details already carry stdout/stderr
     return details
 
 

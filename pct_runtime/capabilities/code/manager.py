@@ -567,7 +567,7 @@ class CodeManager:
             return
         big = msg.get("big")
         args = msg.get("a")
-        size = int(big) if isinstance(big, int) else len(json.dumps(args).encode("utf-8"))
+        size = int(big) if isinstance(big, int) else _json_size(args)
         overload: str | None = None
         if size > PAYLOAD_BYTES:
             overload = f"the arguments are {size} bytes; one call may send at most {PAYLOAD_BYTES}"
@@ -675,6 +675,7 @@ class CodeManager:
                         prepared, replace(nested_ctx, env_overlay=invocation.env)
                     )
                     cell.counts.unsettled -= 1
+                    dispatched = False  # settled: no longer an unknown effect
             details = nested_details(result)
             sid = details.get("session_id")
             if name in ("exec_command", "write_stdin") and isinstance(sid, str):
@@ -684,6 +685,18 @@ class CodeManager:
                     cell.shells[sid] = "running"
                 else:
                     cell.shells.pop(sid, None)
+            reply_size = _json_size(details)
+            if reply_size > PAYLOAD_BYTES:
+                # The effect happened; only the reply is too large to hand to the program.
+                kept = {k: details[k] for k in _CONTROL_FIELDS if k in details}
+                raise ToolError(
+                    "bridge-overload",
+                    f"tools.{name} ran, but its reply is {reply_size} bytes, above the "
+                    f"{PAYLOAD_BYTES}-byte bound, so only its control fields are returned "
+                    "(in details). Ask for less output (max_output_tokens) next time; do not "
+                    "rerun it to see the output.",
+                    kept,
+                )
             cell.counts.completed += 1
             cell.channel.send({"t": "r", "i": call_id, "ok": True, "v": details})
             self._progress(cell, name, "end", ok=True, **_sid(session))
@@ -776,6 +789,24 @@ class CellView:
 
     async def stop(self) -> bool:
         return await self._manager.stop_cell(self._cell.id)
+
+
+_CONTROL_FIELDS = (
+    "session_id",
+    "sessionId",
+    "status",
+    "exit_code",
+    "exitCode",
+    "recovery",
+    "unknownOutcome",
+    "operations",
+)
+
+
+def _json_size(value: Any) -> int:
+    return len(
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+    )
 
 
 def _sid(session: str | None) -> dict[str, str]:

@@ -448,3 +448,23 @@ async def test_worker_dying_mid_program_fails_the_cell(
     r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
     assert r.details["status"] == "failed"
     assert "the worker process exited before the program finished" in r.text
+
+
+async def test_oversized_reply_returns_control_fields_only(
+    make_manager: Callable[..., CodeManager], ctx: CallContext
+) -> None:
+    big = FakeAdapter(
+        "exec_command", result=lambda a: {"session_id": "pct-shell-1", "stdout": "é" * 200_000}
+    )
+    manager = make_manager([big])
+    code = (
+        "try:\n    await tools.exec_command(cmd='x')\n"
+        "except ToolError as e:\n    err = [e.code, e.details]\n"
+        "err"
+    )
+    r = await run(manager, ctx, code)
+    assert r.details["result"] == [
+        "bridge-overload",
+        {"session_id": "pct-shell-1", "sessionId": "pct-shell-1"},
+    ]
+    assert "0 completed, 1 failed, 0 cancelled before dispatch, 0 unsettled" in r.text

@@ -506,6 +506,11 @@ class ComputerUseClient:
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             self._fail(transport, "process-exit")
             return
+        if stdin.is_closing():  # EPIPE surfaced synchronously inside write()
+            self._fail(transport, "process-exit")
+            return
+        if stdin.transport.get_write_buffer_size() == 0:
+            return  # written through; nothing to drain
         task = asyncio.get_running_loop().create_task(self._drain(transport))
         transport.server_tasks.add(task)
         task.add_done_callback(transport.server_tasks.discard)

@@ -71,6 +71,14 @@ def text(value: str) -> dict[str, Any]:
 def image_block(kind: str) -> dict[str, Any] | None:
     if kind == "none":
         return None
+    if kind == "large":  # a PNG-signed screenshot of SCENARIO["screenshot_bytes"] bytes
+        size = int(SCENARIO.get("screenshot_bytes", 2_000_000))
+        data = PNG + b"\x00" * max(0, size - len(PNG))
+        return {
+            "type": "image",
+            "data": base64.b64encode(data).decode("ascii"),
+            "mimeType": "image/png",
+        }
     data, mime = {
         "png": (PNG, "image/png"),
         "jpeg": (JPEG, "image/jpeg"),

@@ -175,7 +175,7 @@ async def commit_prepared_async(prepared: PreparedPatch) -> ApplyResult:
                 await asyncio.shield(task)
             except asyncio.CancelledError:
                 continue
-            except ApplyPatchError:
+            except Exception:  # the worker's own outcome no longer matters: we were cancelled
                 break
         raise
 

@@ -286,11 +286,15 @@ class ShellJob:
             self._spawn_task(self._probe_group())
 
     async def _probe_group(self) -> None:
+        # Starts at the settle interval (50 ms) and backs off to 1 s: a long-lived background
+        # member (a dev server started with `&`) must not cost a /proc scan every 50 ms.
+        interval = self._settle_interval
         try:
             while not self.settled.is_set():
-                await asyncio.sleep(self._settle_interval)
+                await asyncio.sleep(interval)
                 if not group_alive(self.pgid):
                     self._settle()
+                interval = min(interval * 1.5, max(self._settle_interval, 1.0))
         finally:
             self._probing = False
 
@@ -342,11 +346,23 @@ class ShellJob:
             os.killpg(self.pgid, sig)
 
     async def _wait_settled(self, within: float) -> bool:
-        try:
-            async with asyncio.timeout(within):
-                await self.settled.wait()
-        except TimeoutError:
-            return False
+        """During a stop, probe the group at the settle interval (the idle probe backs off)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        while not self.settled.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return False
+            try:
+                async with asyncio.timeout(min(remaining, self._settle_interval)):
+                    await self.settled.wait()
+            except TimeoutError:
+                if (
+                    self.leader_exited
+                    and all(s.eof for s in self.streams)
+                    and not group_alive(self.pgid)
+                ):
+                    self._settle()
         return True
 
     async def _stop(self) -> bool:

@@ -550,3 +550,17 @@ async def test_viewers_see_jobs_and_output_without_consuming_the_preview(
     unsubscribe()
     await manager.start({"cmd": "true"}, cwd=tmp_path)
     assert len(jobs) == 1
+
+
+async def test_stop_reaches_background_group_members_after_the_leader_exited(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    cmd = "sleep 30 >/dev/null 2>&1 & echo started"
+    result = await manager.start({"cmd": cmd, "yield_time_ms": 1000}, cwd=tmp_path)
+    assert result.details["status"] == "running"
+    assert result.details["stdout"] == "started\n"
+    await asyncio.sleep(1.5)  # the idle group probe has backed off by now
+    stop = await manager.write({"session_id": result.details["session_id"], "terminate": True})
+    assert stop.details["status"] == "terminated"
+    assert stop.details["unknownOutcome"] is False
+    assert stop.details["exitCode"] == 0  # the leader itself had exited normally

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -46,30 +47,44 @@ def _token_line() -> str:
     return f'export {TOKEN_ENV}="$(cat {token_path(agent_dir())})"'
 
 
-def snippet(agent: str, url: str | None, command: str) -> str:
-    """The text `pct attach` prints (pure, for tests)."""
+def snippet(agent: str, url: str | None, command: str, agent_dir_env: str | None = None) -> str:
+    """The text `pct attach` prints (pure, for tests).
+
+    `agent_dir_env` is a custom `PI_CODING_AGENT_DIR` to pass on: Codex and Claude start
+    stdio servers with a reduced environment, so the snippet sets it explicitly.
+    """
     if agent == "codex":
         if url is None:
+            env = (
+                f"env = {{ PI_CODING_AGENT_DIR = {json.dumps(agent_dir_env)} }}\n"
+                if agent_dir_env
+                else ""
+            )
+            add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
             return (
-                f"# one command:\ncodex mcp add pct -- {command} serve\n\n"
-                "# or in ~/.codex/config.toml:\n"
+                f"# one command:\ncodex mcp add pct{add_env} -- {command} serve\n\n"
+                "# or in ~/.codex/config.toml (required = true makes Codex wait for pct's\n"
+                "# tools before the first turn):\n"
                 f'[mcp_servers.pct]\ncommand = {json.dumps(command)}\nargs = ["serve"]\n'
-                "tool_timeout_sec = 120\n"
+                f"{env}required = true\ntool_timeout_sec = 120\n"
             )
         return (
             "# in ~/.codex/config.toml (the token is read from PCT_TOKEN):\n"
             f"[mcp_servers.pct]\nurl = {json.dumps(url)}\n"
-            'bearer_token_env_var = "PCT_TOKEN"\ntool_timeout_sec = 120\n'
+            'bearer_token_env_var = "PCT_TOKEN"\nrequired = true\ntool_timeout_sec = 120\n'
         )
     if agent == "claude":
         if url is None:
-            return f"claude mcp add pct -- {command} serve\n"
+            add_env = f" -e PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
+            return f"claude mcp add{add_env} pct -- {command} serve\n"
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
     # pi: built-in MCP (>= 0.99) reads ~/.pi/agent/mcp.json; "direct" exposes first-class tools.
     server: dict[str, object]
     if url is None:
         server = {"command": command, "args": ["serve"], "exposure": "direct"}
+        if agent_dir_env:
+            server["env"] = {"PI_CODING_AGENT_DIR": agent_dir_env}
     else:
         server = {
             "url": url,
@@ -84,7 +99,8 @@ def snippet(agent: str, url: str | None, command: str) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    text = snippet(args.agent, args.http, _pct_command())
+    custom = os.environ.get("PI_CODING_AGENT_DIR") or None
+    text = snippet(args.agent, args.http, _pct_command(), custom)
     if args.http is not None:
         text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
     sys.stdout.write(text)

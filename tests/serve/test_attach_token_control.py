@@ -21,7 +21,14 @@ from pct_runtime.serve.token import load_or_create_token, token_matches, token_p
 def test_stdio_snippets_start_pct_serve() -> None:
     codex = snippet("codex", None, "/opt/pct")
     assert "codex mcp add pct -- /opt/pct serve" in codex
-    assert '[mcp_servers.pct]\ncommand = "/opt/pct"\nargs = ["serve"]' in codex
+    assert '[mcp_servers.pct]\ncommand = "/opt/pct"\nargs = ["serve"]\nrequired = true' in codex
+    custom = snippet("codex", None, "pct", "/srv/agent")
+    assert 'env = { PI_CODING_AGENT_DIR = "/srv/agent" }' in custom
+    assert "codex mcp add pct --env PI_CODING_AGENT_DIR=/srv/agent -- pct serve" in custom
+    assert (
+        snippet("claude", None, "pct", "/a")
+        == "claude mcp add -e PI_CODING_AGENT_DIR=/a pct -- pct serve\n"
+    )
     assert snippet("claude", None, "pct") == "claude mcp add pct -- pct serve\n"
     pi = snippet("pi", None, "pct")
     body = json.loads(pi.split("mcp.json:\n", 1)[1])

@@ -131,6 +131,7 @@ class ComputerUseClient:
         self._call_lock = asyncio.Lock()
         self._cleanups: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._epoch = 0  # bumped by reset(): a start that began earlier must not survive it
         self._requires_inspection = False
 
     # ----------------------------------------------------------------- public API
@@ -270,6 +271,7 @@ class ComputerUseClient:
         The runtime calls this on new/resume/fork, global reload, restart, disabling, an
         approval-mode change, losing eligibility and a tool-name conflict.
         """
+        self._epoch += 1
         self._memory.clear()
         self._requires_inspection = False
         if self._transport is not None:
@@ -277,9 +279,15 @@ class ComputerUseClient:
         await self._join_cleanups()
 
     async def close(self) -> None:
-        """Reset and refuse further calls; waits until the process group is gone."""
+        """Reset and refuse further calls; waits until the process group is gone.
+
+        A start that was spawning a process when close began notices the reset right after
+        the spawn and disposes of it; waiting for the start lock covers that window.
+        """
         self._closed = True
         await self.reset()
+        async with self._start_lock:
+            await self._join_cleanups()
 
     # ----------------------------------------------------------------- startup
 
@@ -303,6 +311,7 @@ class ComputerUseClient:
                 raise ComputerUseClientError("node-repl-unavailable") from error
 
     async def _start(self) -> _Transport:
+        epoch = self._epoch
         home = Path(tempfile.mkdtemp(prefix="pct-computer-use-", dir=self._temp_root))
         try:
             process = await asyncio.create_subprocess_exec(
@@ -322,6 +331,9 @@ class ComputerUseClient:
         transport = _Transport(process=process, home=home)
         self._transport = transport
         transport.reader = asyncio.get_running_loop().create_task(self._read(transport))
+        if self._closed or epoch != self._epoch:  # reset or closed while spawning
+            self._fail(transport, "closed")
+            raise ComputerUseClientError("closed")
         try:
             await self._request(transport, "initialize", self._initialize_params())
             self._notify(transport, "initialized")

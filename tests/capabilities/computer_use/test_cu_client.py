@@ -173,6 +173,23 @@ async def test_startup_stall_is_node_repl_unavailable(cu_tree: CuTree, make_clie
     assert cu_tree.received("mcpServer/tool/call") == []
 
 
+async def test_close_during_startup_leaves_nothing(cu_tree: CuTree, make_client: Any) -> None:
+    cu_tree.scenario(hang_on_initialize=True, spawn_child=True)
+    client = make_client()
+    task = asyncio.create_task(client.invoke("list_apps", {}))
+    await _until(lambda: bool(cu_tree.received("initialize")))
+    await client.close()
+    with pytest.raises(ComputerUseClientError) as caught:
+        await task
+    assert caught.value.code == "closed"
+    [spawn] = cu_tree.records("spawn")
+    assert not alive(spawn["pid"])
+    assert not alive(spawn["child"])
+    with pytest.raises(ComputerUseClientError):
+        await client.invoke("list_apps", {})
+    assert len(cu_tree.records("spawn")) == 1  # closed for good
+
+
 async def test_failed_node_repl_is_unavailable(cu_tree: CuTree, make_client: Any) -> None:
     cu_tree.scenario(node_repl="failed")
     with pytest.raises(ComputerUseClientError) as caught:

@@ -77,7 +77,7 @@ def inspect_runtime(
     env: Mapping[str, str] | None = None,
 ) -> RuntimeInspection:
     """The static part of the chain in the spec's order: components first, then the helper."""
-    check = exists or os.path.lexists
+    check = exists or os.path.exists
     runtime = runtime_paths(
         resources_path if resources_path is not None else CHATGPT_RESOURCES,
         codex_home if codex_home is not None else real_codex_home(env),

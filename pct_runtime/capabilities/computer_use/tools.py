@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -197,7 +198,13 @@ def check_app_target(tool: str, value: object) -> str:
             "computer_use_list_apps).",
         )
     if app.startswith(("/", "~", "./", "../")):
-        bundle = app.rstrip("/")
+        bundle = os.path.expanduser(app).rstrip("/")
+        if not os.path.isabs(bundle):
+            raise _bad(
+                tool,
+                f"`app` {app!r} is a relative path; give the full .app bundle path, the display "
+                "name or the bundle identifier (see computer_use_list_apps).",
+            )
         if not bundle.lower().endswith(".app") or ".app/" in bundle.lower():
             raise _bad(
                 tool,

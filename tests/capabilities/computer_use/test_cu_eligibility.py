@@ -47,6 +47,13 @@ def test_each_missing_component(tmp_path: Path, missing: str) -> None:
     assert inspection.reason == "missing-chatgpt-desktop-component"
 
 
+def test_a_dangling_symlink_is_missing(tmp_path: Path) -> None:
+    tree = build_tree(tmp_path, skip=["codex"])
+    (tree.resources / "codex").symlink_to(tmp_path / "nowhere")
+    inspection = inspect_runtime(resources_path=tree.resources, codex_home=tree.codex_home)
+    assert inspection.reason == "missing-chatgpt-desktop-component"
+
+
 def test_components_are_checked_before_the_helper(tmp_path: Path) -> None:
     tree = build_tree(tmp_path, helper=False, skip=["node"])
     inspection = inspect_runtime(resources_path=tree.resources, codex_home=tree.codex_home)

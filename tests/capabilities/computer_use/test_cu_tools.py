@@ -71,12 +71,16 @@ def test_group_names_order_and_shape() -> None:
         "com.apple.TextEdit",
         "/Applications/TextEdit.app",
         "/Applications/TextEdit.app/",
-        "~/Applications/My Tool.app",
     ],
 )
 def test_accepted_app_targets(app: str) -> None:
     out = validate_arguments("get_app_state", {"app": f"  {app} "})
     assert out["app"] == app.strip().rstrip("/")
+
+
+def test_home_relative_bundle_path_is_expanded() -> None:
+    out = validate_arguments("get_app_state", {"app": "~/Applications/My Tool.app"})
+    assert out["app"] == str(Path.home() / "Applications" / "My Tool.app")
 
 
 @pytest.mark.parametrize(
@@ -90,7 +94,8 @@ def test_accepted_app_targets(app: str) -> None:
         ("wid 7", "window id"),
         ("/Applications/TextEdit.app/Contents/MacOS/TextEdit", "bare executable"),
         ("/usr/local/bin/mytool", "bare executable"),
-        ("./build/app", "bare executable"),
+        ("./build/app", "relative path"),
+        ("../Tools/My.app", "relative path"),
     ],
 )
 def test_rejected_app_targets(app: str, word: str) -> None:

@@ -154,44 +154,60 @@ class _CellRuntime:
 
     def __init__(self, sock: socket.socket, reader: _Reader) -> None:
         import asyncio
-        import time
 
         self.sock = sock
         self.reader = reader
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda _loop, _ctx: None)
-        self.time = time.monotonic
         self.pending: list[str] = []
         self.pending_len = 0
-        self.last_flush = self.time()
         self.calls: dict[int, asyncio.Future[object]] = {}
         self.next_id = 0
+        import threading
+
+        # Every frame is sent under this lock: the flusher thread and the program share it.
+        self.lock = threading.RLock()
+        self.running = True
+
+    def start_flusher(self) -> None:
+        """Flush buffered output every 20 ms from a thread, so text printed before a long
+        CPU-bound stretch still reaches the host (the event loop is not running then)."""
+        import threading
+        import time
+
+        def loop() -> None:
+            while self.running:
+                time.sleep(FLUSH_INTERVAL)
+                try:
+                    self.flush()
+                except OSError:
+                    return
+
+        threading.Thread(target=loop, name="pct-cell-flush", daemon=True).start()
 
     # -- output ---------------------------------------------------------------------------
     def emit(self, text: str) -> None:
         if not text:
             return
-        self.pending.append(text)
-        self.pending_len += len(text)
-        if self.pending_len >= CHUNK_CHARS or self.time() - self.last_flush >= FLUSH_INTERVAL:
-            self.flush()
+        with self.lock:
+            self.pending.append(text)
+            self.pending_len += len(text)
+            if self.pending_len >= CHUNK_CHARS:
+                self.flush()
 
     def flush(self) -> None:
-        self.last_flush = self.time()
-        if not self.pending:
-            return
-        text = "".join(self.pending)
-        self.pending.clear()
-        self.pending_len = 0
-        self._send_chunks("o", text)
+        with self.lock:
+            if not self.pending:
+                return
+            text = "".join(self.pending)
+            self.pending.clear()
+            self.pending_len = 0
+            self._send_chunks("o", text)
 
     def _send_chunks(self, kind: str, text: str) -> None:
-        for start in range(0, len(text), CHUNK_CHARS):
-            _send(self.sock, {"t": kind, "s": text[start : start + CHUNK_CHARS]})
-
-    def _tick(self) -> None:
-        self.flush()
-        self.loop.call_later(FLUSH_INTERVAL, self._tick)
+        with self.lock:
+            for start in range(0, len(text), CHUNK_CHARS):
+                _send(self.sock, {"t": kind, "s": text[start : start + CHUNK_CHARS]})
 
     # -- nested calls ---------------------------------------------------------------------
     def call(self, name: str, args: object) -> object:
@@ -208,15 +224,16 @@ class _CellRuntime:
             del self.calls[call_id]
             raise TypeError(f"tools.{name} arguments must be JSON-serializable: {exc}") from None
         size = len(encoded.encode("utf-8", "replace"))
-        if size > PAYLOAD_LIMIT:
-            _send(self.sock, {"t": "c", "i": call_id, "n": name, "big": size})
-        else:
-            data = b'{"t":"c","i":%d,"n":%s,"a":%s}' % (
-                call_id,
-                json.dumps(name).encode(),
-                encoded.encode("utf-8", "replace"),
-            )
-            self.sock.sendall(_HEADER.pack(len(data)) + data)
+        with self.lock:
+            if size > PAYLOAD_LIMIT:
+                _send(self.sock, {"t": "c", "i": call_id, "n": name, "big": size})
+            else:
+                data = b'{"t":"c","i":%d,"n":%s,"a":%s}' % (
+                    call_id,
+                    json.dumps(name).encode(),
+                    encoded.encode("utf-8", "replace"),
+                )
+                self.sock.sendall(_HEADER.pack(len(data)) + data)
         return fut
 
     def on_readable(self) -> None:
@@ -430,7 +447,7 @@ def run_cell(sock: socket.socket, memory_limit: int) -> int:
     async def main() -> None:
         code = _compile(source)
         rt.loop.add_reader(sock.fileno(), rt.on_readable)
-        rt.loop.call_later(FLUSH_INTERVAL, rt._tick)
+        rt.start_flusher()
         if code.co_flags & inspect.CO_COROUTINE:
             await eval(code, namespace)  # the cell program is trusted input
         else:
@@ -448,6 +465,7 @@ def run_cell(sock: socket.socket, memory_limit: int) -> int:
         except BaseException:
             error_text = f"{type(exc).__name__}: {exc}\n"
     has_result = False
+    rt.running = False
     try:
         rt.flush()
         if ok and namespace.get("__pct_result__") is not None:
@@ -462,7 +480,8 @@ def run_cell(sock: socket.socket, memory_limit: int) -> int:
             rt._send_chunks("rs", encoded)
         if not ok:
             rt._send_chunks("es", error_text)
-        _send(sock, {"t": "d", "ok": ok, "has_result": has_result})
+        with rt.lock:
+            _send(sock, {"t": "d", "ok": ok, "has_result": has_result})
     except (OSError, MemoryError):
         return 4
     return 0

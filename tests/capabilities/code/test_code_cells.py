@@ -468,3 +468,34 @@ async def test_oversized_reply_returns_control_fields_only(
         {"session_id": "pct-shell-1", "sessionId": "pct-shell-1"},
     ]
     assert "0 completed, 1 failed, 0 cancelled before dispatch, 0 unsettled" in r.text
+
+
+async def test_viewers_see_cells_without_consuming_the_preview(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    views: list[Any] = []
+    unsubscribe = manager.subscribe(views.append)
+    r = await run(manager, ctx, "print('a')\nwhile True:\n    pass", yield_time_ms=0)
+    (view,) = views
+    assert view.id == r.details["cell_id"]
+    assert [v.id for v in manager.cells()] == [view.id]
+    r = await manager.wait({"cell_id": view.id, "yield_time_ms": 300}, ctx)
+    # text printed before a CPU-bound stretch still arrives (flushed by the worker's thread)
+    assert r.details["output"] == "a\n"
+    assert view.state == "running"
+    assert set(view.recovery()) == {"output", "result", "error"}
+    assert await view.stop() is True
+    assert view.state == "terminated"
+    r = await manager.wait({"cell_id": view.id}, ctx)
+    assert r.details["status"] == "terminated"
+    unsubscribe()
+    await run(manager, ctx, "1")
+    assert len(views) == 1
+
+
+async def test_output_listener_gets_a_copy(manager: CodeManager, ctx: CallContext) -> None:
+    chunks: list[str] = []
+    manager.subscribe(lambda view: view.add_output_listener(chunks.append))
+    r = await run(manager, ctx, "print('one')\nprint('two')")
+    assert "".join(chunks) == "one\ntwo\n"
+    assert r.details["output"] == "one\ntwo\n"

@@ -1,23 +1,38 @@
 """pct-tui: the Textual console of the Pi Codex Toolkit runtime.
 
-For now it shows where the configuration lives and whether it loaded; the status, config,
-rules, sessions and approval screens are assembled here as they arrive. Keep this module a
-thin assembly of screens.
+A thin assembly: the app embeds a `Runtime`, serves MCP over streamable HTTP on loopback
+from a worker, attaches itself as the runtime's UI port (approvals as modal screens), and
+installs the screens as modes. Screen logic lives in `screens/`, runtime bookkeeping in
+`console.py`, draft semantics in `drafts.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.widgets import Footer, Header, Static
+from textual.screen import Screen
 
-from pct_runtime.config import ConfigRead, ConfigStore, reload_message
-from pct_runtime.config.paths import config_path
+from pct_runtime.config import ConfigRead, reload_message
+from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.runtime import Runtime
+from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
+from pct_tui.commands import PctCommands
+from pct_tui.console import Console, default_clock
+from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
+from pct_tui.screens.config import ConfigScreen
+from pct_tui.screens.events import EventsScreen
+from pct_tui.screens.help import HelpScreen
+from pct_tui.screens.rules import RulesScreen
+from pct_tui.screens.sessions import SessionsScreen
+from pct_tui.screens.status import StatusScreen
+from pct_tui.serving import AttachInfo, EmbeddedServing
+from pct_tui.watcher import watch_config
 
 
 def describe_read(result: ConfigRead) -> str:
@@ -30,40 +45,186 @@ def describe_read(result: ConfigRead) -> str:
 
 
 class PctApp(App[None]):
-    """The console. `path` defaults to the global config path (PI_CODING_AGENT_DIR aware)."""
+    """The console.
+
+    `agent_dir` defaults to `PI_CODING_AGENT_DIR` or `~/.pi/agent`. `serve=False` skips the
+    HTTP endpoint (screenshots, tests that need no network); `attach_info` then shows the
+    given attach text. `watch=False` skips the config watcher. `clock` formats event times.
+    """
 
     TITLE = "Pi Codex Toolkit"
-    CSS = """
-    #overview { padding: 1 2; height: auto; }
-    #config-path { margin-bottom: 1; }
-    #config-status.error { color: $error; }
-    """
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {PctCommands}
+    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+        "status": StatusScreen,
+        "config": ConfigScreen,
+        "rules": RulesScreen,
+        "sessions": SessionsScreen,
+        "events": EventsScreen,
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "show_mode('status')", "Status", id="show-status"),
+        Binding("2", "show_mode('config')", "Config", id="show-config"),
+        Binding("3", "show_mode('rules')", "Rules", id="show-rules"),
+        Binding("4", "show_mode('sessions')", "Sessions", id="show-sessions"),
+        Binding("5", "show_mode('events')", "Events", id="show-events"),
+        Binding("ctrl+r", "reload", "Reload", id="reload"),
+        Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        agent_dir: Path | None = None,
+        serve: bool = True,
+        port: int = 0,
+        watch: bool = True,
+        attach_info: AttachInfo | None = None,
+        clock: Callable[[], str] = default_clock,
+        model: str | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         super().__init__()
-        self.config_path = path if path is not None else config_path()
-        self.store = ConfigStore(self.config_path)
+        if agent_dir is None and path is not None:
+            agent_dir = Path(path).parent.parent
+        self.runtime = Runtime(agent_dir=agent_dir, model=model, cwd=cwd)
+        self.config_path = self.runtime.config_path
+        self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
+        self.attach_info = attach_info
+        self.serve_error: str | None = None
+        self.watch_disk = watch
+        self.console_state = Console(self, self.runtime, clock)
+        self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
+        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime)
+        self._request_screens: dict[int, Screen[Any]] = {}
+        self._detach_ui: Callable[[], None] | None = None
+        self._watch_stop = asyncio.Event()
+        self._shut_down = False
+        self.load_message = "Reading configuration…"
+        self.load_error = False
 
-    def compose(self) -> ComposeResult:
-        yield Header()
-        with Vertical(id="overview"):
-            yield Static(f"Config: {self.config_path}", id="config-path", markup=False)
-            yield Static("Reading configuration…", id="config-status", markup=False)
-        yield Footer()
-
+    # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
-        result = await asyncio.to_thread(self.store.read)
-        status = self.query_one("#config-status", Static)
-        status.update(describe_read(result))
-        status.set_class(result.error is not None, "error")
+        await self.switch_mode("status")
+        self.run_worker(self._boot(), name="boot", group="runtime", exit_on_error=False)
+
+    async def _boot(self) -> None:
+        try:
+            if self.serving is not None:
+                self.attach_info = await self.serving.start()
+            else:
+                await self.runtime.start()
+        except Exception as exc:
+            self.serve_error = f"{type(exc).__name__}: {exc}"
+            await self.runtime.start()
+        read = self.runtime.store.current()
+        self.load_message = describe_read(read)
+        self.load_error = read.error is not None
+        self.console_state.reset_draft()
+        self.console_state.ready = True
+        self.console_state.attach()
+        self._detach_ui = self.runtime.attach_ui(self.ui)
+        self.console_state.log_event("runtime", f"started config={self.runtime.config_path}")
+        if self.attach_info is not None and self.serving is not None:
+            self.console_state.log_event("runtime", f"serving url={self.attach_info.url}")
+        self.console_state.status_changed.publish(None)
+        if self.serving is not None and self.serving.http is not None:
+            self.run_worker(self.serving.serve(), name="mcp-http", group="mcp", exit_on_error=False)
+        if self.watch_disk:
+            self.run_worker(
+                watch_config(
+                    self.runtime.config_path, self.console_state.check_disk, stop=self._watch_stop
+                ),
+                name="config-watcher",
+                group="watch",
+                exit_on_error=False,
+            )
+
+    async def shutdown(self) -> None:
+        """Answer pending approvals No, stop serving, end every session (reaping its work)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        self.ui.enabled = False
+        self.approvals.cancel_all()
+        self._watch_stop.set()
+        if self._detach_ui is not None:
+            self._detach_ui()
+        self.console_state.detach()
+        with contextlib.suppress(Exception):
+            if self.serving is not None:
+                await self.serving.aclose()
+            else:
+                await self.runtime.aclose()
+
+    async def action_quit(self) -> None:
+        await self.shutdown()
+        self.exit()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()
+
+    # -- navigation ----------------------------------------------------------------------
+    async def action_show_mode(self, mode: str) -> None:
+        if self.current_mode != mode:
+            await self.switch_mode(mode)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_reload(self) -> None:
+        message = await self.console_state.reload()
+        read = self.runtime.store.current()
+        self.load_message = message
+        self.load_error = read.error is not None
+        self.notify(message, severity="error" if self.load_error else "information")
+        self.console_state.status_changed.publish(None)
+
+    # -- approvals -----------------------------------------------------------------------
+    def _show_request(self, request: ApprovalRequest) -> None:
+        def answered(value: Any) -> None:
+            self._request_screens.pop(id(request), None)
+            self.approvals.answer(request, value)
+
+        screen: Screen[Any]
+        if request.kind == "confirm":
+            screen = ConfirmScreen(request.title, request.message, pending=len(self.approvals))
+        else:
+            screen = ChoiceScreen(request.title, request.options)
+        self._request_screens[id(request)] = screen
+        self.push_screen(screen, callback=answered)
+
+    def _hide_request(self, request: ApprovalRequest) -> None:
+        screen = self._request_screens.pop(id(request), None)
+        if screen is not None and screen.is_attached:
+            with contextlib.suppress(Exception):
+                screen.dismiss(None)
+
+    def _count(self, pending: int) -> None:
+        self.sub_title = f"{pending} approval(s) waiting" if pending else ""
+
+    def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
+        severity = {"info": "information", "warning": "warning", "error": "error"}[level]
+        self.notify(message, severity=severity)  # type: ignore[arg-type]
 
 
 def main() -> None:
-    PctApp().run()
+    """`pct-tui [--port N] [--model PROVIDER/ID]`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="pct-tui",
+        description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals. "
+        "Serves MCP over streamable HTTP on 127.0.0.1 for agents to attach.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
+    parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
+    args = parser.parse_args()
+    PctApp(port=args.port, model=args.model).run()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,65 +5,56 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from pct_tui.app import PctApp
+from tests.tui.conftest import wait_for
 
 
 def text_of(app: PctApp, selector: str) -> str:
-    return str(app.query_one(selector, Static).render())
-
-
-async def settled_status(app: PctApp, pilot: Pilot[None]) -> str:
-    """The status line once the background read has reported (the read runs in a thread)."""
-    for _ in range(200):
-        await pilot.pause(0.01)
-        text = text_of(app, "#config-status")
-        if text != "Reading configuration…":
-            return text
-    raise AssertionError("the configuration read never reported")
+    return str(app.screen.query_one(selector, Static).render())
 
 
 @pytest.mark.parametrize("key", ["q", "ctrl+q"])
-async def test_starts_shows_path_and_quits(tmp_path: Path, key: str) -> None:
-    path = tmp_path / "extensions" / "pi-codex-toolkit.json"
-    app = PctApp(path)
+async def test_starts_shows_path_and_quits(agent_dir: Path, key: str) -> None:
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
     async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+        await pilot.pause()
         assert text_of(app, "#config-path") == f"Config: {path}"
-        assert await settled_status(app, pilot) == (
+        assert text_of(app, "#config-status") == (
             "Configuration loaded (no file yet: all-off defaults)."
         )
         assert app.return_code is None  # still running
         await pilot.press(key)
-        await pilot.pause()
-        assert app.return_code == 0  # the key asked the app to exit
+        await wait_for(pilot, lambda: app.return_code == 0, "exit")
     assert not path.exists()
 
 
-async def test_shows_the_read_error(tmp_path: Path) -> None:
-    path = tmp_path / "pi-codex-toolkit.json"
+async def test_shows_the_read_error(agent_dir: Path) -> None:
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
     path.write_text('{"applyPatch":{"enabled":"yes"}}')
-    app = PctApp(path)
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
     async with app.run_test() as pilot:
-        assert await settled_status(app, pilot) == (
+        await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+        await pilot.pause()
+        assert text_of(app, "#config-status") == (
             "Pi Codex Toolkit config error: invalid-config (applyPatch.enabled must be true or "
             "false); using all-off defaults."
         )
-        assert app.query_one("#config-status", Static).has_class("error")
+        assert app.screen.query_one("#config-status", Static).has_class("error")
         await pilot.press("q")
 
 
-async def test_default_path_follows_the_agent_dir(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
-    (tmp_path / "extensions").mkdir()
-    (tmp_path / "extensions" / "pi-codex-toolkit.json").write_text('{"debug": true}\n')
-    app = PctApp()
+async def test_default_path_follows_the_agent_dir(agent_dir: Path) -> None:
+    (agent_dir / "extensions" / "pi-codex-toolkit.json").write_text('{"debug": true}\n')
+    app = PctApp(serve=False, watch=False)
     async with app.run_test() as pilot:
-        assert await settled_status(app, pilot) == "Configuration loaded."
+        await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+        await pilot.pause()
+        assert text_of(app, "#config-status") == "Configuration loaded."
         assert text_of(app, "#config-path") == (
-            f"Config: {tmp_path}/extensions/pi-codex-toolkit.json"
+            f"Config: {agent_dir}/extensions/pi-codex-toolkit.json"
         )
         await pilot.press("q")

@@ -1,0 +1,384 @@
+"""The console's view of the runtime: events, jobs, the config draft and saving.
+
+`Console` subscribes to the runtime's event bus (runtime state, execution diagnostics,
+debug metadata) and to each session's shell and Code Mode managers, and republishes what
+changed as Textual signals, so screens update when something happens — never by polling.
+It holds the one config draft the config and rules screens share, and saves it through the
+store's revision check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from textual.signal import Signal
+
+from pct_runtime.config import ConfigSaveError, ConfigValidationError
+from pct_runtime.config.store import MISSING_REVISION, revision_of
+from pct_runtime.debug import DEBUG_CHANNEL
+from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
+from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from pct_runtime.capabilities.code.manager import CellView
+    from pct_runtime.capabilities.shell.job import ShellJob
+
+MAX_EVENTS = 2000
+MAX_JOB_ROWS = 200
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One line of the events log."""
+
+    seq: int
+    clock: str
+    kind: str  # runtime | diagnostics | debug | log
+    text: str
+
+
+@dataclass(frozen=True)
+class SaveOutcome:
+    ok: bool
+    message: str
+    code: str | None = None
+
+
+@dataclass(eq=False)
+class WorkRow:
+    """A shell job or a code cell of one session, as the sessions screen shows it."""
+
+    session_id: str
+    kind: str  # shell | code
+    id: str
+    job: ShellJob | None = None
+    cell: CellView | None = None
+    _removers: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        if self.job is not None:
+            job = self.job
+            if job.settled.is_set():
+                return "terminated" if job.stop_requested else "completed"
+            if job.stop_requested:
+                return "stopping"
+            return "running"
+        assert self.cell is not None
+        return self.cell.state
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("running", "stopping")
+
+    @property
+    def exit_code(self) -> str:
+        if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
+            return str(self.job.returncode)
+        return "—"
+
+    def recovery_lines(self) -> list[str]:
+        if self.job is not None:
+            return [s.capture.snapshot().line(s.label) for s in self.job.streams]
+        assert self.cell is not None
+        return [record.line(label) for label, record in self.cell.recovery().items()]
+
+    def recovery_paths(self) -> str:
+        if self.job is not None:
+            records = [s.capture.snapshot() for s in self.job.streams]
+        else:
+            assert self.cell is not None
+            records = list(self.cell.recovery().values())
+        paths = [r.path for r in records if r.path]
+        return ", ".join(paths) if paths else "—"
+
+    def initial_text(self) -> str:
+        """What the viewer shows before live output: the in-memory capture, or where the
+        earlier output is on disk."""
+        if self.job is not None:
+            parts: list[str] = []
+            for stream in self.job.streams:
+                text = stream.capture.memory_text()
+                if text is None:
+                    snap = stream.capture.snapshot()
+                    where = snap.path or "not captured"
+                    parts.append(f"[earlier {stream.label}: {snap.bytes} bytes in {where}]\n")
+                elif text:
+                    parts.append(text)
+            return "".join(parts)
+        assert self.cell is not None
+        text = self.cell.output_text()
+        if text is None:
+            record = self.cell.recovery()["output"]
+            return f"[earlier output: {record.bytes} bytes in {record.path or 'not captured'}]\n"
+        return text
+
+    def follow(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Send every new output chunk to `listener` until the returned function is called."""
+        if self.job is not None:
+            return self.job.add_output_listener(lambda _label, text: listener(text))
+        assert self.cell is not None
+        return self.cell.add_output_listener(listener)
+
+    async def stop(self) -> None:
+        if self.job is not None:
+            await asyncio.shield(self.job.request_stop())
+        elif self.cell is not None:
+            await self.cell.stop()
+
+
+class _LogHandler(logging.Handler):
+    """Warnings from pct, mcp and uvicorn go to the events log, never to the terminal."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.WARNING)
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # logging must never raise
+            text = f"{record.levelname.lower()} {record.name}: {record.getMessage()}"
+            self.console.log_event("log", text)
+
+
+def default_clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+class Console:
+    """Runtime state for the screens. Create it in the app, `attach()` once mounted."""
+
+    def __init__(
+        self, app: App[Any], runtime: Runtime, clock: Callable[[], str] = default_clock
+    ) -> None:
+        self.app = app
+        self.runtime = runtime
+        self.clock = clock
+        self.status_changed: Signal[None] = Signal(app, "status-changed")
+        self.event_logged: Signal[EventRecord] = Signal(app, "event-logged")
+        self.work_changed: Signal[None] = Signal(app, "work-changed")
+        self.disk_signal: Signal[bool] = Signal(app, "disk-changed")
+        self.events: deque[EventRecord] = deque(maxlen=MAX_EVENTS)
+        self.work: list[WorkRow] = []
+        self.draft = ConfigDraft.start(runtime.config, runtime.config_revision, {})
+        self.disk_changed = False
+        self.ready = False
+        self.save_message: str | None = None
+        self._seq = 0
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._watched_sessions: set[str] = set()
+        self._status_pending = False
+        self._log_handler = _LogHandler(self)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def attach(self) -> None:
+        bus = self.runtime.events
+        self._unsubscribe += [
+            bus.subscribe(RUNTIME_EVENTS_CHANNEL, self._on_runtime_event),
+            bus.subscribe(EXECUTION_DIAGNOSTICS_CHANNEL, self._on_diagnostics),
+            bus.subscribe(DEBUG_CHANNEL, self._on_debug),
+        ]
+        for name in ("pct_runtime", "mcp", "uvicorn"):
+            logger = logging.getLogger(name)
+            logger.addHandler(self._log_handler)
+            logger.propagate = False
+        for session in self.runtime.sessions:
+            self._watch_session(session)
+
+    def detach(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        for name in ("pct_runtime", "mcp", "uvicorn"):
+            logging.getLogger(name).removeHandler(self._log_handler)
+        for row in self.work:
+            for remove in row._removers:
+                remove()
+
+    def reset_draft(self) -> None:
+        """Start a fresh draft from the runtime's current config (Cancel, after a reload)."""
+        read = self.runtime.store.current()
+        self.draft = ConfigDraft.start(read.config, read.revision, read.raw)
+
+    # -- events --------------------------------------------------------------------------
+    def log_event(self, kind: str, text: str) -> None:
+        self._seq += 1
+        record = EventRecord(self._seq, self.clock(), kind, text)
+        self.events.append(record)
+        self.event_logged.publish(record)
+
+    def _status_soon(self) -> None:
+        if self._status_pending:
+            return
+        self._status_pending = True
+
+        def fire() -> None:
+            self._status_pending = False
+            self.status_changed.publish(None)
+
+        self.app.call_next(fire)
+
+    def _on_runtime_event(self, payload: Any) -> None:
+        if not isinstance(payload, dict):
+            return
+        kind = str(payload.get("type", "event"))
+        details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
+        self.log_event("runtime", f"{kind} {details}".rstrip())
+        if kind == "session-opened":
+            session = self.runtime.session(str(payload.get("session")))
+            if session is not None:
+                self._watch_session(session)
+        if kind in (
+            "session-opened",
+            "session-closed",
+            "projection-changed",
+            "model-changed",
+            "reloaded",
+        ):
+            self._status_soon()
+        if kind == "session-closed":
+            self.work_changed.publish(None)
+
+    def _on_diagnostics(self, payload: Any) -> None:
+        if isinstance(payload, dict):
+            keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
+            summary = " ".join(f"{k}={_short(payload.get(k))}" for k in keys if k in payload)
+            visible = payload.get("visibleNames")
+            if isinstance(visible, list):
+                summary += f" visible={len(visible)}"
+            self.log_event("diagnostics", summary)
+        self._status_soon()
+
+    def _on_debug(self, payload: Any) -> None:
+        self.log_event("debug", json.dumps(payload, separators=(",", ":"), sort_keys=False))
+
+    # -- work ----------------------------------------------------------------------------
+    def _watch_session(self, session: RuntimeSession) -> None:
+        if session.id in self._watched_sessions:
+            return
+        self._watched_sessions.add(session.id)
+        shell = session.services.peek("shell")
+        if shell is not None:
+            self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(session.id, job)))
+            for job in shell.jobs():
+                self._add_job(session.id, job)
+        code = session.services.peek("code")
+        if code is not None:
+            self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(session.id, cell)))
+            for cell in code.cells():
+                self._add_cell(session.id, cell)
+
+    def _add_row(self, row: WorkRow, finished: asyncio.Event) -> None:
+        self.work.append(row)
+        if len(self.work) > MAX_JOB_ROWS:
+            for old in [r for r in self.work if not r.running][: len(self.work) - MAX_JOB_ROWS]:
+                self.work.remove(old)
+        self.work_changed.publish(None)
+
+        async def wait_end() -> None:
+            await finished.wait()
+            self.work_changed.publish(None)
+
+        task = asyncio.get_running_loop().create_task(wait_end())
+
+        def cancel() -> None:
+            task.cancel()
+
+        row._removers.append(cancel)
+
+    def _add_job(self, session_id: str, job: ShellJob) -> None:
+        self._add_row(WorkRow(session_id, "shell", job.id, job=job), job.settled)
+
+    def _add_cell(self, session_id: str, cell: CellView) -> None:
+        self._add_row(WorkRow(session_id, "code", cell.id, cell=cell), cell.terminal)
+
+    # -- config --------------------------------------------------------------------------
+    async def save(self) -> SaveOutcome:
+        """Save the draft with its base revision; on success adopt and resync at once.
+
+        A refused save keeps the draft untouched (`stale-revision`, `lock-held`, …).
+        """
+        draft = self.draft
+        store = self.runtime.store
+        try:
+            revision = await asyncio.to_thread(store.save, draft.for_save(), draft.base_revision)
+        except ConfigSaveError as exc:
+            outcome = SaveOutcome(False, f"{exc.code}: {exc.message}", exc.code)
+            self.log_event("runtime", f"save-refused code={exc.code}")
+            return outcome
+        except ConfigValidationError as exc:
+            return SaveOutcome(False, f"{SAVE_FAILED_MESSAGE} ({exc})", "invalid-config")
+        except OSError:
+            return SaveOutcome(False, SAVE_FAILED_MESSAGE, "write-failed")
+        self.set_disk_changed(False)
+        try:
+            await self.runtime.config_changed()
+            failed = any(
+                self.runtime.projection_sync.apply_error(s.id) for s in self.runtime.sessions
+            )
+        except Exception:
+            logging.getLogger("pct_tui").exception("applying the saved configuration failed")
+            failed = True
+        read = store.current()
+        self.draft = ConfigDraft.start(read.config, revision, read.raw)
+        self._status_soon()
+        self.log_event("runtime", f"saved revision={revision[:12]}")
+        if failed:
+            return SaveOutcome(False, APPLY_FAILED_MESSAGE, "apply-failed")
+        return SaveOutcome(True, SAVED_MESSAGE)
+
+    async def reload(self) -> str:
+        """`/pct reload`: re-read the file, resync sessions; an unedited draft follows."""
+        outcome = await self.runtime.reload()
+        self.set_disk_changed(False)
+        if not self.draft.dirty:
+            self.reset_draft()
+        self._status_soon()
+        return outcome.message
+
+    def set_disk_changed(self, changed: bool) -> None:
+        self.disk_changed = changed
+        self.disk_signal.publish(changed)
+
+    async def check_disk(self) -> bool:
+        """After a watch event: is the file different from what this runtime last read or
+        saved? (Our own saves are not news.) Shows the banner when it is."""
+        revision = await self.disk_revision()
+        changed: bool = revision != self.runtime.store.revision
+        if changed:
+            self.set_disk_changed(True)
+            self.log_event("runtime", "config-changed-on-disk")
+        return changed
+
+    async def disk_revision(self) -> str:
+        path = self.runtime.config_path
+
+        def read() -> str:
+            try:
+                return revision_of(path.read_bytes())
+            except FileNotFoundError:
+                return MISSING_REVISION
+            except OSError:
+                return "unreadable"
+
+        return await asyncio.to_thread(read)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "+".join(str(v) for v in value) or "none"
+    if value is None:
+        return "—"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)

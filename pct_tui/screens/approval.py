@@ -1,0 +1,101 @@
+"""Modal questions: approvals (nested apply_patch, Computer Use access), confirmations and
+pickers. Each is dismissed with its answer; the caller's callback resolves the request."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pct_tui.widgets.patch_view import patch_text, split_preview
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Yes / No. A patch preview (`*** Begin Patch`) is shown as files plus a coloured diff."""
+
+    CSS_PATH = "approval.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", id="approval-yes"),
+        Binding("n", "answer(False)", "No", id="approval-no"),
+        Binding("escape", "answer(False)", "No", show=False, id="approval-dismiss"),
+    ]
+
+    def __init__(self, title: str, message: str, *, pending: int = 0, yes: str = "Yes") -> None:
+        super().__init__()
+        self.question_title = title
+        self.message = message
+        self.pending = pending
+        self.yes_label = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question_title, id="question-title")
+            if self.pending > 1:
+                yield Label(f"{self.pending - 1} more waiting", id="queue-count")
+            with VerticalScroll(id="question-body"):
+                if "*** Begin Patch" in self.message:
+                    files, patch = split_preview(self.message)
+                    if files:
+                        yield Static("\n".join(files), id="patch-files", markup=False)
+                    yield Static(patch_text(patch), id="patch-diff")
+                else:
+                    yield Static(self.message, id="question-message", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button(f"{self.yes_label} (y)", variant="success", id="yes")
+                yield Button("No (n)", variant="error", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, value: bool) -> None:
+        self.dismiss(value)
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """Pick one of `options` (Enter or click); Escape dismisses with None."""
+
+    CSS_PATH = "approval.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Back", id="choice-back"),
+    ]
+
+    def __init__(
+        self, title: str, options: Sequence[str], *, current: str | None = None, note: str = ""
+    ) -> None:
+        super().__init__()
+        self.question_title = title
+        self.options = tuple(options)
+        self.current = current
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question_title, id="question-title")
+            if self.note:
+                yield Static(self.note, id="choice-note", markup=False)
+            yield OptionList(
+                *(Option(o, id=str(i)) for i, o in enumerate(self.options)), id="choices"
+            )
+
+    def on_mount(self) -> None:
+        choices = self.query_one("#choices", OptionList)
+        if self.current in self.options:
+            choices.highlighted = self.options.index(self.current)
+        choices.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.options[event.option_index])
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,169 @@
+"""The `/pct config` menu: every item of the spec's list, same labels, same semantics.
+
+Enter (or a click) flips a switch, cycles a choice, or opens a picker. Nothing is written
+until Save, which uses the store's revision check: a refused save (`stale-revision`,
+`lock-held`, …) is shown and the draft is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
+from pct_runtime.host.models import load_settings
+from pct_tui.screens.approval import ChoiceScreen
+from pct_tui.screens.base import PctScreen
+from pct_tui.screens.deferred import DeferredScreen
+
+HELP = {
+    "web_search": "Web Search on/off.",
+    "backend": "Web Search backend: auto, native or sidecar.",
+    "mode": "Web Search mode: live or cached.",
+    "context_size": "Search context size: low, medium or high.",
+    "executor": "The model that runs sidecar searches: an official OpenAI/Codex Responses "
+    "route from the model registry.",
+    "effort": "auto, or a thinking level the chosen Codex model supports.",
+    "remote_compaction": "Remote Compaction on/off.",
+    "image_generation": "Image Generation on/off.",
+    "computer_use": "Computer Use on/off.",
+    "computer_use_approval": "Confirm asks once per app (Yes is remembered in memory, No is "
+    "not); Always accepts every valid request without asking.",
+    "rules": "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
+    "code_approval": "Confirm asks before each nested apply_patch in a Code Mode cell; "
+    "Always skips only that extra confirmation.",
+    "tool_discovery": "Tool Discovery on/off.",
+    "deferred": "Which Toolkit tools stay hidden until find_tools loads them (Computer Use: "
+    "all six or none).",
+    "debug": "Debug metadata on/off (metadata only, never payloads).",
+    "save": "Write the draft (refused if the file changed since it was read).",
+    "cancel": "Discard the draft and start again from the settings in use.",
+}
+
+
+class ConfigScreen(PctScreen):
+    CSS_PATH = "config.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Save", id="config-save"),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="config-body"):
+            with Vertical(id="config-left"):
+                yield Label("Pi Codex Toolkit configuration", classes="section-title")
+                yield OptionList(id="config-menu")
+            with Vertical(id="config-right"):
+                yield Static("", id="config-help", markup=False)
+                yield Static("", id="config-draft", markup=False)
+                yield Static("", id="config-message", markup=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#config-menu").focus()
+
+    def refresh_view(self) -> None:
+        menu = self.query_one("#config-menu", OptionList)
+        highlighted = menu.highlighted
+        items = self.console.draft.menu()
+        menu.set_options([Option(item.label, id=item.key) for item in items])
+        menu.highlighted = highlighted if highlighted is not None else 0
+        draft = self.console.draft
+        state = "Draft has unsaved changes." if draft.dirty else "No unsaved changes."
+        self.query_one("#config-draft", Static).update(state)
+        self.query_one("#config-draft").set_class(draft.dirty, "-dirty")
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        widget = self.query_one("#config-message", Static)
+        widget.update(text)
+        widget.set_class(error, "-error")
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self.query_one("#config-help", Static).update(HELP.get(event.option.id or "", ""))
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        key = event.option.id or ""
+        await self.activate(key)
+
+    async def activate(self, key: str) -> None:
+        draft = self.console.draft
+        if draft.toggle(key):
+            self.refresh_view()
+        elif key == "executor":
+            self.pick_executor()
+        elif key == "effort":
+            self.pick_effort()
+        elif key == "deferred":
+            self.edit_deferred()
+        elif key == "rules":
+            await self.pct.run_action("show_mode('rules')")
+        elif key == "save":
+            await self.action_save()
+        elif key == "cancel":
+            self.console.reset_draft()
+            self.refresh_view()
+            self.show_message("Draft discarded; showing the settings in use.")
+
+    @work(exclusive=True, group="config-picker")
+    async def pick_executor(self) -> None:
+        runtime = self.console.runtime
+        settings = await asyncio.to_thread(load_settings, runtime.agent_dir)
+        scoped = runtime.models.scoped(settings) if settings.enabled_models else None
+        candidates = [m.key for m in sidecar_candidates(runtime.models, scoped)]
+        note = (
+            ""
+            if candidates
+            else "No available model passes the official-route check (add OpenAI or Codex "
+            "credentials to Pi's auth.json)."
+        )
+        current = self.console.draft.config.web_search.sidecar_model
+        current_key = f"{current.provider}/{current.model}" if current else "none"
+        choice = await self.app.push_screen_wait(
+            ChoiceScreen(
+                "Web Search executor", ["none", *candidates], current=current_key, note=note
+            )
+        )
+        if choice is None:
+            return
+        if choice == "none":
+            self.console.draft.set_executor(None, None)
+        else:
+            provider, _, model_id = choice.partition("/")
+            self.console.draft.set_executor(provider, model_id)
+        self.refresh_view()
+
+    @work(exclusive=True, group="config-picker")
+    async def pick_effort(self) -> None:
+        runtime = self.console.runtime
+        current = self.console.draft.config.web_search.sidecar_model
+        if current is None:
+            self.show_message("Pick a Web Search executor first.", error=True)
+            return
+        model = runtime.models.find(current.provider, current.model)
+        levels = sidecar_efforts(model) if model is not None else ("auto",)
+        choice = await self.app.push_screen_wait(
+            ChoiceScreen("Web Search executor effort", levels, current=current.thinking_level)
+        )
+        if choice is not None:
+            self.console.draft.set_effort(choice)
+            self.refresh_view()
+
+    @work(exclusive=True, group="config-picker")
+    async def edit_deferred(self) -> None:
+        names = await self.app.push_screen_wait(
+            DeferredScreen(self.console.draft.config.tool_discovery.deferred, self.console.draft)
+        )
+        if names is not None:
+            self.refresh_view()
+
+    async def action_save(self) -> None:
+        outcome = await self.console.save()
+        self.refresh_view()
+        self.show_message(outcome.message, error=not outcome.ok)

@@ -1,0 +1,60 @@
+"""The live output viewer of one shell job or code cell."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from pct_tui.console import Console, WorkRow
+from pct_tui.widgets.output_log import OutputLog
+
+
+class OutputScreen(Screen[None]):
+    CSS_PATH = "output.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Back", id="output-back"),
+        Binding("end", "follow", "Follow", id="output-follow"),
+    ]
+
+    def __init__(self, row: WorkRow) -> None:
+        super().__init__()
+        self.row = row
+        self._stop_following: Callable[[], None] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="output-title", markup=False)
+        yield OutputLog(id="output-log")
+        yield Static("", id="output-recovery", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        log = self.query_one(OutputLog)
+        log.feed(self.row.initial_text())
+        self._stop_following = self.row.follow(log.feed)
+        self._update_title()
+        console: Console = self.app.console_state  # type: ignore[attr-defined]
+        console.work_changed.subscribe(self, lambda _: self._update_title())
+
+    def _update_title(self) -> None:
+        row = self.row
+        self.query_one("#output-title", Static).update(
+            f"{row.kind} {row.id} · session {row.session_id} · {row.state} · exit {row.exit_code}"
+        )
+        self.query_one("#output-recovery", Static).update("\n".join(row.recovery_lines()))
+
+    def on_unmount(self) -> None:
+        if self._stop_following is not None:
+            self._stop_following()
+            self._stop_following = None
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_follow(self) -> None:
+        self.query_one(OutputLog).scroll_end(animate=False)

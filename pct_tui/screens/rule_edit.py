@@ -1,0 +1,76 @@
+"""One rule's page: `id:`, `match:`, `Patch:`, `direct Shell:`, `Code:`, `Done`.
+
+Done validates (a duplicate id is refused with the spec's message and the page stays);
+Escape discards the page.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from pct_tui.drafts import ConfigDraft
+
+
+class RuleEditScreen(ModalScreen[bool]):
+    CSS_PATH = "rule_edit.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "discard", "Discard", id="rule-page-discard"),
+        Binding("ctrl+s", "done", "Done", id="rule-page-done"),
+    ]
+
+    def __init__(self, draft: ConfigDraft, index: int) -> None:
+        super().__init__()
+        self.draft = draft
+        self.index = index
+        self.rule = draft.rules[index]
+
+    def compose(self) -> ComposeResult:
+        rule = self.rule
+        with Vertical(id="rule-page"):
+            yield Label(f"Rule {self.index + 1}", id="rule-page-title")
+            with Horizontal(classes="field"):
+                yield Label("id:", classes="field-label")
+                yield Input(rule.id, id="rule-id")
+            with Horizontal(classes="field"):
+                yield Label("match:", classes="field-label")
+                yield Input(rule.match, id="rule-match", placeholder="gpt-5* or openai/*")
+            yield Checkbox("Patch:", rule.patch, id="rule-patch")
+            yield Checkbox("direct Shell:", rule.shell, id="rule-shell")
+            yield Checkbox("Code:", rule.code, id="rule-code")
+            yield Static("", id="rule-error", markup=False)
+            with Horizontal(id="rule-buttons"):
+                yield Button("Done", variant="primary", id="rule-done")
+
+    def on_mount(self) -> None:
+        self.query_one("#rule-id", Input).focus()
+
+    def action_done(self) -> None:
+        error = self.draft.update_rule(
+            self.index,
+            rule_id=self.query_one("#rule-id", Input).value,
+            match=self.query_one("#rule-match", Input).value,
+            patch=self.query_one("#rule-patch", Checkbox).value,
+            shell=self.query_one("#rule-shell", Checkbox).value,
+            code=self.query_one("#rule-code", Checkbox).value,
+        )
+        if error is not None:
+            self.query_one("#rule-error", Static).update(error)
+            return
+        self.dismiss(True)
+
+    def action_discard(self) -> None:
+        self.dismiss(False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_done()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_done()

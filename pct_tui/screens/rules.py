@@ -1,0 +1,184 @@
+"""The execution rules editor: ordered model globs with Patch / direct Shell / Code switches.
+
+Add, edit, delete and move by keys or by the buttons; the preview shows which rule the
+current model matches and the routes it would get. Opening it on a legacy file previews
+the migration with the spec's notice. Nothing is written until Save.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pct_runtime.decide.execution import format_execution_block
+from pct_runtime.host.models import Model
+from pct_tui.drafts import rule_label
+from pct_tui.planning import fresh_plan
+from pct_tui.screens.base import PctScreen
+from pct_tui.screens.rule_edit import RuleEditScreen
+
+
+class RulesScreen(PctScreen):
+    CSS_PATH = "rules.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "add_rule", "Add", id="rule-add"),
+        Binding("e", "edit_rule", "Edit", id="rule-edit"),
+        Binding("delete,x", "delete_rule", "Delete", id="rule-delete"),
+        Binding("ctrl+up,K", "move_rule(-1)", "Up", id="rule-up"),
+        Binding("ctrl+down,J", "move_rule(1)", "Down", id="rule-down"),
+        Binding("ctrl+s", "save", "Save", id="rules-save"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notice = ""
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="rules-body"):
+            with Vertical(id="rules-left"):
+                yield Label("Execution rules (first match wins)", classes="section-title")
+                yield OptionList(id="rules-list")
+                with Horizontal(id="rules-buttons"):
+                    yield Button("Add rule", id="rule-add")
+                    yield Button("Edit", id="rule-edit")
+                    yield Button("Delete rule", id="rule-delete")
+                    yield Button("Up", id="rule-up")
+                    yield Button("Down", id="rule-down")
+                    yield Button("Save", variant="primary", id="rules-save")
+                yield Static("", id="rules-notice", markup=False)
+                yield Static("", id="rules-message", markup=False)
+            with Vertical(id="rules-right"):
+                yield Label("Preview current model", classes="section-title")
+                yield Static("", id="rules-preview", markup=False)
+
+    def on_screen_resume(self) -> None:
+        notice = self.console.draft.open_rules()
+        if notice is not None:
+            self.notice = notice
+        elif not self.console.draft.migrating:
+            self.notice = ""
+        super().on_screen_resume()
+
+    def on_mount(self) -> None:
+        notice = self.console.draft.open_rules()
+        if notice is not None:
+            self.notice = notice
+        super().on_mount()
+        self.query_one("#rules-list").focus()
+
+    def refresh_view(self) -> None:
+        draft = self.console.draft
+        if draft.config.execution is None:  # a reset (Cancel, reload) of a legacy draft
+            notice = draft.open_rules()
+            self.notice = notice or ""
+        rules_list = self.query_one("#rules-list", OptionList)
+        index = rules_list.highlighted
+        rules = draft.rules
+        rules_list.set_options(
+            [Option(rule_label(i, rule), id=f"rule-{i}") for i, rule in enumerate(rules)]
+        )
+        if rules:
+            rules_list.highlighted = min(index or 0, len(rules) - 1)
+        empty = "No rules: the native baseline (Pi's own tools only)." if not rules else ""
+        self.query_one("#rules-notice", Static).update(
+            "\n".join(part for part in (self.notice, empty) if part)
+        )
+        self.query_one("#rules-preview", Static).update(self.preview_text())
+
+    def current_model(self) -> Model | None:
+        runtime = self.console.runtime
+        for session in runtime.sessions:
+            if session.model is not None:
+                return session.model
+        return runtime.default_model
+
+    def preview_text(self) -> str:
+        draft = self.console.draft
+        model = self.current_model()
+        lines = [f"Current model: {model.key if model else '—'}"]
+        rule = draft.matching_rule(model.id, model.provider) if model else None
+        if rule is None:
+            lines.append("Matching rule: none (nothing requested; Pi's native tools stay)")
+        else:
+            index = draft.rules.index(rule)
+            lines.append(f"Matching rule: {rule_label(index, rule)}")
+        plan = fresh_plan(self.console.runtime, config=draft.config, model=model)
+        lines.append("")
+        lines.extend(format_execution_block(plan.routes).split("\n"))
+        return "\n".join(lines)
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        widget = self.query_one("#rules-message", Static)
+        widget.update(text)
+        widget.set_class(error, "-error")
+
+    def _index(self) -> int | None:
+        rules_list = self.query_one("#rules-list", OptionList)
+        if not self.console.draft.rules:
+            return None
+        return rules_list.highlighted
+
+    def _select(self, index: int) -> None:
+        self.refresh_view()
+        rules_list = self.query_one("#rules-list", OptionList)
+        if rules_list.option_count:
+            rules_list.highlighted = index
+
+    def action_add_rule(self) -> None:
+        index = self.console.draft.add_rule()
+        self._select(index)
+        self.show_message("")
+        self.action_edit_rule()
+
+    @work(exclusive=True, group="rule-page")
+    async def action_edit_rule(self) -> None:
+        index = self._index()
+        if index is None:
+            return
+        draft = self.console.draft
+        await self.app.push_screen_wait(RuleEditScreen(draft, index))
+        self._select(index)
+
+    def action_delete_rule(self) -> None:
+        index = self._index()
+        if index is None:
+            return
+        self.console.draft.delete_rule(index)
+        self._select(max(0, index - 1))
+
+    def action_move_rule(self, delta: int) -> None:
+        index = self._index()
+        if index is None:
+            return
+        self._select(self.console.draft.move_rule(index, delta))
+
+    async def action_save(self) -> None:
+        outcome = await self.console.save()
+        if outcome.ok:
+            self.notice = ""
+        self.refresh_view()
+        self.show_message(outcome.message, error=not outcome.ok)
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        actions = {
+            "rule-add": "add_rule",
+            "rule-edit": "edit_rule",
+            "rule-delete": "delete_rule",
+            "rule-up": "move_rule(-1)",
+            "rule-down": "move_rule(1)",
+            "rules-save": "save",
+        }
+        action = actions.get(event.button.id or "")
+        if action:
+            await self.run_action(action)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_edit_rule()

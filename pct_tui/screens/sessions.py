@@ -1,0 +1,184 @@
+"""Sessions: every attached session, its shell jobs and code cells with state, exit code
+and recovery paths. Enter opens a live output viewer; `x` stops a job or cell and `T`
+ends a whole session, each after a confirmation. Updated when work starts or ends."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Label, Static
+
+from pct_tui.console import WorkRow
+from pct_tui.screens.approval import ConfirmScreen
+from pct_tui.screens.base import PctScreen
+from pct_tui.screens.output import OutputScreen
+
+COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
+STATE_STYLES = {
+    "running": "bold green",
+    "stopping": "bold dark_orange",
+    "completed": "grey62",
+    "terminated": "dark_orange",
+    "failed": "red",
+    "open": "bold green",
+}
+
+
+class SessionsScreen(PctScreen):
+    CSS_PATH = "sessions.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,v", "view", "View output", id="work-view"),
+        Binding("x", "stop", "Stop", id="work-stop"),
+        Binding("T", "end_session", "End session", id="session-end"),
+    ]
+
+    def compose_body(self) -> ComposeResult:
+        with Vertical(id="sessions-body"):
+            yield Label("Sessions, shell jobs and code cells", classes="section-title")
+            yield DataTable(id="work-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="work-detail", markup=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#work-table", DataTable)
+        table.add_columns(*COLUMNS)
+        self.console.work_changed.subscribe(self, lambda _: self.refresh_view())
+        super().on_mount()
+        table.focus()
+
+    def rows(self) -> list[tuple[str, WorkRow | None, str]]:
+        """(row key, work row or None for a session, session id) in display order."""
+        out: list[tuple[str, WorkRow | None, str]] = []
+        sessions = {s.id for s in self.console.runtime.sessions}
+        for session in self.console.runtime.sessions:
+            out.append((f"session:{session.id}", None, session.id))
+            out.extend(
+                (f"{row.kind}:{row.id}", row, session.id)
+                for row in self.console.work
+                if row.session_id == session.id
+            )
+        out.extend(
+            (f"{row.kind}:{row.id}", row, row.session_id)
+            for row in self.console.work
+            if row.session_id not in sessions
+        )
+        return out
+
+    def refresh_view(self) -> None:
+        from rich.text import Text
+
+        table = self.query_one("#work-table", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        runtime = self.console.runtime
+        for key, row, session_id in self.rows():
+            if row is None:
+                session = runtime.session(session_id)
+                model = session.model.key if session and session.model else "—"
+                kind = session.kind if session else "?"
+                table.add_row(
+                    Text(session_id, style="bold"),
+                    f"session ({kind})",
+                    model,
+                    Text("open", style=STATE_STYLES["open"]),
+                    "",
+                    "",
+                    key=key,
+                )
+            else:
+                state = row.state
+                table.add_row(
+                    Text(session_id, style="grey50"),
+                    row.kind,
+                    row.id,
+                    Text(state, style=STATE_STYLES.get(state, "")),
+                    row.exit_code,
+                    row.recovery_paths(),
+                    key=key,
+                )
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1))
+        if not table.row_count:
+            self.query_one("#work-detail", Static).update(
+                "No session is attached. Attach an agent (see the status screen)."
+            )
+        else:
+            self._detail()
+
+    def _current(self) -> tuple[WorkRow | None, str] | None:
+        table = self.query_one("#work-table", DataTable)
+        rows = self.rows()
+        if not rows or table.cursor_row >= len(rows):
+            return None
+        _, row, session_id = rows[table.cursor_row]
+        return row, session_id
+
+    def _detail(self) -> None:
+        current = self._current()
+        detail = self.query_one("#work-detail", Static)
+        if current is None:
+            detail.update("")
+            return
+        row, session_id = current
+        if row is None:
+            detail.update(f"Session {session_id}: Enter on a job or cell opens its output.")
+        else:
+            detail.update("\n".join(row.recovery_lines()))
+
+    def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_view()
+
+    def action_view(self) -> None:
+        current = self._current()
+        if current is None or current[0] is None:
+            return
+        self.app.push_screen(OutputScreen(current[0]))
+
+    @work(exclusive=True, group="sessions-confirm")
+    async def action_stop(self) -> None:
+        current = self._current()
+        if current is None or current[0] is None:
+            return
+        row = current[0]
+        if not row.running:
+            self.notify(f"{row.id} has already ended.")
+            return
+        what = "shell job" if row.kind == "shell" else "code cell"
+        yes = await self.app.push_screen_wait(
+            ConfirmScreen(
+                f"Stop {what} {row.id}?",
+                "The process group gets SIGTERM, then SIGKILL after the grace period. The "
+                "agent's next poll reports it as terminated; its recovery files stay.",
+                yes="Stop",
+            )
+        )
+        if yes:
+            await row.stop()
+            self.refresh_view()
+
+    @work(exclusive=True, group="sessions-confirm")
+    async def action_end_session(self) -> None:
+        current = self._current()
+        if current is None:
+            return
+        session = self.console.runtime.session(current[1])
+        if session is None:
+            return
+        yes = await self.app.push_screen_wait(
+            ConfirmScreen(
+                f"End session {session.id}?",
+                "Its calls are cancelled, its shell jobs and code cells are stopped and its "
+                "recovery files are removed. The agent must reconnect to continue.",
+                yes="End session",
+            )
+        )
+        if yes:
+            await session.close()
+            self.refresh_view()

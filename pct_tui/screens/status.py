@@ -1,0 +1,77 @@
+"""Status dashboard: how to attach, the sessions and their models, and every capability's
+configured / effective / reason with its extra lines — for a fresh session and for each
+attached one. Redrawn when the runtime reports a change (no polling)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from pct_tui.planning import fresh_status_text
+from pct_tui.screens.base import PctScreen
+from pct_tui.widgets.status_view import status_text
+
+FRESH = "fresh"
+
+
+class StatusScreen(PctScreen):
+    CSS_PATH = "status.tcss"
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="status-body"):
+            with Vertical(id="status-left"):
+                yield Static("", id="config-path", markup=False)
+                yield Static("Reading configuration…", id="config-status", markup=False)
+                yield Label("Attach an agent", classes="section-title")
+                yield Static("Starting the MCP endpoint…", id="attach", markup=False)
+                yield Label("Sessions", classes="section-title")
+                yield OptionList(id="status-sessions")
+            with VerticalScroll(id="status-right"):
+                yield Static("", id="status-text")
+
+    def refresh_view(self) -> None:
+        console = self.console
+        runtime = console.runtime
+        attach = self.pct.attach_info
+        attach_widget = self.query_one("#attach", Static)
+        if attach is not None:
+            attach_widget.update("\n".join(attach.lines()))
+        elif self.pct.serve_error:
+            attach_widget.update(f"MCP endpoint failed: {self.pct.serve_error}")
+        self.query_one("#config-path", Static).update(f"Config: {runtime.config_path}")
+        load = self.query_one("#config-status", Static)
+        load.update(self.pct.load_message)
+        load.set_class(self.pct.load_error, "error")
+        sessions = self.query_one("#status-sessions", OptionList)
+        selected = self._selected_id(sessions)
+        options = [Option("Fresh session (what a new client gets)", id=FRESH)]
+        for session in runtime.sessions:
+            model = session.model.key if session.model else "—"
+            options.append(Option(f"{session.id} ({session.kind}) · {model}", id=session.id))
+        sessions.set_options(options)
+        ids = [o.id for o in options]
+        sessions.highlighted = ids.index(selected) if selected in ids else 0
+        self._show(selected if selected in ids else FRESH)
+
+    @staticmethod
+    def _selected_id(sessions: OptionList) -> str:
+        index = sessions.highlighted
+        if index is None or index >= sessions.option_count:
+            return FRESH
+        return sessions.get_option_at_index(index).id or FRESH
+
+    def _show(self, session_id: str) -> None:
+        runtime = self.console.runtime
+        session = runtime.session(session_id) if session_id != FRESH else None
+        if not self.console.ready:
+            text = "Pi Codex Toolkit\nStarting the runtime…"
+        elif session is not None:
+            text = session.status_text()
+        else:
+            text = fresh_status_text(runtime)
+        self.query_one("#status-text", Static).update(status_text(text))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show(event.option.id or FRESH)

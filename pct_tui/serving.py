@@ -1,0 +1,114 @@
+"""The console's embedded runtime: one `Runtime`, MCP over streamable HTTP on loopback,
+and the live-control entry that `pct reload` / `pct status --live` find.
+
+The HTTP server is uvicorn with `log_config=None` inside the console's event loop (a
+Textual worker awaits `serve()`), so it never writes to the terminal the console draws on,
+and signals stay with Textual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pct_runtime.runtime import Runtime
+from pct_runtime.serve.token import TOKEN_ENV, token_path
+
+if TYPE_CHECKING:
+    from pct_runtime.serve.control import ControlServer
+    from pct_runtime.serve.http import PctHttpServer
+    from pct_runtime.serve.server import PctMCPServer
+
+CONSOLE_KIND = "pct-tui"
+
+
+@dataclass(frozen=True)
+class AttachInfo:
+    """What a person needs to attach an agent to this console."""
+
+    url: str
+    token_source: str
+    commands: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        return [
+            f"MCP endpoint: {self.url}",
+            f"Bearer token: ${TOKEN_ENV} (from {self.token_source})",
+            f'  export {TOKEN_ENV}="$(cat {self.token_source})"'
+            if self.token_source != f"${TOKEN_ENV}"
+            else f"  {TOKEN_ENV} is already set in this environment",
+            *(f"  {command}" for command in self.commands),
+        ]
+
+
+def attach_commands(url: str) -> tuple[str, ...]:
+    return tuple(f"pct attach {agent} --http {url}" for agent in ("codex", "claude", "pi"))
+
+
+class EmbeddedServing:
+    """Start the runtime and its HTTP endpoint; `serve()` runs until `stop()`."""
+
+    def __init__(self, runtime: Runtime, *, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.runtime = runtime
+        self.host = host
+        self.port = port
+        self.mcp: PctMCPServer | None = None
+        self.http: PctHttpServer | None = None
+        self.control: ControlServer | None = None
+        self.attach: AttachInfo | None = None
+
+    async def start(self) -> AttachInfo:
+        """Read config and models, bind the socket, register for live control."""
+        from pct_runtime.serve.control import ControlServer
+        from pct_runtime.serve.http import PctHttpServer
+        from pct_runtime.serve.live import control_token
+        from pct_runtime.serve.run import control_handler
+        from pct_runtime.serve.server import PctMCPServer
+        from pct_runtime.serve.token import load_or_create_token
+
+        runtime = self.runtime
+        await runtime.start()
+        self.mcp = PctMCPServer(runtime)
+        token = load_or_create_token(runtime.agent_dir)
+        self.http = PctHttpServer(self.mcp, token=token, host=self.host, port=self.port)
+        url = self.http.url
+        label = f"{CONSOLE_KIND} (pid {os.getpid()}, {url})"
+        self.control = ControlServer(
+            runtime.agent_dir,
+            control_token(runtime.agent_dir),
+            control_handler(runtime, label),
+            kind=CONSOLE_KIND,
+            mcp=url,
+        )
+        await self.control.start()
+        source = (
+            f"${TOKEN_ENV}"
+            if os.environ.get(TOKEN_ENV, "").strip()
+            else str(token_path(runtime.agent_dir))
+        )
+        self.attach = AttachInfo(url, source, attach_commands(url))
+        return self.attach
+
+    async def serve(self) -> None:
+        if self.http is not None:
+            await self.http.serve()
+
+    def stop(self) -> None:
+        if self.http is not None:
+            self.http.stop()
+
+    async def aclose(self) -> None:
+        self.stop()
+        if self.control is not None:
+            await self.control.aclose()
+        if self.mcp is not None:
+            with contextlib.suppress(Exception):
+                await self.mcp.aclose()
+        await self.runtime.aclose()
+
+
+def token_file(agent_dir: Path) -> Path:
+    return token_path(agent_dir)

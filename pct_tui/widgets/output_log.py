@@ -1,0 +1,68 @@
+"""A live output log fed in batches: chunks are queued as they arrive and written to the
+`Log` at most once per frame (~16 ms), a bounded slice at a time so keys stay responsive.
+
+Chunks are never dropped or merged away (no `can_replace`); a producer faster than the
+screen only makes the queue longer. The log keeps the newest `max_lines` lines on screen;
+the complete output stays in the job's recovery file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from textual.timer import Timer
+from textual.widgets import Log
+
+FRAME_SECONDS = 1 / 60
+SLICE_CHARS = 256 * 1024
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean(text: str) -> str:
+    """Strip ANSI escapes and control characters the `Log` widget would show as garbage."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+class OutputLog(Log):
+    DEFAULT_CSS = """
+    OutputLog { height: 1fr; border: round $panel-lighten-2; }
+    """
+
+    def __init__(self, *, max_lines: int | None = 100_000, id: str | None = None) -> None:
+        super().__init__(highlight=False, max_lines=max_lines, auto_scroll=True, id=id)
+        self._queue: deque[str] = deque()
+        self._timer: Timer | None = None
+        self.received = 0
+        self.written = 0
+
+    def feed(self, text: str) -> None:
+        """Queue a chunk (from any callback on the app's loop); flushed on the next frame."""
+        if not text:
+            return
+        self._queue.append(text)
+        self.received += len(text)
+        if self._timer is None:
+            self._timer = self.set_timer(FRAME_SECONDS, self._flush, name="output-flush")
+
+    @property
+    def pending(self) -> int:
+        return sum(len(chunk) for chunk in self._queue)
+
+    def _flush(self) -> None:
+        self._timer = None
+        parts: list[str] = []
+        size = 0
+        while self._queue and size < SLICE_CHARS:
+            chunk = self._queue.popleft()
+            parts.append(chunk)
+            size += len(chunk)
+        if parts:
+            text = "".join(parts)
+            self.written += len(text)
+            self.write(clean(text))
+        if self._queue:
+            self._timer = self.set_timer(FRAME_SECONDS, self._flush, name="output-flush")

@@ -1,0 +1,170 @@
+"""Write an SVG of every console screen into screenshots/ (shown in the README).
+
+Deterministic: a fixed terminal size, animations off, no cursor blink, a fixed clock, a
+fixed attach text, fixed ids, and a temporary agent dir at a fixed path (so the config path
+in the status text is the same on every run).
+
+    python scripts/screenshots.py [--out screenshots]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+SIZE = (130, 40)
+AGENT_DIR = Path("/tmp/pct-screenshots/agent")
+CONFIG = {
+    "webSearch": {"enabled": True, "backend": "auto"},
+    "applyPatch": {"enabled": True},
+    "shellSessions": {"enabled": True},
+    "codeMode": {"enabled": True, "approvalMode": "confirm"},
+    "toolDiscovery": {"enabled": True},
+}
+PATCH = """*** Begin Patch
+*** Add File: notes/todo.md
++# Todo
++- ship the console
+*** Update File: src/app.py
+@@ def main():
+-    print("hello")
++    print("hello, console")
+*** End Patch"""
+
+
+def prepare_agent_dir() -> Path:
+    shutil.rmtree(AGENT_DIR.parent, ignore_errors=True)
+    (AGENT_DIR / "extensions").mkdir(parents=True)
+    (AGENT_DIR / "extensions" / "pi-codex-toolkit.json").write_text(
+        json.dumps(CONFIG, indent=2) + "\n"
+    )
+    os.environ["PI_CODING_AGENT_DIR"] = str(AGENT_DIR)
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    os.environ.pop("PCT_TOKEN", None)
+    return AGENT_DIR
+
+
+def fixed_ids() -> None:
+    """Job and cell ids from counters instead of random hex, so pictures repeat."""
+    import pct_runtime.capabilities.code.manager as code_manager
+    import pct_runtime.capabilities.shell.manager as shell_manager
+
+    counter = itertools.count(1)
+
+    class _Secrets:
+        @staticmethod
+        def token_hex(n: int = 6) -> str:
+            return f"{next(counter):0{2 * n}d}"
+
+    shell_manager.secrets = _Secrets  # type: ignore[assignment]
+    code_manager.secrets = _Secrets  # type: ignore[assignment]
+
+
+async def shoot(out: Path) -> list[str]:
+    from textual.widgets import Input
+
+    from pct_tui.app import PctApp
+    from pct_tui.serving import AttachInfo, attach_commands
+
+    url = "http://127.0.0.1:8765/mcp"
+    attach = AttachInfo(url, "~/.pi/agent/pct/token", attach_commands(url))
+    app = PctApp(
+        agent_dir=AGENT_DIR,
+        serve=False,
+        watch=False,
+        attach_info=attach,
+        clock=lambda: "12:00:00",
+        cwd=AGENT_DIR.parent,
+    )
+    written: list[str] = []
+
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def settle() -> None:
+            await pilot.pause()
+            for inp in app.screen.query(Input):
+                inp.cursor_blink = False
+            await pilot.pause(0.05)
+            await pilot.pause()
+
+        async def save(name: str) -> None:
+            await settle()
+            app.save_screenshot(f"{name}.svg", path=str(out))
+            written.append(f"{name}.svg")
+
+        while not app.console_state.ready:
+            await pilot.pause(0.01)
+        runtime = app.runtime
+        session = await runtime.open_session("mcp", session_id="pct-session-demo")
+        await session.call(
+            "exec_command",
+            {"cmd": "for i in 1 2 3; do echo line $i; done; exit 3", "yield_time_ms": 2000},
+        )
+        await session.call("exec_command", {"cmd": "echo building; sleep 30", "yield_time_ms": 250})
+        await save("status")
+        await pilot.press("2")
+        await save("config")
+        await pilot.press("3")
+        await save("rules")
+        await pilot.press("4")
+        await save("sessions")
+        await pilot.press("down", "down", "enter")
+        await save("output")
+        await pilot.press("escape")
+        await pilot.press("5")
+        await save("events")
+        await pilot.press("question_mark")
+        await save("help")
+        await pilot.press("escape")
+        task = asyncio.ensure_future(
+            app.ui.confirm(
+                "Code Mode: apply patch?", "add notes/todo.md\nupdate src/app.py\n\n" + PATCH
+            )
+        )
+        task2 = asyncio.ensure_future(
+            app.ui.confirm("Computer Use access", "Allow Computer Use to control Safari?")
+        )
+        await save("approval-patch")
+        await pilot.press("n")
+        await save("approval-computer-use")
+        await pilot.press("n")
+        await asyncio.gather(task, task2)
+        app.console_state.set_disk_changed(True)
+        await pilot.press("1")
+        await save("changed-on-disk")
+        await pilot.press("ctrl+p")
+        await pilot.press(*"/pct")
+        await save("palette")
+        await pilot.press("escape")
+        print("shutting down", file=sys.stderr)
+        await app.shutdown()
+        print("shut down", file=sys.stderr)
+    print("exited", file=sys.stderr)
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default="screenshots", type=Path)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    prepare_agent_dir()
+    fixed_ids()
+    try:
+        written = asyncio.run(shoot(args.out.resolve()))
+    finally:
+        shutil.rmtree(AGENT_DIR.parent, ignore_errors=True)
+    for name in written:
+        print(args.out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.exit(main())

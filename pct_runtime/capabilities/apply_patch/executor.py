@@ -189,15 +189,13 @@ def _read_source(cwd: str, path: PatchPath, verb: str) -> tuple[bytes, os.stat_r
         ) from None
     try:
         st = os.fstat(fd)
-        chunks: list[bytes] = []
-        while True:
-            block = os.read(fd, 1 << 20)
-            if not block:
-                break
-            chunks.append(block)
+        first = os.read(fd, st.st_size + 1)  # usually the whole file in one read, no copy
+        chunks: list[bytes] = [first]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 20))
     finally:
         os.close(fd)
-    return b"".join(chunks), st
+    return (first if len(chunks) == 2 else b"".join(chunks)), st
 
 
 def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:

@@ -58,7 +58,7 @@ def decode_text(data: bytes, display: str, purpose: Purpose, patch_line: int) ->
     bom = text.startswith(BOM)
     if bom:
         text = text[1:]
-    crs = text.count("\r")
+    crs = text.count("\r") if "\r" in text else 0  # memchr first: LF files skip counting
     crlfs = text.count("\r\n") if crs else 0
     if crs != crlfs:
         at = 0

@@ -1,12 +1,12 @@
 """The Computer Use app-server client: JSON lines over the bundled `codex app-server` stdio.
 
-One client owns at most one transport at a time: the app-server process (its own process
-group, so the injected `node_repl` never outlives it), a private temp dir used as its cwd and
-`CODEX_HOME`, and one ephemeral thread whose only MCP server is `node_repl` (tool `js`). The
-transport starts lazily on the first call and is reused; any transport failure (exit, broken
-pipe, time-out, unreadable line) rejects every pending request and disposes the transport, and
-the next call starts a fresh one. Approvals (the canonical-app set) belong to the client, not
-the transport, and are dropped only by `reset()` / `close()`.
+One client owns at most one transport (`rpc.Connection`) at a time: the app-server process
+(its own process group, so the injected `node_repl` never outlives it), a private temp dir as
+its cwd and `CODEX_HOME`, and one ephemeral thread whose only MCP server is `node_repl`
+(tool `js`). The transport starts lazily on the first call and is reused; any transport
+failure (exit, broken pipe, time-out, unreadable line) rejects every pending request and
+disposes the transport, and the next call starts a fresh one. Approvals (the canonical-app
+set) belong to the client, not the transport, and are dropped only by `reset()` / `close()`.
 
 Time-outs (spec defaults, constructor parameters so tests can shrink them): tool 120 s (the
 `js` time-out), request 130 s (the outer RPC budget, paused while a person answers the
@@ -17,13 +17,11 @@ grace 5 s.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import shutil
-import signal
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,7 @@ from pct_runtime.capabilities.computer_use.approval import (
 )
 from pct_runtime.capabilities.computer_use.eligibility import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.capabilities.computer_use.rpc import MAX_LINE_BYTES, Connection
 from pct_runtime.capabilities.computer_use.templates import (
     ACTION_METHODS,
     PROBE_JAVASCRIPT,
@@ -54,20 +53,8 @@ from pct_runtime.capabilities.computer_use.templates import (
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.host.ui import UIPort
 
-MAX_LINE_BYTES = 64 * 1024 * 1024  # a screenshot travels base64 inside one JSON line
 ELICITATION_METHOD = "mcpServer/elicitation/request"
 _TERMINAL_STATUSES = frozenset({"failed", "cancelled", "disabled"})
-
-
-@dataclass
-class _Pending:
-    future: asyncio.Future[Any]
-    remaining: float
-    unknown_on_failure: bool
-    started: float = 0.0
-    timer: asyncio.TimerHandle | None = None
-    pauses: int = 0
-    dispatched: bool = False
 
 
 @dataclass
@@ -75,23 +62,11 @@ class _Invocation:
     """One tool call in flight: where its approvals are asked and what they decided."""
 
     ui: UIPort | None
+    connection: Connection
     request_id: int | None = None
     active: bool = True
     outcomes: list[ApprovalOutcome] = field(default_factory=list)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
-
-
-@dataclass
-class _Transport:
-    process: asyncio.subprocess.Process
-    home: Path
-    thread_id: str | None = None
-    reader: asyncio.Task[None] | None = None
-    pending: dict[int, _Pending] = field(default_factory=dict)
-    next_id: int = 1
-    failed: bool = False
-    invocation: _Invocation | None = None
-    server_tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 class ComputerUseClient:
@@ -126,7 +101,8 @@ class ComputerUseClient:
         self._exit_grace = exit_grace
         self._temp_root = temp_root
         self._memory = ApprovalMemory()
-        self._transport: _Transport | None = None
+        self._transport: Connection | None = None
+        self._invocation: _Invocation | None = None
         self._start_lock = asyncio.Lock()
         self._call_lock = asyncio.Lock()
         self._cleanups: set[asyncio.Task[None]] = set()
@@ -175,16 +151,16 @@ class ComputerUseClient:
             if is_action and self._requires_inspection:
                 raise ComputerUseClientError("inspection-required")
             started_at = asyncio.get_running_loop().time()
-            invocation = _Invocation(ui=ui)
             texts: list[str] = []
             images: list[Any] = []
             category: str | None = None
             try:
                 transport = await self._ensure_started()
             except ComputerUseClientError as error:
-                self._emit(started_at, invocation, error.category, texts, images)
+                self._emit(started_at, None, error.category, texts, images)
                 raise
-            transport.invocation = invocation
+            invocation = _Invocation(ui=ui, connection=transport)
+            self._invocation = invocation
             try:
                 blocks = await self._call_node_repl(
                     transport,
@@ -214,7 +190,7 @@ class ComputerUseClient:
                     self._requires_inspection = True
                 raise
             finally:
-                self._end_invocation(transport, invocation)
+                self._end_invocation(invocation)
                 self._emit(started_at, invocation, category, texts, images)
             if method == "get_app_state":
                 self._requires_inspection = False
@@ -228,7 +204,7 @@ class ComputerUseClient:
     def _emit(
         self,
         started_at: float,
-        invocation: _Invocation,
+        invocation: _Invocation | None,
         category: str | None,
         texts: Sequence[str],
         images: Sequence[Any],
@@ -237,11 +213,12 @@ class ComputerUseClient:
         if not self._debug.enabled:
             return
         elapsed = asyncio.get_running_loop().time() - started_at
+        rpc_id = invocation.request_id if invocation is not None else None
         self._debug.emit(
             DebugRecord(
                 feature="computer-use",
                 duration_ms=round(elapsed * 1000),
-                request_id=str(invocation.request_id) if invocation.request_id else None,
+                request_id=str(rpc_id) if rpc_id is not None else None,
                 content_blocks=None if category else {"text": len(texts), "image": len(images)},
                 error_category=category,
             )
@@ -275,7 +252,7 @@ class ComputerUseClient:
         self._memory.clear()
         self._requires_inspection = False
         if self._transport is not None:
-            self._fail(self._transport, "closed")
+            self._transport.fail("closed")
         await self._join_cleanups()
 
     async def close(self) -> None:
@@ -291,7 +268,7 @@ class ComputerUseClient:
 
     # ----------------------------------------------------------------- startup
 
-    async def _ensure_started(self) -> _Transport:
+    async def _ensure_started(self) -> Connection:
         async with self._start_lock:
             if self._closed:
                 raise ComputerUseClientError("closed")
@@ -310,7 +287,7 @@ class ComputerUseClient:
                     raise
                 raise ComputerUseClientError("node-repl-unavailable") from error
 
-    async def _start(self) -> _Transport:
+    async def _start(self) -> Connection:
         epoch = self._epoch
         home = Path(tempfile.mkdtemp(prefix="pct-computer-use-", dir=self._temp_root))
         try:
@@ -328,16 +305,22 @@ class ComputerUseClient:
         except BaseException:
             shutil.rmtree(home, ignore_errors=True)
             raise
-        transport = _Transport(process=process, home=home)
+        transport = Connection(
+            process,
+            home,
+            on_server_request=self._on_server_request,
+            on_failed=self._on_failed,
+            exit_grace=self._exit_grace,
+        )
         self._transport = transport
-        transport.reader = asyncio.get_running_loop().create_task(self._read(transport))
         if self._closed or epoch != self._epoch:  # reset or closed while spawning
-            self._fail(transport, "closed")
+            transport.fail("closed")
             raise ComputerUseClientError("closed")
+        budget = self._request_timeout
         try:
-            await self._request(transport, "initialize", self._initialize_params())
-            self._notify(transport, "initialized")
-            started = await self._request(transport, "thread/start", self._thread_params(home))
+            await transport.request("initialize", self._initialize_params(), budget)
+            transport.notify("initialized")
+            started = await transport.request("thread/start", self._thread_params(home), budget)
             thread = started.get("thread") if isinstance(started, dict) else None
             thread_id = thread.get("id") if isinstance(thread, dict) else None
             if not isinstance(thread_id, str) or not thread_id:
@@ -345,7 +328,7 @@ class ComputerUseClient:
             transport.thread_id = thread_id
             await self._wait_for_node_repl(transport)
         except BaseException:
-            self._fail(transport, "node-repl-unavailable")
+            transport.fail("node-repl-unavailable")
             raise
         return transport
 
@@ -400,19 +383,19 @@ class ComputerUseClient:
             },
         }
 
-    async def _wait_for_node_repl(self, transport: _Transport) -> None:
+    async def _wait_for_node_repl(self, transport: Connection) -> None:
         """Poll `mcpServerStatus/list` until `node_repl` is connected with tool `js`."""
         while True:
             cursor: str | None = None
             while True:
-                response = await self._request(
-                    transport,
+                response = await transport.request(
                     "mcpServerStatus/list",
                     {
                         "threadId": transport.thread_id,
                         "detail": "toolsAndAuthOnly",
                         "cursor": cursor,
                     },
+                    self._request_timeout,
                 )
                 data = response.get("data") if isinstance(response, dict) else None
                 if not isinstance(data, list):
@@ -436,7 +419,7 @@ class ComputerUseClient:
 
     async def _call_node_repl(
         self,
-        transport: _Transport,
+        transport: Connection,
         code: str,
         title: str,
         js_timeout: float,
@@ -446,8 +429,7 @@ class ComputerUseClient:
         total: bool = False,
     ) -> list[Any]:
         budget = js_timeout if total else min(self._request_timeout, js_timeout + 10.0)
-        response = await self._request(
-            transport,
+        response = await transport.request(
             "mcpServer/tool/call",
             {
                 "threadId": transport.thread_id,
@@ -468,220 +450,36 @@ class ComputerUseClient:
             raise ComputerUseClientError("invalid-response", unknown_outcome=unknown_on_failure)
         return content
 
-    async def _request(
-        self,
-        transport: _Transport,
-        method: str,
-        params: dict[str, Any],
-        budget: float | None = None,
-        *,
-        unknown_on_failure: bool = False,
-        on_id: Callable[[int], None] | None = None,
-    ) -> Any:
-        if transport.failed or transport is not self._transport:
-            raise ComputerUseClientError("process-exit")
-        loop = asyncio.get_running_loop()
-        request_id = transport.next_id
-        transport.next_id += 1
-        pending = _Pending(
-            future=loop.create_future(),
-            remaining=self._request_timeout if budget is None else budget,
-            unknown_on_failure=unknown_on_failure,
-        )
-        transport.pending[request_id] = pending
-        if on_id is not None:
-            on_id(request_id)
-        self._arm(transport, request_id, pending)
-        # Submission counts as dispatch: the peer may act on a line we could not confirm.
-        pending.dispatched = True
-        self._write(transport, {"id": request_id, "method": method, "params": params})
-        try:
-            return await pending.future
-        except asyncio.CancelledError:
-            if transport.pending.pop(request_id, None) is pending:
-                _disarm(pending)
-                # The peer may still be acting; this transport can no longer be trusted.
-                self._fail(transport, "aborted")
-            raise
-
-    def _notify(self, transport: _Transport, method: str) -> None:
-        self._write(transport, {"method": method})
-
-    def _write(self, transport: _Transport, message: Mapping[str, Any]) -> None:
-        stdin = transport.process.stdin
-        if transport.failed or stdin is None or stdin.is_closing():
-            self._fail(transport, "process-exit")
-            return
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        try:
-            stdin.write(line.encode("utf-8"))
-        except (BrokenPipeError, ConnectionResetError, RuntimeError):
-            self._fail(transport, "process-exit")
-            return
-        if stdin.is_closing():  # EPIPE surfaced synchronously inside write()
-            self._fail(transport, "process-exit")
-            return
-        if stdin.transport.get_write_buffer_size() == 0:
-            return  # written through; nothing to drain
-        task = asyncio.get_running_loop().create_task(self._drain(transport))
-        transport.server_tasks.add(task)
-        task.add_done_callback(transport.server_tasks.discard)
-
-    async def _drain(self, transport: _Transport) -> None:
-        stdin = transport.process.stdin
-        if stdin is None:
-            return
-        try:
-            await stdin.drain()
-        except (BrokenPipeError, ConnectionResetError, RuntimeError):
-            self._fail(transport, "process-exit")
-
-    # ----------------------------------------------------------------- budget
-
-    def _arm(self, transport: _Transport, request_id: int, pending: _Pending) -> None:
-        loop = asyncio.get_running_loop()
-        pending.started = loop.time()
-        pending.timer = loop.call_later(
-            max(pending.remaining, 0.0), self._on_timer, transport, request_id, pending
-        )
-
-    def _on_timer(self, transport: _Transport, request_id: int, pending: _Pending) -> None:
-        if transport.pending.get(request_id) is not pending or pending.pauses:
-            return
-        pending.timer = None
-        pending.remaining -= asyncio.get_running_loop().time() - pending.started
-        if pending.remaining > 0.001:
-            self._arm(transport, request_id, pending)
-            return
-        del transport.pending[request_id]
-        if not pending.future.done():
-            pending.future.set_exception(
-                ComputerUseClientError(
-                    "timeout", unknown_outcome=pending.dispatched and pending.unknown_on_failure
-                )
-            )
-        self._fail(transport, "timeout")
-
-    def _pause(self, transport: _Transport, request_id: int | None) -> Callable[[], None]:
-        """Stop the outer budget while a person answers; returns the resume function."""
-        pending = transport.pending.get(request_id) if request_id is not None else None
-        if pending is None:
-            return lambda: None
-        if pending.pauses == 0 and pending.timer is not None:
-            pending.timer.cancel()
-            pending.timer = None
-            pending.remaining -= asyncio.get_running_loop().time() - pending.started
-        pending.pauses += 1
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            if released:
-                return
-            released = True
-            pending.pauses -= 1
-            if (
-                pending.pauses == 0
-                and request_id is not None
-                and transport.pending.get(request_id) is pending
-            ):
-                self._arm(transport, request_id, pending)
-
-        return release
-
-    # ----------------------------------------------------------------- reading
-
-    async def _read(self, transport: _Transport) -> None:
-        stdout = transport.process.stdout
-        if stdout is None:
-            self._fail(transport, "process-exit")
-            return
-        while not transport.failed:
-            try:
-                raw = await stdout.readline()
-            except (ValueError, asyncio.LimitOverrunError):
-                self._fail(transport, "invalid-response")
-                return
-            if not raw:
-                self._fail(transport, "process-exit")
-                return
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                self._fail(transport, "invalid-response")
-                return
-            if not isinstance(message, dict):
-                self._fail(transport, "invalid-response")
-                return
-            self._dispatch(transport, message)
-
-    def _dispatch(self, transport: _Transport, message: dict[str, Any]) -> None:
-        message_id = message.get("id")
-        method = message.get("method")
-        if isinstance(method, str) and isinstance(message_id, (int, str)):
-            self._spawn_server_request(transport, message_id, method, message.get("params"))
-            return
-        if method is not None:
-            return  # a notification; nothing here depends on them
-        if not isinstance(message_id, int) or isinstance(message_id, bool):
-            return
-        pending = transport.pending.pop(message_id, None)
-        if pending is None:
-            return
-        _disarm(pending)
-        if pending.future.done():
-            return
-        if "error" in message:
-            error = message.get("error")
-            detail = error.get("message") if isinstance(error, dict) else None
-            pending.future.set_exception(
-                ComputerUseClientError(
-                    "app-server-error",
-                    detail=detail[:300] if isinstance(detail, str) else "",
-                )
-            )
-        elif "result" in message:
-            pending.future.set_result(message["result"])
-        else:
-            pending.future.set_exception(
-                ComputerUseClientError(
-                    "invalid-response",
-                    unknown_outcome=pending.dispatched and pending.unknown_on_failure,
-                )
-            )
-
-    def _spawn_server_request(
-        self, transport: _Transport, request_id: int | str, method: str, params: object
+    def _on_server_request(
+        self, connection: Connection, request_id: int | str, method: str, params: object
     ) -> None:
         if method != ELICITATION_METHOD:
-            self._write(
-                transport,
-                {"id": request_id, "error": {"code": -32601, "message": "Unsupported request"}},
-            )
+            error = {"code": -32601, "message": "Unsupported request"}
+            connection.write({"id": request_id, "error": error})
             return
-        invocation = transport.invocation
+        invocation = self._invocation
+        if invocation is not None and invocation.connection is not connection:
+            invocation = None
         task = asyncio.get_running_loop().create_task(
-            self._answer_elicitation(transport, invocation, request_id, params)
+            self._answer_elicitation(connection, invocation, request_id, params)
         )
-        owner = invocation.tasks if invocation is not None else transport.server_tasks
-        owner.add(task)
-        task.add_done_callback(owner.discard)
+        connection.track(task)
+        if invocation is not None:
+            invocation.tasks.add(task)
+            task.add_done_callback(invocation.tasks.discard)
 
     async def _answer_elicitation(
         self,
-        transport: _Transport,
+        connection: Connection,
         invocation: _Invocation | None,
         request_id: int | str,
         params: object,
     ) -> None:
         live = invocation is not None and invocation.active
-        valid = validate_elicitation(params, thread_id=transport.thread_id) if live else None
+        valid = validate_elicitation(params, thread_id=connection.thread_id) if live else None
         outcome = ApprovalOutcome(DECLINE)
         if invocation is not None and valid is not None:
-            release = self._pause(transport, invocation.request_id)
+            release = connection.pause(invocation.request_id)
             try:
                 outcome = await decide_elicitation(
                     valid, mode=self._approval_mode, memory=self._memory, ui=invocation.ui
@@ -692,88 +490,38 @@ class ComputerUseClient:
                 outcome = ApprovalOutcome(DECLINE, app=valid.app)
             finally:
                 release()
-            still_live = invocation.active and transport is self._transport and not transport.failed
-            if not still_live:
+            if not (invocation.active and connection is self._transport and not connection.failed):
                 outcome = ApprovalOutcome(DECLINE)  # the call is over: a late Yes grants nothing
             else:
                 if outcome.remember and outcome.app is not None:
                     self._memory.remember(outcome.app)
                 invocation.outcomes.append(outcome)
-        if not transport.failed:
-            self._write(transport, {"id": request_id, "result": outcome.reply})
+        if not connection.failed:
+            connection.write({"id": request_id, "result": outcome.reply})
 
     # ----------------------------------------------------------------- teardown
 
-    def _end_invocation(self, transport: _Transport, invocation: _Invocation) -> None:
+    def _end_invocation(self, invocation: _Invocation) -> None:
         invocation.active = False
         for task in list(invocation.tasks):
             task.cancel()
-        if transport.invocation is invocation:
-            transport.invocation = None
+        if self._invocation is invocation:
+            self._invocation = None
 
-    def _fail(self, transport: _Transport, category: ClientErrorCategory) -> None:
-        """Reject everything pending on `transport` and dispose of it (idempotent)."""
-        if transport.failed:
-            return
-        transport.failed = True
-        if self._transport is transport:
+    def _on_failed(self, connection: Connection, category: ClientErrorCategory) -> None:
+        """A connection failed: forget it, end its call, dispose of it in the background."""
+        if self._transport is connection:
             self._transport = None
-        for pending in transport.pending.values():
-            _disarm(pending)
-            if not pending.future.done():
-                pending.future.set_exception(
-                    ComputerUseClientError(
-                        category,
-                        unknown_outcome=pending.dispatched and pending.unknown_on_failure,
-                    )
-                )
-        transport.pending.clear()
-        if transport.invocation is not None:
-            self._end_invocation(transport, transport.invocation)
-        task = asyncio.get_running_loop().create_task(self._dispose(transport))
+        invocation = self._invocation
+        if invocation is not None and invocation.connection is connection:
+            self._end_invocation(invocation)
+        task = asyncio.get_running_loop().create_task(connection.dispose())
         self._cleanups.add(task)
         task.add_done_callback(self._cleanups.discard)
-
-    async def _dispose(self, transport: _Transport) -> None:
-        current = asyncio.current_task()
-        for task in [transport.reader, *transport.server_tasks]:
-            if task is not None and task is not current and not task.done():
-                task.cancel()
-        process = transport.process
-        if process.stdin is not None:
-            with contextlib.suppress(Exception):
-                process.stdin.close()
-        await _stop_group(process, self._exit_grace)
-        if transport.reader is not None:
-            with contextlib.suppress(BaseException):
-                await transport.reader
-        await asyncio.to_thread(shutil.rmtree, transport.home, True)
 
     async def _join_cleanups(self) -> None:
         while self._cleanups:
             await asyncio.gather(*list(self._cleanups), return_exceptions=True)
-
-
-def _disarm(pending: _Pending) -> None:
-    if pending.timer is not None:
-        pending.timer.cancel()
-        pending.timer = None
-
-
-async def _stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
-    """SIGTERM the app-server's process group, SIGKILL it after `grace`; always reap."""
-    pgid = process.pid  # start_new_session=True: the leader's pid is the group id
-    if process.returncode is None:
-        _signal_group(pgid, signal.SIGTERM)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), grace)
-    _signal_group(pgid, signal.SIGKILL)  # sweep node_repl and any straggler of the group
-    await process.wait()
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _explain_approval(

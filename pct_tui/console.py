@@ -104,25 +104,26 @@ class WorkRow:
         return ", ".join(paths) if paths else "—"
 
     def initial_text(self) -> str:
-        """What the viewer shows before live output: the in-memory capture, or where the
-        earlier output is on disk."""
+        """What the viewer shows before live output: the in-memory capture, else the tail
+        of the recovery file (the complete output stays there)."""
         if self.job is not None:
-            parts: list[str] = []
-            for stream in self.job.streams:
-                text = stream.capture.memory_text()
-                if text is None:
-                    snap = stream.capture.snapshot()
-                    where = snap.path or "not captured"
-                    parts.append(f"[earlier {stream.label}: {snap.bytes} bytes in {where}]\n")
-                elif text:
-                    parts.append(text)
-            return "".join(parts)
-        assert self.cell is not None
-        text = self.cell.output_text()
-        if text is None:
+            captures = [(s.label, s.capture) for s in self.job.streams]
+        else:
+            assert self.cell is not None
+            text = self.cell.output_text()
+            if text is not None:
+                return text
             record = self.cell.recovery()["output"]
-            return f"[earlier output: {record.bytes} bytes in {record.path or 'not captured'}]\n"
-        return text
+            return _file_tail("output", record.path, record.bytes)
+        parts: list[str] = []
+        for label, capture in captures:
+            text = capture.memory_text()
+            if text is None:
+                snap = capture.snapshot()
+                parts.append(_file_tail(label, snap.path, snap.bytes))
+            else:
+                parts.append(text)
+        return "".join(parts)
 
     def follow(self, listener: Callable[[str], None]) -> Callable[[], None]:
         """Send every new output chunk to `listener` until the returned function is called."""
@@ -372,6 +373,27 @@ class Console:
                 return "unreadable"
 
         return await asyncio.to_thread(read)
+
+
+VIEW_TAIL_BYTES = 256 * 1024
+
+
+def _file_tail(label: str, path: str | None, total: int) -> str:
+    """The last `VIEW_TAIL_BYTES` of a recovery file, with a note when earlier bytes exist."""
+    if path is None:
+        return f"[earlier {label}: {total} bytes, not captured to a file]\n" if total else ""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, 2)
+            start = max(0, size - VIEW_TAIL_BYTES)
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return f"[earlier {label}: {total} bytes in {path} (unreadable)]\n"
+    text = data.decode("utf-8", errors="replace")
+    if start:
+        text = f"[earlier {label}: first {start} bytes are in {path}]\n" + text.split("\n", 1)[-1]
+    return text
 
 
 def _short(value: Any) -> str:

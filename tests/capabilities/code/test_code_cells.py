@@ -499,3 +499,40 @@ async def test_output_listener_gets_a_copy(manager: CodeManager, ctx: CallContex
     r = await run(manager, ctx, "print('one')\nprint('two')")
     assert "".join(chunks) == "one\ntwo\n"
     assert r.details["output"] == "one\ntwo\n"
+
+
+async def test_outstanding_argument_bytes_are_bounded_per_cell(
+    make_manager: Callable[..., CodeManager], ctx: CallContext
+) -> None:
+    gate = asyncio.Event()
+    manager = make_manager([FakeAdapter("exec_command", gate=gate)])
+    code = (
+        "first = tools.exec_command(blob='a' * 200_000)\n"
+        "try:\n    await tools.exec_command(blob='b' * 100_000)\n"
+        "except ToolError as e:\n    text(e.code)\n"
+        "await first\n"
+        "await tools.exec_command(blob='c' * 100_000)\n"  # released once the first settled
+    )
+    r = await run(manager, ctx, code, yield_time_ms=1000)
+    assert r.details["output"] == "bridge-overload"
+    gate.set()
+    r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
+    assert r.details["status"] == "completed", r.text
+    assert "2 completed, 1 failed" in r.text
+
+
+async def test_one_terminal_observer_wins_and_queued_observers_are_stale(
+    make_manager: Callable[..., CodeManager], ctx: CallContext
+) -> None:
+    gate = asyncio.Event()
+    manager = make_manager([FakeAdapter("exec_command", gate=gate)])
+    r = await run(manager, ctx, "await tools.exec_command()\n5", yield_time_ms=0)
+    cell_id = r.details["cell_id"]
+    first = asyncio.ensure_future(manager.wait({"cell_id": cell_id, "yield_time_ms": 10_000}, ctx))
+    second = asyncio.ensure_future(manager.wait({"cell_id": cell_id, "yield_time_ms": 10_000}, ctx))
+    await asyncio.sleep(0.05)
+    gate.set()
+    results = await asyncio.gather(first, second, return_exceptions=True)
+    assert results[0].details["result"] == 5
+    assert isinstance(results[1], ToolError)
+    assert results[1].code == "stale-cell"

@@ -231,6 +231,9 @@ class CodeManager:
                     "cell-start-failed", f"Code Mode could not start a worker process: {exc}"
                 ) from None
             raise
+        if self._closed:  # closed while the process was being created
+            channel.close()
+            raise _err("closed", "Code Mode is not available in this session.")
         cell_id = f"cell-{secrets.token_hex(6)}"
         cell = _Cell(
             id=cell_id,

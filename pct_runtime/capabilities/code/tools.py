@@ -57,8 +57,8 @@ EXEC_DESCRIPTION = "\n".join(
         '`r = await tools.exec_command(cmd="ls")`; `tools["name"]` works too. Calls start '
         "immediately; await them (or `asyncio.gather` them) to use their results.",
         "- `print(...)` and `text(value)` append to the output (`text` adds strings as is, other "
-        "values as JSON, no newline). The value of the final expression statement, if any, is "
-        "returned as the result (JSON).",
+        "values as JSON, no newline). The value of the final expression statement, if any and "
+        "not None, is returned as the result (JSON).",
         "- Runs plain Python with restricted builtins: no `open`, `input`, `exit`, no file, "
         "process or network API. Imports are limited to: "
         + ", ".join(ALLOWED_MODULES)

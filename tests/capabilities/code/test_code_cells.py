@@ -536,3 +536,18 @@ async def test_one_terminal_observer_wins_and_queued_observers_are_stale(
     assert results[0].details["result"] == 5
     assert isinstance(results[1], ToolError)
     assert results[1].code == "stale-cell"
+
+
+async def test_pragma_keeps_line_numbers_and_sets_limits(
+    manager: CodeManager, ctx: CallContext
+) -> None:
+    code = '// @exec: {"yield_time_ms": 0, "max_output_tokens": 256}\nraise KeyError("k")'
+    r = await run(manager, ctx, code)
+    assert r.details["status"] == "running"  # yield_time_ms 0 from the pragma
+    r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
+    assert 'File "<cell>", line 2' in r.text
+    spawned = len(manager.spawned_pids)
+    with pytest.raises(ToolError) as exc:
+        await run(manager, ctx, '# @exec: {"nope": 1}\n1')
+    assert exc.value.code == "invalid-code"
+    assert len(manager.spawned_pids) == spawned  # rejected before a worker was taken

@@ -152,3 +152,9 @@ def test_exec_grammar_accepts_raw_source_with_or_without_pragma() -> None:
     )
     assert parser.parse('// @exec: {"yield_time_ms": 1}\nx').children[0].data == "pragma_source"
     assert parser.parse("print(1)").children[0].data == "plain_source"
+
+
+def test_pragma_line_with_crlf_is_trimmed_with_the_directive() -> None:
+    program, fields = parse_pragma('# @exec: {"yield_time_ms": 1}\r\nx = 1')
+    assert fields == {"yield_time_ms": 1}
+    assert program == "\nx = 1"

@@ -132,6 +132,28 @@ def test_default_model_from_settings(agent: Path, capsys: pytest.CaptureFixture[
     assert out.split("\n")[2] == "Current model: —"
 
 
+def test_unusable_settings_default_is_a_warning(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Current model: —` alone does not say why; stderr names the settings.json problem."""
+    write_json(agent / "settings.json", {"defaultProvider": "openai-codex", "defaultModel": "gone"})
+    code, out, err = run(capsys)
+    assert code == 0
+    assert out.split("\n")[2] == "Current model: —"
+    assert err == (
+        "pct: warning: settings.json default model openai-codex/gone is not in Pi's model "
+        "registry; no current model\n"
+    )
+    (agent / "settings.json").write_text("{", encoding="utf-8")
+    code, out, err = run(capsys)
+    assert code == 0
+    assert out.split("\n")[2] == "Current model: —"
+    assert err == "pct: warning: settings.json unreadable or not valid JSON\n"
+    # --model does not read settings.json, so its problems are not reported
+    code, out, err = run(capsys, "--model", "openai-codex/gpt-5.4")
+    assert (code, err) == (0, "")
+
+
 def test_session_kinds(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     codex_login(agent)
     write_config(
@@ -217,6 +239,13 @@ def test_models_json_problem_is_a_warning(agent: Path, capsys: pytest.CaptureFix
     assert code == 0
     assert err == "pct: warning: models.json is not valid JSON\n"
     assert out.startswith("Pi Codex Toolkit\n")
+    # the warning comes before the error it explains (the custom model is gone with the file)
+    code, out, err = run(capsys, "--model", "my-proxy/gpt-5.4")
+    assert (code, out) == (2, "")
+    assert err == (
+        "pct: warning: models.json is not valid JSON\n"
+        "pct: unknown model my-proxy/gpt-5.4: not in Pi's model registry\n"
+    )
 
 
 def test_real_process(agent: Path) -> None:

@@ -81,16 +81,29 @@ def run(args: argparse.Namespace) -> int:
 
     agent = agent_dir()
     registry = ModelRegistry.load(agent)
+    # Warnings first: a broken models.json is often why a custom --model is unknown.
+    problems = [registry.error, registry.credentials.error]
+    settings = load_settings(agent) if args.model is None else None
+    if settings is not None:
+        problems.append(settings.error)
+    for problem in problems:
+        if problem:
+            print(f"pct: warning: {problem}", file=sys.stderr)
     if args.model is not None:
         provider, model_id = parse_model_arg(args.model)
         model = registry.find(provider, model_id)
         if model is None:
             raise CliError(f"unknown model {args.model}: not in Pi's model registry")
     else:
-        model = registry.default_model(load_settings(agent))
-    for problem in (registry.error, registry.credentials.error):
-        if problem:
-            print(f"pct: warning: {problem}", file=sys.stderr)
+        assert settings is not None
+        model = registry.default_model(settings)
+        if model is None and settings.default_provider and settings.default_model:
+            # Without this, `Current model: —` would not say why the default was dropped.
+            print(
+                f"pct: warning: settings.json default model {settings.default_provider}/"
+                f"{settings.default_model} is not in Pi's model registry; no current model",
+                file=sys.stderr,
+            )
 
     read = ConfigStore(config_path()).read()
     tools = ToolRegistry.with_natives(allowlist=parse_tools_arg(args.tools))

@@ -280,7 +280,8 @@ class ModelRegistry:
             except json.JSONDecodeError:
                 error = "models.json is not valid JSON"
             except ModelsFileError as exc:
-                error = f"models.json: {exc}"
+                message = str(exc)
+                error = message if message.startswith("models.json") else f"models.json: {message}"
         credentials = Credentials.load(agent_dir, env, keys)
         return cls(models.values(), credentials, error)
 

@@ -172,6 +172,13 @@ def test_invalid_models_json_keeps_builtin_catalog(tmp_path: Path) -> None:
     assert reg.find("openai-codex", "gpt-5.4") is not None
 
 
+def test_models_json_error_names_the_file_once(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text("[]", encoding="utf-8")
+    assert ModelRegistry.load(tmp_path, env={}).error == "models.json must be a JSON object"
+    (tmp_path / "models.json").write_text('{"providers": []}', encoding="utf-8")
+    assert ModelRegistry.load(tmp_path, env={}).error == "models.json: providers must be an object"
+
+
 def test_availability_follows_credentials(tmp_path: Path) -> None:
     write(
         tmp_path,

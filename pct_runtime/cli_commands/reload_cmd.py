@@ -17,8 +17,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "reload",
         help="re-read and validate the configuration file",
-        description="Re-read pi-codex-toolkit.json and report whether it is valid. "
-        "Nothing is written.",
+        description="Make every running pct runtime (pct serve, the console) re-read "
+        "pi-codex-toolkit.json and print its message; with none running, validate the file. "
+        "Exit 1 (messages on stderr) when the file is invalid. Nothing is written.",
     )
     parser.set_defaults(handler=run)
 

@@ -135,3 +135,12 @@ def test_pct_entry_point_runs_in_a_subprocess(agent: Path) -> None:
         "Pi Codex Toolkit configuration reloaded.\n",
         "",
     )
+
+
+def test_reload_help_says_running_runtimes_reload(capsys: pytest.CaptureFixture[str]) -> None:
+    """`pct reload` also reloads running runtimes; its help must not claim it only validates."""
+    with pytest.raises(SystemExit):
+        main(["reload", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "running pct runtime" in text
+    assert "Nothing is written." in text

@@ -402,5 +402,7 @@ def _short(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, dict):
+        if all(isinstance(v, bool) for v in value.values()):
+            return "+".join(k for k, v in value.items() if v) or "none"
         return json.dumps(value, separators=(",", ":"))
     return str(value)

@@ -1,0 +1,203 @@
+"""SVG snapshots of every console screen (sync tests: snap_compare runs its own loop).
+
+Deterministic: fixed terminal size, animations off, no cursor blink, a fixed clock, fixed
+attach text, fixed session/job ids and an agent dir at a fixed temporary path.
+Update after a reviewed change with `pytest tests/tui/test_tui_snapshots.py --snapshot-update`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from pct_tui.app import PctApp
+from pct_tui.serving import AttachInfo, attach_commands
+
+SIZE = (120, 36)
+AGENT = Path("/tmp/pct-tui-snapshots/agent")
+URL = "http://127.0.0.1:8765/mcp"
+PATCH = (
+    "*** Begin Patch\n*** Add File: notes/todo.md\n+# Todo\n*** Update File: src/app.py\n"
+    '@@ def main():\n-    print("hello")\n+    print("hello, console")\n*** End Patch'
+)
+
+Before = Callable[[Pilot[None]], Awaitable[None]]
+pending: list[object] = []  # questions left open while the snapshot is taken
+
+
+@pytest.fixture
+def agent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    shutil.rmtree(AGENT.parent, ignore_errors=True)
+    (AGENT / "extensions").mkdir(parents=True)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(AGENT))
+    counter = itertools.count(1)
+
+    class FixedSecrets:
+        @staticmethod
+        def token_hex(n: int = 6) -> str:
+            return f"{next(counter):0{2 * n}d}"
+
+    import pct_runtime.capabilities.shell.manager as shell_manager
+
+    monkeypatch.setattr(shell_manager, "secrets", FixedSecrets)
+    yield AGENT
+    shutil.rmtree(AGENT.parent, ignore_errors=True)
+
+
+def config(document: dict[str, object]) -> None:
+    (AGENT / "extensions" / "pi-codex-toolkit.json").write_text(json.dumps(document) + "\n")
+
+
+def make_app() -> PctApp:
+    return PctApp(
+        agent_dir=AGENT,
+        serve=False,
+        watch=False,
+        attach_info=AttachInfo(URL, "~/.pi/agent/pct/token", attach_commands(URL)),
+        clock=lambda: "12:00:00",
+        cwd=AGENT.parent,
+    )
+
+
+async def ready(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, PctApp)
+    while not app.console_state.ready:
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def still(pilot: Pilot[None]) -> None:
+    for widget in pilot.app.screen.query(Input):
+        widget.cursor_blink = False
+    await pilot.pause()
+
+
+def steps(*keys: str, then: Before | None = None) -> Before:
+    async def run(pilot: Pilot[None]) -> None:
+        await ready(pilot)
+        if then is not None:
+            await then(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await still(pilot)
+
+    return run
+
+
+def test_status(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"webSearch": {"enabled": True}, "applyPatch": {"enabled": True}})
+    assert snap_compare(make_app(), run_before=steps(), terminal_size=SIZE)
+
+
+def test_status_with_a_config_error(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"applyPatch": {"enabled": "yes"}})
+    assert snap_compare(make_app(), run_before=steps(), terminal_size=SIZE)
+
+
+def test_config(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"computerUse": {"enabled": True, "approvalMode": "always"}, "debug": True})
+    assert snap_compare(make_app(), run_before=steps("2", "down"), terminal_size=SIZE)
+
+
+def test_deferred_list(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    keys = ("2", *["down"] * 13, "enter")
+    assert snap_compare(make_app(), run_before=steps(*keys), terminal_size=SIZE)
+
+
+def test_rules(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    rules = [
+        {"id": "astra", "match": "gpt-6-astra", "patch": True, "shell": False, "code": True},
+        {"id": "openai", "match": "openai/*", "patch": True, "shell": True, "code": False},
+    ]
+    config({"execution": {"version": 1, "rules": rules}})
+    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=SIZE)
+
+
+def test_rules_legacy_migration(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}})
+    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=SIZE)
+
+
+def test_rule_page(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"execution": {"version": 1, "rules": []}})
+    assert snap_compare(make_app(), run_before=steps("3", "a"), terminal_size=SIZE)
+
+
+async def _open_session_with_job(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, PctApp)
+    session = await app.runtime.open_session("mcp", session_id="pct-session-demo")
+    await session.call(
+        "exec_command",
+        {"cmd": "printf 'one\\ntwo\\n'; exit 3", "yield_time_ms": 5000},
+        tool_call_id="call-demo-1",
+    )
+    await pilot.pause()
+
+
+def test_sessions(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"shellSessions": {"enabled": True}})
+    assert snap_compare(
+        make_app(), run_before=steps("4", then=_open_session_with_job), terminal_size=SIZE
+    )
+
+
+def test_output_viewer(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"shellSessions": {"enabled": True}})
+    assert snap_compare(
+        make_app(),
+        run_before=steps("4", "down", "enter", then=_open_session_with_job),
+        terminal_size=SIZE,
+    )
+
+
+def test_events(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    config({"shellSessions": {"enabled": True}})
+    assert snap_compare(
+        make_app(), run_before=steps("5", then=_open_session_with_job), terminal_size=SIZE
+    )
+
+
+def test_help(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(), run_before=steps("question_mark"), terminal_size=SIZE)
+
+
+def _ask(title: str, message: str) -> Before:
+    async def run(pilot: Pilot[None]) -> None:
+        import asyncio
+
+        app = pilot.app
+        assert isinstance(app, PctApp)
+        pending.append(asyncio.ensure_future(app.ui.confirm(title, message)))
+        await pilot.pause()
+
+    return run
+
+
+def test_patch_approval(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    message = "add notes/todo.md\nupdate src/app.py\n\n" + PATCH
+    before = steps(then=_ask("Code Mode: apply patch?", message))
+    assert snap_compare(make_app(), run_before=before, terminal_size=SIZE)
+
+
+def test_computer_use_approval(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    before = steps(then=_ask("Computer Use access", "Allow Computer Use to control Safari?"))
+    assert snap_compare(make_app(), run_before=before, terminal_size=SIZE)
+
+
+def test_changed_on_disk_banner(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+    async def changed(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, PctApp)
+        app.console_state.set_disk_changed(True)
+
+    assert snap_compare(make_app(), run_before=steps(then=changed), terminal_size=SIZE)

@@ -10,6 +10,7 @@ shell adapters detach their poll and never stop the shell they were reading.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -190,8 +191,13 @@ class ExecCommandAdapter:
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
         parsed, workdir = prepared.args
+        # `workdir` is already resolved against the cell's cwd; hand the manager the resolved
+        # directory as its base and no relative workdir, so it is not resolved a second time.
         return await self._manager.start(
-            parsed, cwd=workdir, env_overlay=ctx.env_overlay, path="nested"
+            dataclasses.replace(parsed, workdir=None),
+            cwd=workdir,
+            env_overlay=ctx.env_overlay,
+            path="nested",
         )
 
 

@@ -70,6 +70,17 @@ async def test_nested_shell_returns_structured_details(
     assert "nested calls: 1 completed" in r.text
 
 
+async def test_nested_shell_relative_workdir_resolves_once(
+    make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
+) -> None:
+    """`workdir="sub"` runs in <cwd>/sub, exactly as the direct tool does (not <cwd>/sub/sub)."""
+    (tmp_path / "sub").mkdir()
+    manager = make_manager(create_adapters(shell))
+    code = "r = await tools.exec_command(cmd='pwd', workdir='sub')\nr['stdout']"
+    r = await manager.exec({"code": code}, _ctx(tmp_path))
+    assert r.details["result"] == f"{tmp_path / 'sub'}\n", r.text
+
+
 async def test_nested_shell_outlives_its_cell(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:

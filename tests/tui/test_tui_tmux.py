@@ -1,0 +1,79 @@
+"""Smoke test: the real `pct-tui` runs in tmux, serves MCP, draws its screen, and quits on q."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+TMUX = shutil.which("tmux")
+PCT_TUI = Path(sys.executable).with_name("pct-tui")
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install tmux)"),
+    pytest.mark.skipif(not PCT_TUI.exists(), reason="pct-tui is not installed in this venv"),
+]
+
+
+def _tmux(socket: str, *args: str) -> subprocess.CompletedProcess[str]:
+    assert TMUX is not None
+    return subprocess.run(
+        [TMUX, "-L", socket, *args], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+def _screen(socket: str) -> str:
+    return _tmux(socket, "capture-pane", "-p", "-t", "pct").stdout
+
+
+def _wait(socket: str, needle: str, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _screen(socket)
+        if needle in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{needle!r} never appeared:\n{screen}")
+
+
+def test_pct_tui_in_tmux(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    socket = f"pct-test-{uuid.uuid4().hex[:8]}"
+    done = tmp_path / "exit-status"
+    command = f"{PCT_TUI}; echo $? > {done}"
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
+    started = subprocess.run(
+        [TMUX, "-L", socket, "new-session", "-d", "-s", "pct", "-x", "140", "-y", "40", command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        screen = _wait(socket, "MCP endpoint: http://127.0.0.1:")
+        assert "Configuration loaded" in screen
+        assert "Pi Codex Toolkit" in screen
+        assert "pct attach codex --http" in screen
+        runtimes = list((agent / "pct" / "runtimes").glob("*.json"))
+        assert len(runtimes) == 1  # registered for `pct reload` / `pct status --live`
+        _tmux(socket, "send-keys", "-t", "pct", "2")
+        _wait(socket, "Web Search: off")
+        _tmux(socket, "send-keys", "-t", "pct", "q")
+        deadline = time.monotonic() + 30
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.read_text().strip() == "0"
+        assert list((agent / "pct" / "runtimes").glob("*.json")) == []  # unregistered
+    finally:
+        _tmux(socket, "kill-server")

@@ -22,7 +22,7 @@ import contextlib
 import os
 import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +42,7 @@ from pct_runtime.capabilities.apply_patch.parser import (
     UpdateFile,
     parse_patch,
 )
-from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_text
+from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
 
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
@@ -92,7 +92,7 @@ class _Plan:
     kind: Literal["add", "update", "delete"]
     target: str  # absolute path written (or unlinked for a delete)
     source: str | None  # absolute path read (update/move/delete)
-    content: bytes | None
+    content: bytes | TextFile | None  # a TextFile is encoded block by block while staging
     mode: int | None  # exact mode for the staged file; None → new-file default
     missing_dirs: list[str]
     stage_dir: str
@@ -166,7 +166,21 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _read_source(cwd: str, path: PatchPath, verb: str) -> tuple[bytes, os.stat_result]:
+_READ_BLOCK = 1 << 20
+
+
+def _fd_blocks(fd: int) -> Iterator[bytes]:
+    while True:
+        block = os.read(fd, _READ_BLOCK)
+        if not block:
+            return
+        yield block
+
+
+def _read_source(
+    cwd: str, path: PatchPath, verb: Literal["update", "delete"]
+) -> tuple[TextFile, os.stat_result]:
+    """Open without following links, then decode and validate block by block."""
     walk = _walk(cwd, path)
     if walk.stat is None:
         hint = f" Use '*** Add File: {path.display}' to create it." if verb == "update" else ""
@@ -189,13 +203,9 @@ def _read_source(cwd: str, path: PatchPath, verb: str) -> tuple[bytes, os.stat_r
         ) from None
     try:
         st = os.fstat(fd)
-        first = os.read(fd, st.st_size + 1)  # usually the whole file in one read, no copy
-        chunks: list[bytes] = [first]
-        while chunks[-1]:
-            chunks.append(os.read(fd, 1 << 20))
+        return decode_blocks(_fd_blocks(fd), path.display, verb, path.line), st
     finally:
         os.close(fd)
-    return (first if len(chunks) == 2 else b"".join(chunks)), st
 
 
 def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:
@@ -289,8 +299,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             stage_dir,
         )
     if isinstance(op, DeleteFile):
-        data, st = _read_source(cwd, op.path, "delete")
-        decode_text(data, op.path.display, "delete", op.path.line)
+        _, st = _read_source(cwd, op.path, "delete")
         target = _abs(cwd, op.path)
         return _Plan(
             OperationSummary("delete", op.path.display),
@@ -303,8 +312,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             os.path.dirname(target),
             _identity(st),
         )
-    data, st = _read_source(cwd, op.path, "update")
-    source = decode_text(data, op.path.display, "update", op.path.line)
+    source, st = _read_source(cwd, op.path, "update")
     new_lines = apply_chunks(source.lines, op.chunks, op.path.display)
     updated = TextFile(new_lines, source.eol, source.bom, source.final_newline)
     source_abs = _abs(cwd, op.path)
@@ -315,7 +323,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             "update",
             source_abs,
             source_abs,
-            updated.encode(),
+            updated,
             mode,
             [],
             os.path.dirname(source_abs),
@@ -327,7 +335,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
         "update",
         _abs(cwd, op.move_to),
         source_abs,
-        updated.encode(),
+        updated,
         mode,
         missing,
         stage_dir,
@@ -354,10 +362,12 @@ def _stage(plan: _Plan) -> None:
     try:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
-        view = memoryview(plan.content)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+        blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.iter_encoded()
+        for block in blocks:
+            view = memoryview(block)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
     finally:
         os.close(fd)
 

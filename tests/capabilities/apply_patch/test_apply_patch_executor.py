@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from apply_patch_helpers import envelope, snapshot
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pct_runtime.capabilities.apply_patch import executor
 from pct_runtime.capabilities.apply_patch.errors import (
@@ -20,6 +22,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
     commit_prepared,
     prepare_patch,
 )
+from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
 
 
 def update(path: str, *lines: str) -> str:
@@ -481,3 +484,82 @@ def test_the_cli_path_imports_neither_lark_nor_asyncio(tmp_path: Path) -> None:
     (tmp_path / "p").write_text(envelope("*** Add File: a", "+x"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines()[-1] == "0 False False"
+
+
+SOURCE_BYTES = st.lists(
+    st.sampled_from([b"a", b"\n", b"\r\n", b"\r", b"\xc3\xa9", b"\xe2\x80\x94", b"\xff", b" "]),
+    max_size=24,
+).map(b"".join)
+
+
+def _decoded(blocks: list[bytes]) -> object:
+    try:
+        tf = decode_blocks(blocks, "f", "update", 2)
+    except PreflightError as exc:
+        return str(exc)
+    return (tf.lines, tf.eol, tf.bom, tf.final_newline)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    data=st.one_of(SOURCE_BYTES, SOURCE_BYTES.map(lambda b: b"\xef\xbb\xbf" + b)),
+    cuts=st.lists(st.integers(0, 30), max_size=6),
+)
+def test_block_boundaries_never_change_the_result(data: bytes, cuts: list[int]) -> None:
+    points = sorted({min(c, len(data)) for c in cuts})
+    blocks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    assert _decoded(blocks) == _decoded([data])
+
+
+def test_iter_encoded_matches_encode() -> None:
+    for tf in (
+        TextFile(["a", "b", "c"], "\r\n", True, False),
+        TextFile(["a", "b", "c", "d"], "\n", False, True),
+        TextFile([], "\n", True, True),
+        TextFile([""], "\n", False, True),
+    ):
+        assert b"".join(tf.iter_encoded(block_lines=2)) == tf.encode()
+
+
+def _reference(data: bytes) -> object:
+    """The whole-file definition, written independently of the block decoder."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ("utf8", data.count(b"\n", 0, exc.start) + 1)
+    bom = text.startswith("\ufeff")
+    text = text[1:] if bom else text
+    for i, ch in enumerate(text):
+        if ch == "\r" and text[i + 1 : i + 2] != "\n":
+            return ("cr", text.count("\n", 0, i) + 1)
+    if "\r\n" in text:
+        for i, ch in enumerate(text):
+            if ch == "\n" and (i == 0 or text[i - 1] != "\r"):
+                return ("mixed", text.count("\n", 0, i) + 1)
+    if text == "":
+        return ([], "\n", bom, True)
+    eol = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(eol)
+    final = lines[-1] == ""
+    if final:
+        lines.pop()
+    return (lines, eol, bom, final)
+
+
+def _kind(result: object) -> object:
+    if not isinstance(result, str):
+        return result
+    import re
+
+    line = int(re.search(r"file line (\d+)", result).group(1))  # type: ignore[union-attr]
+    if "UTF-8" in result:
+        return ("utf8", line)
+    if "carriage return" in result:
+        return ("cr", line)
+    return ("mixed", line)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.one_of(SOURCE_BYTES, SOURCE_BYTES.map(lambda b: b"\xef\xbb\xbf" + b)))
+def test_block_decoder_matches_the_whole_file_definition(data: bytes) -> None:
+    assert _kind(_decoded([data[:7], data[7:13], data[13:]])) == _reference(data)

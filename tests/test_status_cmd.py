@@ -244,7 +244,8 @@ def test_models_json_problem_is_a_warning(agent: Path, capsys: pytest.CaptureFix
     assert (code, out) == (2, "")
     assert err == (
         "pct: warning: models.json is not valid JSON\n"
-        "pct: unknown model my-proxy/gpt-5.4: not in Pi's model registry\n"
+        "pct: unknown model 'my-proxy/gpt-5.4': not in Pi's model registry "
+        "(models.json or the built-in catalog)\n"
     )
 
 

@@ -93,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         provider, model_id = parse_model_arg(args.model)
         model = registry.find(provider, model_id)
         if model is None:
-            raise CliError(f"unknown model {args.model}: not in Pi's model registry")
+            raise CliError(
+                f"unknown model {args.model!r}: not in Pi's model registry "
+                "(models.json or the built-in catalog)"
+            )
     else:
         assert settings is not None
         model = registry.default_model(settings)

@@ -75,11 +75,17 @@ def _validated(args: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     size = args.get("size")
     if size is not None and (not isinstance(size, str) or not size.strip()):
         raise ToolError(
-            "invalid-arguments", "`size` must be a non-empty string such as 1024x1024 or auto."
+            "invalid-arguments",
+            "openai_generate_image `size` must be a non-empty string such as 1024x1024 or "
+            "auto; omit it for auto.",
         )
     quality = args.get("quality")
     if quality is not None and quality not in QUALITIES:
-        raise ToolError("invalid-arguments", "`quality` must be one of auto, low, medium, high.")
+        raise ToolError(
+            "invalid-arguments",
+            "openai_generate_image `quality` must be one of auto, low, medium, high; "
+            "omit it for auto.",
+        )
     return prompt, size, quality
 
 

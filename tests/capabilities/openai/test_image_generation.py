@@ -270,6 +270,8 @@ async def test_tool_rejects_bad_arguments_before_any_request(
     with pytest.raises(ToolError) as info:
         await make_tool(API_ROUTE, tmp_path, loopback)(args, CallContext(cwd=tmp_path))
     assert info.value.code == "invalid-arguments"
+    # the model may have several tools in flight: every refusal names this one
+    assert info.value.message.startswith("openai_generate_image ")
     assert fake.requests == []
 
 

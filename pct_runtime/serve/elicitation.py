@@ -1,8 +1,12 @@
-"""`ElicitationUI`: the UI port over MCP form elicitation, for when no console is attached.
+"""The UI port over MCP form elicitation, for when no console is attached.
 
 Used only when the client declared the `elicitation` capability on a handshake-era
 connection (the 2026-07-28 era forbids server-initiated requests). A decline, a cancel or
 a transport failure is a "no": nothing is approved by default.
+
+`ElicitationUI` asks on a tool call's own request stream (on streamable HTTP the question
+rides that POST's response); `ConnectionElicitationUI` asks on the connection's standalone
+channel and serves as a session's port between calls.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -23,31 +28,27 @@ _CONFIRM_FIELD = "approve"
 _SELECT_FIELD = "choice"
 
 
-def client_supports_elicitation(session: ServerSession) -> bool:
-    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+def _declares_elicitation(protocol_version: str, caps: types.ClientCapabilities | None) -> bool:
+    if protocol_version in MODERN_PROTOCOL_VERSIONS:
         return False
-    caps = session.client_capabilities
     return caps is not None and caps.elicitation is not None
 
 
-class ElicitationUI:
-    """Asks the attached MCP client's user through `elicitation/create` (form mode)."""
+def client_supports_elicitation(session: ServerSession) -> bool:
+    return _declares_elicitation(session.protocol_version, session.client_capabilities)
+
+
+class _FormUI:
+    """confirm/select as flat form elicitations; subclasses say how to send one."""
 
     transport_name = "elicitation"
 
-    def __init__(self, session: ServerSession, related_request_id: types.RequestId | None) -> None:
-        self._session = session
-        self._request_id = related_request_id
-
-    @property
-    def available(self) -> bool:
-        return client_supports_elicitation(self._session) and self._session.can_send_request
+    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        raise NotImplementedError
 
     async def _ask(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
         try:
-            result = await self._session.elicit_form(
-                message, schema, related_request_id=self._request_id
-            )
+            result = await self._send(message, schema)
         except Exception:
             _log.warning("elicitation failed; treating it as a refusal", exc_info=True)
             return None
@@ -82,3 +83,38 @@ class ElicitationUI:
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         _log.info("notify (%s): %s", level, message)
+
+
+class ElicitationUI(_FormUI):
+    """Asks through `elicitation/create` related to one tool call's request."""
+
+    def __init__(self, session: ServerSession, related_request_id: types.RequestId | None) -> None:
+        self._session = session
+        self._request_id = related_request_id
+
+    @property
+    def available(self) -> bool:
+        return client_supports_elicitation(self._session) and self._session.can_send_request
+
+    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        return await self._session.elicit_form(message, schema, related_request_id=self._request_id)
+
+
+class ConnectionElicitationUI(_FormUI):
+    """Asks on a connection's standalone channel; its availability is the session's."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    @property
+    def available(self) -> bool:
+        c = self._connection
+        return c.has_standalone_channel and _declares_elicitation(
+            c.protocol_version, c.client_capabilities
+        )
+
+    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+        request = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+        )
+        return await self._connection.send_request(request)

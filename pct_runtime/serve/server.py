@@ -32,9 +32,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pct_runtime import __version__
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
-from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime, RuntimeSession
-from pct_runtime.serve.elicitation import ElicitationUI
+from pct_runtime.serve.elicitation import ConnectionElicitationUI, ElicitationUI
 
 _log = logging.getLogger(__name__)
 
@@ -70,56 +69,6 @@ class _PctServer(Server[Any]):
             experimental_capabilities,
             extensions,
         )
-
-
-class _ConnectionUI:
-    """The session-level fallback port of one connection (availability + standalone asks)."""
-
-    transport_name = "elicitation"
-
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    @property
-    def available(self) -> bool:
-        c = self._connection
-        if c.protocol_version in MODERN_PROTOCOL_VERSIONS or not c.has_standalone_channel:
-            return False
-        return c.client_capabilities is not None and c.client_capabilities.elicitation is not None
-
-    async def _ask(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-        try:
-            result = await self._connection.send_request(
-                types.ElicitRequest(
-                    params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
-                )
-            )
-        except Exception:
-            _log.warning("elicitation failed; treating it as a refusal", exc_info=True)
-            return None
-        if result.action != "accept" or result.content is None:
-            return None
-        return dict(result.content)
-
-    async def confirm(self, title: str, message: str) -> bool:
-        schema = {
-            "type": "object",
-            "properties": {"approve": {"type": "boolean", "title": "Approve"}},
-        }
-        content = await self._ask(f"{title}\n\n{message}", schema)
-        return bool(content and content.get("approve") is True)
-
-    async def select(self, title: str, options: Any) -> str | None:
-        schema = {
-            "type": "object",
-            "properties": {"choice": {"type": "string", "enum": list(options)}},
-        }
-        content = await self._ask(title, schema)
-        choice = (content or {}).get("choice")
-        return choice if isinstance(choice, str) and choice in options else None
-
-    def notify(self, message: str, level: NotifyLevel = "info") -> None:
-        _log.info("notify (%s): %s", level, message)
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
@@ -241,7 +190,7 @@ class PctMCPServer:
             known = self._connections.setdefault(self._single.id, set())
             if connection not in known:
                 known.add(connection)
-                self._single.set_fallback_ui(_ConnectionUI(connection))
+                self._single.set_fallback_ui(ConnectionElicitationUI(connection))
                 connection.exit_stack.callback(known.discard, connection)
                 await self._single.sync()
             return self._single
@@ -253,7 +202,7 @@ class PctMCPServer:
             existing = connection.state.get(_SESSION_KEY)
             if isinstance(existing, RuntimeSession):
                 return existing
-            session = await self.runtime.open_session("mcp", ui=_ConnectionUI(connection))
+            session = await self.runtime.open_session("mcp", ui=ConnectionElicitationUI(connection))
             connection.state[_SESSION_KEY] = session
             self._connections[session.id] = {connection}
             session.subscribe(self._on_projection_changed)

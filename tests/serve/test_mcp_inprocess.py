@@ -287,3 +287,19 @@ async def test_modern_era_requests_share_one_session(agent_dir: Path) -> None:
     await server.aclose()
     assert runtime.sessions == []
     await runtime.aclose()
+
+
+async def test_session_port_asks_on_the_connection_between_calls(agent_dir: Path) -> None:
+    runtime, server = await make(agent_dir, Approve(), Echo())
+
+    async def accept(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with Client(server.server, mode="legacy", elicitation_callback=accept) as client:
+        await client.call_tool("echo", {"text": "bind the session"})
+        [session] = runtime.sessions
+        assert session.ui.available
+        # a call that did not come in over MCP (e.g. the console) uses the session's port
+        result = await session.call("approve", {})
+        assert result.text == "approved"
+    await runtime.aclose()

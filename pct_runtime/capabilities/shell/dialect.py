@@ -274,9 +274,11 @@ def resolve_workdir(base: Path, workdir: str | None) -> Path:
     target = Path(os.path.abspath(target))
     if not target.is_dir():
         shown = workdir if workdir is not None else str(base)
+        # Name the resolved path too, unless it is what the caller wrote.
+        resolved = "" if shown == str(target) else f" ({target})"
         raise ToolError(
             "invalid-cwd",
-            f"exec_command working directory {shown!r} ({target}) does not exist or is not a "
+            f"exec_command working directory {shown!r}{resolved} does not exist or is not a "
             "directory. Pass an existing directory as `workdir`. Nothing ran.",
         )
     return target

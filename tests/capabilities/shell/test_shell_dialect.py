@@ -157,6 +157,12 @@ def test_resolve_workdir(tmp_path: Path) -> None:
         with pytest.raises(ToolError) as info:
             resolve_workdir(tmp_path, bad)
         assert info.value.code == "invalid-cwd"
+        assert f"'{bad}' ({tmp_path / bad})" in info.value.message
+    # an absolute workdir is already the resolved path: shown once
+    with pytest.raises(ToolError) as info:
+        resolve_workdir(tmp_path, str(tmp_path / "file"))
+    assert info.value.message.startswith(f"exec_command working directory '{tmp_path / 'file'}' ")
+    assert info.value.message.count(str(tmp_path / "file")) == 1
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ TIERS: tuple[tuple[str, Callable[[str], str]], ...] = (
 @dataclass
 class _Tier:
     key: Callable[[str], str]
-    index: dict[str, list[int]] | None = None
+    index: dict[str, int | list[int]] | None = None
 
 
 class LineMatcher:
@@ -77,7 +77,7 @@ class LineMatcher:
         self._wanted = wanted
         self._tiers = [_Tier(key) for _, key in TIERS]
 
-    def _index(self, tier: int) -> dict[str, list[int]]:
+    def _index(self, tier: int) -> dict[str, int | list[int]]:
         state = self._tiers[tier]
         if state.index is None:
             key = state.key
@@ -86,12 +86,16 @@ class LineMatcher:
             keys = self.lines if tier == 0 else map(key, self.lines)
             hits = compress(count(), map(wanted.__contains__, keys))
             lines = self.lines
-            index: dict[str, list[int]] = {}
+            # A key seen once maps to its position (an int: no container for the GC to
+            # track); only repeated keys get a list.
+            index: dict[str, int | list[int]] = {}
             for position in hits:
                 k = lines[position] if tier == 0 else key(lines[position])
                 bucket = index.get(k)
                 if bucket is None:
-                    index[k] = [position]
+                    index[k] = position
+                elif isinstance(bucket, int):
+                    index[k] = [bucket, position]
                 else:
                     bucket.append(position)
             state.index = index
@@ -117,7 +121,7 @@ class LineMatcher:
             # Anchor on the pattern line with the fewest occurrences at or after the cursor.
             best: tuple[int, int, int] | None = None
             for j, k in enumerate(keys):
-                bucket = index.get(k, ())
+                bucket = _positions(index, k)
                 first = bisect_left(bucket, cursor + j)
                 remaining = len(bucket) - first
                 if best is None or remaining < best[0]:
@@ -128,7 +132,7 @@ class LineMatcher:
             remaining, anchor, at = best
             if remaining == 0:
                 continue
-            positions = index[keys[anchor]]  # non-empty: `remaining` > 0
+            positions = _positions(index, keys[anchor])
             found: list[int] = []
             last_start = n - m
             while at < len(positions):
@@ -150,6 +154,13 @@ class LineMatcher:
             return all(lines[start + j] == k for j, k in enumerate(keys))
         key = self._tiers[tier].key
         return all(key(lines[start + j]) == k for j, k in enumerate(keys))
+
+
+def _positions(index: dict[str, int | list[int]], key: str) -> Sequence[int]:
+    bucket = index.get(key)
+    if bucket is None:
+        return ()
+    return (bucket,) if isinstance(bucket, int) else bucket
 
 
 def _quote_lines(lines: Sequence[str]) -> str:
@@ -187,8 +198,8 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
                     "locator, or add a second '@@' line to narrow it down."
                 )
             cursor = found[0] + 1
-        kinds: list[LineKind] = [kind for kind, _ in chunk.lines]
-        texts = [text for _, text in chunk.lines]
+        kinds: list[LineKind] = list(chunk.kinds)  # type: ignore[arg-type]
+        texts = list(chunk.texts)
         old = chunk.old_lines
         if not old:
             replacements.append((len(lines), 0, chunk.new_lines))

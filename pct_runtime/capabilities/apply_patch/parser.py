@@ -59,17 +59,22 @@ class Chunk:
     """One hunk of an Update: optional `@@` locators, then context/removed/added lines."""
 
     locators: tuple[Locator, ...]
-    lines: tuple[tuple[LineKind, str], ...]
+    kinds: str  # one of ' ', '-', '+' per line (a string: no per-line objects for the GC)
+    texts: tuple[str, ...]
     end_of_file: bool
     line: int
 
     @property
+    def lines(self) -> tuple[tuple[LineKind, str], ...]:
+        return tuple(zip(self.kinds, self.texts, strict=True))  # type: ignore[arg-type]
+
+    @property
     def old_lines(self) -> list[str]:
-        return [text for kind, text in self.lines if kind != "+"]
+        return [text for kind, text in zip(self.kinds, self.texts, strict=True) if kind != "+"]
 
     @property
     def new_lines(self) -> list[str]:
-        return [text for kind, text in self.lines if kind != "-"]
+        return [text for kind, text in zip(self.kinds, self.texts, strict=True) if kind != "-"]
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,8 @@ class _SectionParser:
             self.i += 1
         chunks: list[Chunk] = []
         locators: list[Locator] = []
-        body: list[tuple[LineKind, str]] = []
+        kinds: list[str] = []
+        body: list[str] = []
         chunk_line: int | None = None
         end_of_file = False
         while self.i < self.end:
@@ -288,8 +294,16 @@ class _SectionParser:
                         "the text of a line in the file (such as a function or class header).",
                     )
                 if body:
-                    chunks.append(Chunk(tuple(locators), tuple(body), False, chunk_line or number))
-                    locators, body, chunk_line = [], [], None
+                    chunks.append(
+                        Chunk(
+                            tuple(locators),
+                            "".join(kinds),
+                            tuple(body),
+                            False,
+                            chunk_line or number,
+                        )
+                    )
+                    locators, kinds, body, chunk_line = [], [], [], None
                 if chunk_line is None:
                     chunk_line = number
                 if line != "@@":
@@ -299,17 +313,20 @@ class _SectionParser:
                     raise _hunk_error(number, "Update hunk does not contain any lines")
                 continue
             if line == "":
-                body.append((" ", ""))
+                kinds.append(" ")
+                body.append("")
             elif line[0] in " -+":
-                kind: LineKind = " " if line[0] == " " else ("-" if line[0] == "-" else "+")
-                body.append((kind, line[1:]))
+                kinds.append(line[0])
+                body.append(line[1:])
             else:
                 raise _hunk_error(number, _unexpected_update_line(line))
             if chunk_line is None:
                 chunk_line = number
             self.i += 1
         if body:
-            chunks.append(Chunk(tuple(locators), tuple(body), end_of_file, chunk_line or 0))
+            chunks.append(
+                Chunk(tuple(locators), "".join(kinds), tuple(body), end_of_file, chunk_line or 0)
+            )
         if not chunks:
             raise _hunk_error(path.line, f"Update file hunk for path '{path.display}' is empty")
         return UpdateFile(path=path, move_to=move_to, chunks=tuple(chunks))

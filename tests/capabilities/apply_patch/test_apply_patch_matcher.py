@@ -163,7 +163,7 @@ def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> N
         windows["n"] += 1
         return real_window(self, tier, keys, start)
 
-    def count_index(self: LineMatcher, tier: int) -> dict[str, list[int]]:
+    def count_index(self: LineMatcher, tier: int) -> dict[str, int | list[int]]:
         if self._tiers[tier].index is None:
             passes["n"] += 1
         return real_index(self, tier)

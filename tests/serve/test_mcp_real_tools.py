@@ -142,4 +142,7 @@ async def test_code_mode_cell_over_mcp(workdir: Path) -> None:
         result = await client.call_tool("exec", {"code": "print(6 * 7)"})
         assert not result.is_error, text_of(result)
         assert "42" in text_of(result)
+        missing = await client.call_tool("wait", {"cell_id": "cell-000000000000"})
+        assert missing.is_error
+        assert "cell-000000000000" in text_of(missing)
     await runtime.aclose()

@@ -79,12 +79,15 @@ class Match:
 
 
 def summarize(description: str, limit: int = SUMMARY_LIMIT) -> str:
-    """The description's first sentence on one line, cut to `limit` characters with `…`.
+    """The description's first sentence (or heading line) on one line, cut to `limit`
+    characters with `…`.
 
     Whitespace runs (newlines included) collapse to one space, so a summary never
     breaks the `- <name> [<state>] <summary>` line format.
     """
-    text = " ".join(description.split())
+    # A heading without a full stop ends where a list item or a new paragraph begins.
+    first_block = re.split(r"\n[ \t]*(?:\n|[-*\u2022] )", description.strip(), maxsplit=1)[0]
+    text = " ".join(first_block.split())
     if not text:
         return ""
     end = re.search(r"(?<=[.!?])\s", text)

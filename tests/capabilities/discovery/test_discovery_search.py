@@ -132,6 +132,12 @@ def test_summary_is_the_first_sentence_on_one_line() -> None:
     assert summarize("Runs  a\n command\tonce") == "Runs a command once"
     assert summarize("v1.2 is fine. Next.") == "v1.2 is fine."
     assert summarize("") == ""
+    # a heading line without a full stop ends at the list or paragraph that follows it
+    # (the exec description: "Run Python code …\n- Evaluates …")
+    assert summarize("Run Python code to compose calls\n- Evaluates it. Then.") == (
+        "Run Python code to compose calls"
+    )
+    assert summarize("Waits on a cell\n\nMore text. Here.") == "Waits on a cell"
 
 
 def test_long_summary_is_cut_with_an_ellipsis() -> None:

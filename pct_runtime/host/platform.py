@@ -13,8 +13,19 @@ def current_platform() -> str:
     return sys.platform
 
 
-def shell_available(env: Mapping[str, str] | None = None) -> bool:
-    """Whether a local shell resolves: `$SHELL` if executable, else `sh`/`bash` on PATH.
+#: The shell Shell Sessions falls back to when `$SHELL` is unusable.
+FALLBACK_SHELL = "/bin/sh"
+
+
+def _usable_shell(path: str) -> bool:
+    return os.path.isabs(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def shell_available(env: Mapping[str, str] | None = None, fallback: str = FALLBACK_SHELL) -> bool:
+    """Whether a local shell resolves, by the executor's own rule
+    (`capabilities/shell/resolve.find_user_shell`): `$SHELL` when it is an executable
+    absolute path, else `/bin/sh`. PATH plays no part, so status never reports
+    `shell-unavailable` while `exec_command` would run, or the reverse.
 
     Windows resolves `%COMSPEC%`. Failing this is Shell Sessions' `shell-unavailable`.
     """
@@ -22,11 +33,8 @@ def shell_available(env: Mapping[str, str] | None = None) -> bool:
     if sys.platform == "win32":
         comspec = environ.get("COMSPEC")
         return bool(comspec and os.path.exists(comspec)) or shutil.which("cmd") is not None
-    shell = environ.get("SHELL")
-    if shell and os.path.isfile(shell) and os.access(shell, os.X_OK):
-        return True
-    path = environ.get("PATH")
-    return any(shutil.which(name, path=path) is not None for name in ("bash", "sh"))
+    shell = environ.get("SHELL", "")
+    return any(_usable_shell(path) for path in (shell, fallback) if path)
 
 
 CHATGPT_RESOURCES = "/Applications/ChatGPT.app/Contents/Resources"

@@ -32,7 +32,26 @@ def test_session_kinds() -> None:
 def test_shell_available(tmp_path: Path) -> None:
     assert shell_available({"SHELL": "/bin/sh", "PATH": ""})
     assert shell_available({"PATH": "/usr/bin:/bin"})
-    assert not shell_available({"SHELL": str(tmp_path / "missing"), "PATH": str(tmp_path)})
+    missing = str(tmp_path / "missing")
+    assert not shell_available({"SHELL": missing, "PATH": "/usr/bin:/bin"}, fallback=missing)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX shell resolution")
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"SHELL": "/bin/sh", "PATH": ""},
+        {"PATH": "/usr/bin:/bin"},
+        {"SHELL": "/nonexistent/shell", "PATH": "/usr/bin:/bin"},
+        {"SHELL": "/nonexistent/shell", "PATH": "/nonexistent"},  # /bin/sh still runs commands
+        {"SHELL": "bash", "PATH": "/usr/bin:/bin"},  # relative $SHELL is not used
+    ],
+)
+def test_shell_available_agrees_with_the_executor(env: dict[str, str]) -> None:
+    """Status must not say `shell-unavailable` while exec_command would run (or vice versa)."""
+    from pct_runtime.capabilities.shell.resolve import find_user_shell
+
+    assert shell_available(env) == (find_user_shell(env) is not None)
 
 
 def test_computer_use_static_chain(tmp_path: Path) -> None:

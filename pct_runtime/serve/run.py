@@ -85,7 +85,9 @@ async def serve_http(
     await runtime.start()
     mcp = PctMCPServer(runtime)
     token = load_or_create_token(runtime.agent_dir)
-    http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=True)
+    # Signals stop uvicorn gracefully and then run the cleanup below (uvicorn's own
+    # handling re-raises the signal after serving, which would skip it).
+    http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=False)
     label = f"pct serve (pid {os.getpid()}, {http.url})"
     control = ControlServer(
         runtime.agent_dir,
@@ -100,6 +102,10 @@ async def serve_http(
         file=sys.stderr,
         flush=True,
     )
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # non-POSIX
+            loop.add_signal_handler(sig, http.stop)
     try:
         await http.serve()
     finally:

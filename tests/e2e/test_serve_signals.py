@@ -90,3 +90,47 @@ def test_signal_cleans_up_shell_jobs_and_registry(tmp_path: Path, sig: signal.Si
         if sleeper and alive(sleeper):
             os.kill(sleeper, signal.SIGKILL)
         stop(proc)
+
+
+def test_http_server_on_sigterm_cleans_up(tmp_path: Path) -> None:
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from pct_procs import http_server
+
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}})
+    sleeper = 0
+    with http_server(agent, work) as (url, proc):
+        token = (agent / "pct" / "token").read_text().strip()
+
+        async def start_job() -> str:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+            async with Client(
+                streamable_http_client(url, http_client=http, terminate_on_close=False),
+                mode="legacy",
+            ) as client:
+                result = await client.call_tool(
+                    "exec_command", {"cmd": "sleep 300 & echo pid=$!; wait", "yield_time_ms": 500}
+                )
+                return json.dumps(result.model_dump(mode="json"))
+
+        text = asyncio.run(start_job())
+        found = re.search(r"pid=(\d+)", text)
+        assert found, text
+        sleeper = int(found.group(1))
+        assert alive(sleeper)
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(20)
+            deadline = time.monotonic() + 10
+            while alive(sleeper) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not alive(sleeper)
+            assert list((agent / "pct" / "runtimes").glob("*.json")) == []
+        finally:
+            if alive(sleeper):
+                os.kill(sleeper, signal.SIGKILL)

@@ -303,3 +303,20 @@ async def test_session_port_asks_on_the_connection_between_calls(agent_dir: Path
         result = await session.call("approve", {})
         assert result.text == "approved"
     await runtime.aclose()
+
+
+async def test_modern_era_hears_list_changed_on_subscriptions_listen(agent_dir: Path) -> None:
+    patch = FakeApplyPatch()
+    binding = CapabilityBinding("apply_patch", ("apply_patch",), lambda services: [patch])
+    runtime, server = await make(agent_dir, bindings=[binding])
+    async with Client(server.server) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == []
+        async with client.listen(tools_list_changed=True) as subscription:
+            write_config(agent_dir, {"applyPatch": {"enabled": True}})
+            assert (await runtime.reload()).ok
+            event = await asyncio.wait_for(subscription.__anext__(), 5)
+            assert type(event).__name__ == "ToolsListChanged"
+        names = [t.name for t in (await client.list_tools(cache_mode="bypass")).tools]
+        assert names == ["apply_patch"]
+    await server.aclose()
+    await runtime.aclose()

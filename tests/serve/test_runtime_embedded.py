@@ -71,6 +71,26 @@ async def test_policy_denial_has_the_exact_text_and_nothing_runs(agent_dir: Path
         ]
 
 
+async def test_malformed_patch_arguments_fail_before_the_hooks(agent_dir: Path) -> None:
+    """Hooks run after normalization: a bad argument is the tool's own error, no hook runs."""
+    patch = FakeApplyPatch()
+    calls: list[dict[str, Any]] = []
+
+    def policy(call: Any) -> Any:
+        calls.append(dict(call))
+        return {"allow": True}
+
+    async with Runtime(
+        agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), bindings=[patch_binding(patch)]
+    ) as runtime:
+        session = await runtime.open_session("embedded")
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": 5})
+        assert info.value.code == "invalid-arguments"
+        assert calls == []
+        assert patch.contexts == []
+
+
 async def test_context_env_applies_to_that_call_only(agent_dir: Path) -> None:
     patch = FakeApplyPatch()
     counter = iter(range(100))

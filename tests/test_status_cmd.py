@@ -154,6 +154,22 @@ def test_unusable_settings_default_is_a_warning(
     assert (code, err) == (0, "")
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [["--model", "openai/gpt-5.4"], ["--tools", "read"], ["--headless"], ["--session", "embedded"]],
+)
+def test_live_refuses_fresh_session_options(
+    agent: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    """`--live` reports running runtimes; silently ignoring `--model` etc. would mislead."""
+    code, out, err = run(capsys, "--live", *extra)
+    assert (code, out) == (2, "")
+    assert err == (
+        "pct: --live shows the running runtimes as they are; "
+        "--model, --tools, --headless and --session apply only without it\n"
+    )
+
+
 def test_session_kinds(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     codex_login(agent)
     write_config(

@@ -65,7 +65,19 @@ def parse_tools_arg(value: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "live", False):
+        from pct_runtime.cli import CliError as LiveCliError
         from pct_runtime.config.paths import agent_dir as live_agent_dir
+
+        if (
+            args.model is not None
+            or args.tools is not None
+            or args.headless
+            or args.session != "mcp"
+        ):
+            raise LiveCliError(
+                "--live shows the running runtimes as they are; "
+                "--model, --tools, --headless and --session apply only without it"
+            )
         from pct_runtime.serve.live import status_running
 
         return status_running(live_agent_dir())

@@ -170,6 +170,22 @@ def test_live_refuses_fresh_session_options(
     )
 
 
+def test_tools_names_nothing_known_is_a_warning(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in --tools silently removes a tool; say which names match nothing."""
+    code, out, err = run(capsys, "--tools", "read,apply-patch,exec_command,bogus")
+    assert code == 0
+    assert out.startswith("Pi Codex Toolkit\n")
+    assert err == (
+        "pct: warning: --tools names no pct or Pi native tool: apply-patch, bogus "
+        "(known: read, bash, edit, write, openai_web_search, openai_generate_image, "
+        "apply_patch, exec_command, write_stdin, exec, wait, computer_use_list_apps, "
+        "computer_use_get_app_state, computer_use_click, computer_use_type_text, "
+        "computer_use_press_key, computer_use_scroll, find_tools)\n"
+    )
+
+
 def test_session_kinds(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
     codex_login(agent)
     write_config(

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.decide.projection import ProjectionInputs, plan_projection
     from pct_runtime.host import platform as host_platform
     from pct_runtime.host.models import ModelRegistry, load_settings
-    from pct_runtime.host.names import OWNED_TOOL_NAMES
+    from pct_runtime.host.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
     from pct_runtime.status import format_status
 
@@ -121,7 +121,18 @@ def run(args: argparse.Namespace) -> int:
             )
 
     read = ConfigStore(config_path()).read()
-    tools = ToolRegistry.with_natives(allowlist=parse_tools_arg(args.tools))
+    allowlist = parse_tools_arg(args.tools)
+    if allowlist is not None:
+        # A fresh status session knows only these names; a typo would silently drop a tool.
+        known = (*NATIVE_TOOLS, *OWNED_TOOL_NAMES)
+        unknown = [name for name in allowlist if name not in known]
+        if unknown:
+            print(
+                f"pct: warning: --tools names no pct or Pi native tool: {', '.join(unknown)} "
+                f"(known: {', '.join(known)})",
+                file=sys.stderr,
+            )
+    tools = ToolRegistry.with_natives(allowlist=allowlist)
     for name in OWNED_TOOL_NAMES:
         tools.register(name, RUNTIME_OWNER)
     snapshot = tools.snapshot()

@@ -14,17 +14,21 @@ from typing import Any
 
 from pct_runtime.capabilities.base import ToolError
 
+# Cells share the Shell Sessions limits (spec: "output budgets as for shells"); one source.
+from pct_runtime.capabilities.shell.dialect import (
+    BYTES_PER_TOKEN,
+    OUTPUT_DEFAULT_BYTES,
+    OUTPUT_MAX_BYTES,
+    OUTPUT_MIN_BYTES,
+    TOKENS_MAX,
+    TOKENS_MIN,
+    YIELD_DEFAULT_MS,
+    YIELD_MAX_MS,
+    YIELD_MIN_MS,
+)
+
 ADAPTER_NAMES = ("exec_command", "write_stdin", "apply_patch")
 
-YIELD_MIN_MS = 0
-YIELD_MAX_MS = 60_000
-YIELD_DEFAULT_MS = 10_000
-OUTPUT_MIN_BYTES = 1024
-OUTPUT_MAX_BYTES = 262_144
-OUTPUT_DEFAULT_BYTES = 51_200
-TOKENS_MIN = 256
-TOKENS_MAX = 65_536
-BYTES_PER_TOKEN = 4
 MAX_CODE_BYTES = 256 * 1024
 
 PRAGMA_EXAMPLE = '# @exec: {"yield_time_ms": 10000, "max_output_tokens": 1000}'

@@ -8,24 +8,23 @@ supported-API boundary, not a sandbox.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
 from pct_runtime.capabilities.code.bridge import MEMORY_LIMIT_BYTES
-from pct_runtime.capabilities.code.dialect import (
-    ADAPTER_NAMES,
+from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES, PRAGMA_EXAMPLE
+from pct_runtime.capabilities.code.manager import CodeManager
+from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
+from pct_runtime.capabilities.shell.dialect import (
     OUTPUT_DEFAULT_BYTES,
     OUTPUT_MAX_BYTES,
     OUTPUT_MIN_BYTES,
-    PRAGMA_EXAMPLE,
     TOKENS_MAX,
     TOKENS_MIN,
     YIELD_DEFAULT_MS,
     YIELD_MAX_MS,
 )
-from pct_runtime.capabilities.code.manager import CodeManager
-from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
 
 ADAPTER_HELP = "\n".join(
     [
@@ -168,8 +167,17 @@ WAIT_SCHEMA: Mapping[str, Any] = {
 }
 
 
+#: A manager, or a getter of the session's current one (the runtime binds a fresh manager
+#: when Code Mode is enabled again after a confirmed disable cleanup).
+ManagerRef = CodeManager | Callable[[], CodeManager]
+
+
+def _current(ref: ManagerRef) -> CodeManager:
+    return ref if isinstance(ref, CodeManager) else ref()
+
+
 class _ExecTool:
-    def __init__(self, manager: CodeManager) -> None:
+    def __init__(self, manager: ManagerRef) -> None:
         self._manager = manager
         self._spec = ToolSpec(
             "exec",
@@ -184,11 +192,11 @@ class _ExecTool:
         return self._spec
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
-        return await self._manager.exec(args, ctx)
+        return await _current(self._manager).exec(args, ctx)
 
 
 class _WaitTool:
-    def __init__(self, manager: CodeManager) -> None:
+    def __init__(self, manager: ManagerRef) -> None:
         self._manager = manager
         self._spec = ToolSpec("wait", "Wait For Cell", WAIT_DESCRIPTION, WAIT_SCHEMA)
 
@@ -197,9 +205,9 @@ class _WaitTool:
         return self._spec
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
-        return await self._manager.wait(args, ctx)
+        return await _current(self._manager).wait(args, ctx)
 
 
-def create_code_tools(manager: CodeManager) -> list[Tool]:
-    """The atomic pair `[exec, wait]` over one manager."""
+def create_code_tools(manager: ManagerRef) -> list[Tool]:
+    """The atomic pair `[exec, wait]` over one manager (or a getter of the current one)."""
     return [_ExecTool(manager), _WaitTool(manager)]

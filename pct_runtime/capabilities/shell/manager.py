@@ -98,6 +98,9 @@ class ShellManager:
         self._jobs: dict[str, ShellJob] = {}
         self._starting = 0
         self._closed = False
+        #: A close could not confirm every stop: the jobs it kept stay reachable for
+        #: poll/terminate (their ownership is real) while new starts stay refused.
+        self._retaining = False
         self._background: set[asyncio.Task[bool]] = set()
         self._listeners: list[Callable[[ShellJob], None]] = []
 
@@ -124,6 +127,11 @@ class ShellManager:
         return self._closed
 
     @property
+    def retaining(self) -> bool:
+        """True after a `close()` that could not confirm every stop (see `close`)."""
+        return self._retaining
+
+    @property
     def unsettled_count(self) -> int:
         """Jobs that have not settled (including ones whose stop could not be confirmed)."""
         return self._starting + sum(1 for j in self._jobs.values() if not j.settled.is_set())
@@ -138,7 +146,7 @@ class ShellManager:
 
     def check_session(self, session_id: str) -> None:
         """Raise the error a call on `session_id` would get before doing anything."""
-        self._ensure_open()
+        self._ensure_open(session_id)
         self._job(session_id)
 
     # -- exec_command --------------------------------------------------------------------
@@ -212,7 +220,7 @@ class ShellManager:
     ) -> ToolResult:
         """Poll a job, write to its stdin, close its stdin, or terminate it."""
         parsed = args if isinstance(args, WriteStdinArgs) else normalize_write_stdin_args(args)
-        self._ensure_open()
+        self._ensure_open(parsed.session_id)
         self._prune()
         job = self._job(parsed.session_id)
         if parsed.terminate:
@@ -292,7 +300,7 @@ class ShellManager:
             raise
 
     def _ensure_observable(self, job: ShellJob) -> None:
-        self._ensure_open()  # the session ended while this observer waited
+        self._ensure_open(job.id)  # the session ended while this observer waited
         if job.delivered or job.reserved_by is not None or self._jobs.get(job.id) is not job:
             raise ToolError("stale-session", stale_session_message(job.id))
 
@@ -380,7 +388,10 @@ class ShellManager:
         task.add_done_callback(self._background.discard)
 
     # -- handles -------------------------------------------------------------------------
-    def _ensure_open(self) -> None:
+    def _ensure_open(self, retained: str | None = None) -> None:
+        """Refuse everything once closed, except calls on a job an incomplete close kept."""
+        if retained is not None and self._retaining and retained in self._jobs:
+            return
         if self._closed:
             raise ToolError(
                 "manager-closed",
@@ -415,14 +426,27 @@ class ShellManager:
                 self._forget(job)
 
     # -- session end ---------------------------------------------------------------------
+    def reopen(self) -> bool:
+        """Admit new starts again after a confirmed `close()` (the route came back).
+
+        Keeps the manager's identity, so viewers stay subscribed. Returns False (and stays
+        closed) while a close is unconfirmed: retry `close()` first.
+        """
+        if self._retaining:
+            return False
+        self._closed = False
+        return True
+
     async def close(self) -> None:
         """Session end: stop every job (SIGTERM → SIGKILL → confirm) and release handles.
 
         Raises `ToolError('cleanup-incomplete')` naming the jobs whose stop could not be
-        confirmed; those keep their handles so a retried `close()` can try again. Recovery
-        files are the output owner's: close it afterwards.
+        confirmed; those keep their handles — `write_stdin` can still poll or terminate them,
+        while new starts stay refused — so a retried `close()` can try again. Recovery files
+        are the output owner's: close it afterwards.
         """
         self._closed = True
+        self._retaining = False
         jobs = list(self._jobs.values())
         stops: list[Awaitable[bool]] = [
             asyncio.shield(job.request_stop()) for job in jobs if not job.settled.is_set()
@@ -436,6 +460,7 @@ class ShellManager:
             if job.settled.is_set():
                 self._forget(job)
         if incomplete:
+            self._retaining = True
             raise ToolError(
                 "cleanup-incomplete",
                 f"Shell Sessions could not confirm that {len(incomplete)} job(s) stopped "

@@ -1,10 +1,13 @@
 """`RuntimeSession`: one agent conversation — its model, projection, tools and running work.
 
-A sync plans the projection with the decision layer (`plan_projection`) and commits it
-through the runtime's `ProjectionSync` (newest sync wins; diagnostics are published on
-commit). A call is admitted against the committed projection, passes the invocation hooks
-(shell and patch tools, direct and nested alike), then runs in the capability's executor
-with a `CallContext` whose UI routes console → the session's own port → none.
+A sync plans the projection with the decision layer (`plan_projection`), applies it —
+start fence, then owned-resource cleanups (`runtime_apply`) — and commits it through the
+runtime's `ProjectionSync` (newest sync wins; diagnostics are published on commit). A
+failed cleanup rejects the sync: the previous projection stays, status shows `Apply
+error:`, and the next reload or model change retries. A call is admitted against the
+committed projection and the start fence, passes the invocation hooks (shell and patch
+tools, direct and nested alike), then runs in the capability's executor with a
+`CallContext` whose UI routes console → the session's own port → none.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationCall, resolve_invocation
-from pct_runtime.runtime_projection import Projection, refusal_for
+from pct_runtime.runtime_projection import INACTIVE_MESSAGES, Projection, refusal_for
 from pct_runtime.runtime_tools import SessionServices
 from pct_runtime.runtime_ui import RoutedUI
 
@@ -70,6 +73,8 @@ class RuntimeSession:
         self.ui = RoutedUI(lambda: runtime.console_ui, ui)
         self.host = HostSession(kind=kind, model=model, ui_available=self.ui.available, id=self.id)
         self.projection = Projection()
+        #: Owned names whose new starts the latest candidate refuses (the start fence).
+        self.denied_starts: frozenset[str] = frozenset()
         self.closed = False
         self._listeners: list[Listener] = []
         self._sequential = asyncio.Lock()
@@ -96,6 +101,7 @@ class RuntimeSession:
         )
         self._tools: dict[str, Tool] = {}
         self._self_hooked: set[str] = set()
+        self._foreign = frozenset(tool.spec.name for tool in runtime.extra_tools)
         for binding in runtime.bindings:
             try:
                 built = binding.build(self.services)
@@ -143,15 +149,47 @@ class RuntimeSession:
         task.add_done_callback(self._background.discard)
 
     async def sync(self, *, initial: bool = False) -> bool:
-        """Plan and commit the projection; notify listeners when the surface changed."""
+        """Plan, apply and commit the projection; notify listeners when the surface changed.
+
+        Returns False when nothing new was committed: the sync was superseded by a newer
+        one (it publishes nothing), or a cleanup failed (the previous projection stays in
+        force and `status_text` shows the `Apply error:` line until a later sync succeeds).
+        """
+        from pct_runtime.runtime_apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
+
         if self.closed:
             return False
         runtime = self.runtime
         sync = runtime.projection_sync
+        ticket = sync.begin(self.id)  # newest first: a queued older sync is superseded now
+
+        def code_pending(flag: bool) -> None:
+            sync.set_cleanup_pending(self.id, flag)
+
         async with self._sync_lock:
-            ticket = sync.begin(self.id)
+            if self.closed or not sync.is_current(ticket):
+                return False
             self.host.ui_available = self.ui.available
             plan = self.plan_now()
+            for attempt in range(MAX_APPLY_PASSES):
+                transition = transition_of(plan, runtime.config)
+                self.denied_starts = transition.denied_starts  # before any await
+                failures = await apply_cleanups(
+                    transition, self.services, code_pending=code_pending
+                )
+                if failures:
+                    sync.reject(ticket)
+                    return False
+                if self.closed or not sync.is_current(ticket):
+                    return False
+                # Re-plan on fresh state: the cleanups awaited, the host may have moved.
+                fresh = self.plan_now()
+                if transition_of(fresh, runtime.config) == transition:
+                    plan = fresh
+                    break
+                if attempt + 1 == MAX_APPLY_PASSES:
+                    break  # commit what was applied; the next trigger catches up
+                plan = fresh
             if not sync.commit(ticket, plan, config_revision=runtime.config_revision):
                 return False
             self.host.active_tools = list(plan.active)
@@ -377,6 +415,10 @@ class RuntimeSession:
                 "unknown-tool",
                 f"Unknown tool: {name}. Call one of the tools this server lists (tools/list).",
             )
+        if name in self.denied_starts and name not in self._foreign:
+            # The start fence: the route is going away (or its cleanup is pending); work
+            # already running stays reachable through write_stdin / wait.
+            raise ToolError("not-enabled", INACTIVE_MESSAGES[name])
         if name in self._tools and self.projection.admits(name, path):
             return
         refusal = self.projection.refusal(name) or f"{name} is not available in this session."

@@ -5,6 +5,12 @@ session from that session's `SessionServices` (cwd, UI, shared managers, the nes
 dispatcher). Managers shared between capabilities (the shell manager that Code Mode also
 drives, the output owner) are created once per session through `SessionServices.shared`,
 and everything registered with `on_close` is torn down when the session ends.
+
+A disable cleanup (`runtime_apply`) closes the shell or code manager mid-session. The
+shell manager keeps its identity (it reopens when the route returns, so viewers stay
+subscribed); a closed code manager is `drop`ped and the code tools reach theirs through a
+getter, so the next call binds a fresh one. The output owner is never closed before the
+session ends: recovery files live until then.
 """
 
 from __future__ import annotations
@@ -58,13 +64,38 @@ class SessionServices:
     models: Callable[[], Any] = lambda: None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _slots: set[str] = field(default_factory=set)
 
-    def shared(self, key: str, factory: Callable[[], T]) -> T:
-        """One instance per session for `key` (e.g. the shell manager), built on first use."""
+    def shared(
+        self,
+        key: str,
+        factory: Callable[[], T],
+        close: Callable[[T], Awaitable[None]] | None = None,
+    ) -> T:
+        """One instance per session for `key` (e.g. the shell manager), built on first use.
+
+        `close(instance)` is registered once, on the key's first build, and closes whichever
+        instance the key holds when the session ends: keys keep their first-build order
+        (closed newest first) even when `drop` made a later call bind a fresh instance.
+        """
         if key not in self._shared:
             self._shared[key] = factory()
+            if close is not None and key not in self._slots:
+                self._slots.add(key)
+
+                async def close_current() -> None:
+                    current = self._shared.get(key)
+                    if current is not None:
+                        await close(current)
+
+                self.on_close(close_current)
         value: T = self._shared[key]
         return value
+
+    def drop(self, key: str) -> Any | None:
+        """Forget the instance of `key` (after its cleanup succeeded); the next `shared`
+        call for it builds a fresh one. Returns the dropped instance, if any."""
+        return self._shared.pop(key, None)
 
     def peek(self, key: str) -> Any | None:
         """The shared instance for `key` if one was built (e.g. `shell`, `code`), else None.
@@ -134,17 +165,18 @@ def output_owner(services: SessionServices) -> Any:
     def make() -> Any:
         from pct_runtime.output import OutputOwner
 
-        owner = OutputOwner()
+        return OutputOwner()
 
-        async def close() -> None:
-            leftovers = await owner.close()
-            if leftovers:
-                _log.warning("recovery files could not be removed: %s", ", ".join(leftovers))
+    async def close(owner: Any) -> None:
+        leftovers = await owner.close()
+        if leftovers:
+            _log.warning("recovery files could not be removed: %s", ", ".join(leftovers))
 
-        services.on_close(close)
-        return owner
+    return services.shared("output", make, close)
 
-    return services.shared("output", make)
+
+async def _close_manager(manager: Any) -> None:
+    await manager.close()
 
 
 def shell_manager(services: SessionServices) -> Any:
@@ -154,11 +186,34 @@ def shell_manager(services: SessionServices) -> Any:
         from pct_runtime.capabilities.shell import ShellManager
 
         output = output_owner(services)  # created first, so it is closed after the manager
-        manager = ShellManager(output)
-        services.on_close(manager.close)
-        return manager
+        return ShellManager(output)
 
-    return services.shared("shell", make)
+    return services.shared("shell", make, _close_manager)
+
+
+def code_manager(services: SessionServices) -> Any:
+    """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
+    from pct_runtime.capabilities.code.adapters import create_adapters
+    from pct_runtime.capabilities.code.manager import CodeManager
+
+    def make() -> Any:
+        shell_manager(services)  # output, shell, code: closed in reverse order
+
+        def approval_mode() -> str:
+            config = services.config()
+            return str(config.code_mode.approval_mode) if config is not None else "confirm"
+
+        return CodeManager(
+            output_owner(services),
+            create_adapters(shell_manager(services)),
+            admitted=services.admitted,
+            approval_mode=approval_mode,
+            hooks=services.hooks,
+        )
+
+    # close() raises cleanup-incomplete naming unconfirmed cells; the session's aclose()
+    # logs it and still runs the remaining steps (shell, output files).
+    return services.shared("code", make, _close_manager)
 
 
 def _apply_patch_binding() -> CapabilityBinding:
@@ -185,33 +240,12 @@ def _shell_binding() -> CapabilityBinding:
 
 
 def _code_binding() -> CapabilityBinding:
-    from pct_runtime.capabilities.code.adapters import create_adapters
-    from pct_runtime.capabilities.code.manager import CodeManager
     from pct_runtime.capabilities.code.tools import create_code_tools
     from pct_runtime.host.names import CODE_MODE_TOOLS
 
     def build(services: SessionServices) -> Sequence[Tool]:
-        def make() -> Any:
-            shell = shell_manager(services)  # output, shell, code: closed in reverse order
-
-            def approval_mode() -> str:
-                config = services.config()
-                return str(config.code_mode.approval_mode) if config is not None else "confirm"
-
-            manager = CodeManager(
-                output_owner(services),
-                create_adapters(shell),
-                admitted=services.admitted,
-                approval_mode=approval_mode,
-                hooks=services.hooks,
-            )
-
-            # close() raises cleanup-incomplete naming unconfirmed cells; the session's
-            # aclose() logs it and still runs the remaining steps (shell, output files).
-            services.on_close(manager.close)
-            return manager
-
-        return create_code_tools(services.shared("code", make))
+        code_manager(services)  # built with the session, as before: output, shell, code
+        return create_code_tools(lambda: code_manager(services))
 
     return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
 

@@ -10,27 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from pct_runtime.host.credentials import CredentialKind
-from pct_runtime.host.models import Model, supported_thinking_levels
-
-API_KEY_HOST = "api.openai.com"
-CODEX_HOST = "chatgpt.com"
-OPENAI_PATHS: tuple[str, ...] = ("/v1", "/v1/responses")
-CODEX_PATHS: tuple[str, ...] = (
-    "/backend-api",
-    "/backend-api/codex",
-    "/backend-api/codex/responses",
+from pct_runtime.host.endpoints import (
+    IMAGE_ENDPOINTS,
+    OFFICIAL_ROUTES,
+    RESPONSES_ENDPOINTS,
+    official_route_problem,
 )
-RESPONSES_ENDPOINTS: dict[CredentialKind, str] = {
-    "api-key": "https://api.openai.com/v1/responses",
-    "codex-oauth": "https://chatgpt.com/backend-api/codex/responses",
-}
-IMAGE_ENDPOINTS: dict[CredentialKind, str] = {
-    "api-key": "https://api.openai.com/v1/images/generations",
-    "codex-oauth": "https://chatgpt.com/backend-api/codex/images/generations",
-}
+from pct_runtime.host.models import Model, supported_thinking_levels
 
 
 class RouteRegistry(Protocol):
@@ -67,64 +55,13 @@ class RouteInspection:
         return cls(False, reason)
 
 
-def _normalized_path(path: str) -> str:
-    """URL-parser path: dot segments resolved, trailing slashes dropped, `""` -> `/`."""
-    out: list[str] = []
-    segments = path.split("/")[1:] if path.startswith("/") else path.split("/")
-    for segment in segments:
-        if segment == ".":
-            continue
-        if segment == "..":
-            if out:
-                out.pop()
-            continue
-        out.append(segment)
-    return ("/" + "/".join(out)).rstrip("/") or "/"
-
-
-def is_official_url(base_url: str, host: str, paths: tuple[str, ...]) -> bool:
-    """`https:` to exactly `host`, no user info/port/query/fragment, path in `paths`.
-
-    An explicit default port (`:443`) is the same origin and is accepted; every other
-    port is not. Whitespace and backslashes are rejected outright.
-    """
-    if any(ch.isspace() or ch == "\\" for ch in base_url):
-        return False
-    try:
-        parts = urlsplit(base_url)
-        port = parts.port
-    except ValueError:
-        return False
-    if parts.scheme.lower() != "https" or "@" in parts.netloc:
-        return False
-    if (parts.hostname or "") != host:
-        return False
-    if port is not None and port != 443:
-        return False
-    if parts.query or parts.fragment:
-        return False
-    return _normalized_path(parts.path) in paths
-
-
 def inspect_official_route(model: Model) -> RouteInspection:
     """Provider, then API, then endpoint: the first failing check names the reason."""
-    if model.provider == "openai":
-        if model.api != "openai-responses":
-            return RouteInspection.fail("unsupported-api")
-        if not is_official_url(model.base_url, API_KEY_HOST, OPENAI_PATHS):
-            return RouteInspection.fail("unofficial-endpoint")
-        return RouteInspection(
-            True, kind="api-key", endpoint=RESPONSES_ENDPOINTS["api-key"], model=model
-        )
-    if model.provider == "openai-codex":
-        if model.api != "openai-codex-responses":
-            return RouteInspection.fail("unsupported-api")
-        if not is_official_url(model.base_url, CODEX_HOST, CODEX_PATHS):
-            return RouteInspection.fail("unofficial-endpoint")
-        return RouteInspection(
-            True, kind="codex-oauth", endpoint=RESPONSES_ENDPOINTS["codex-oauth"], model=model
-        )
-    return RouteInspection.fail("unsupported-provider")
+    problem = official_route_problem(model.provider, model.api, model.base_url)
+    if problem is not None:
+        return RouteInspection.fail(problem)
+    kind = OFFICIAL_ROUTES[model.provider].kind
+    return RouteInspection(True, kind=kind, endpoint=RESPONSES_ENDPOINTS[kind], model=model)
 
 
 def _credential_matches(inspection: RouteInspection, model: Model, registry: RouteRegistry) -> bool:

@@ -12,26 +12,10 @@ from urllib.parse import urlsplit
 
 from pct_runtime.host.credentials import CredentialKind as CredentialKind
 from pct_runtime.host.credentials import chatgpt_account_id
-
-RESPONSES_ENDPOINTS: dict[CredentialKind, str] = {
-    "api-key": "https://api.openai.com/v1/responses",
-    "codex-oauth": "https://chatgpt.com/backend-api/codex/responses",
-}
-IMAGE_ENDPOINTS: dict[CredentialKind, str] = {
-    "api-key": "https://api.openai.com/v1/images/generations",
-    "codex-oauth": "https://chatgpt.com/backend-api/codex/images/generations",
-}
-
-_OFFICIAL: dict[str, tuple[str, str, tuple[str, ...], CredentialKind]] = {
-    # provider -> (api, host, allowed base paths, credential kind)
-    "openai": ("openai-responses", "api.openai.com", ("/v1", "/v1/responses"), "api-key"),
-    "openai-codex": (
-        "openai-codex-responses",
-        "chatgpt.com",
-        ("/backend-api", "/backend-api/codex", "/backend-api/codex/responses"),
-        "codex-oauth",
-    ),
-}
+from pct_runtime.host.endpoints import IMAGE_ENDPOINTS as IMAGE_ENDPOINTS
+from pct_runtime.host.endpoints import OFFICIAL_ROUTES
+from pct_runtime.host.endpoints import RESPONSES_ENDPOINTS as RESPONSES_ENDPOINTS
+from pct_runtime.host.endpoints import official_route_problem as official_route_problem
 
 
 @dataclass(frozen=True)
@@ -58,66 +42,12 @@ class ResolvedRoute:
         )
 
 
-def _normalized_path(path: str) -> str:
-    """The path as a URL parser sees it: dot segments resolved, trailing `/` dropped."""
-    out: list[str] = []
-    for segment in path.split("/")[1:] if path.startswith("/") else path.split("/"):
-        if segment == ".":
-            continue
-        if segment == "..":
-            if out:
-                out.pop()
-            continue
-        out.append(segment)
-    return ("/" + "/".join(out)).rstrip("/") or "/"
-
-
-def _is_official_url(base_url: str, host: str, paths: tuple[str, ...]) -> bool:
-    """`https:` to exactly `host` (`:443` allowed), no user info, query or fragment.
-
-    Must agree with the decision layer's check (a test compares them), so that a route
-    the status calls active is never refused here, and vice versa.
-    """
-    if any(ch.isspace() or ch == "\\" for ch in base_url):
-        return False
-    try:
-        parts = urlsplit(base_url)
-        port = parts.port
-    except ValueError:
-        return False
-    if parts.scheme.lower() != "https" or "@" in parts.netloc:
-        return False
-    if (parts.hostname or "") != host or (port is not None and port != 443):
-        return False
-    if parts.query or parts.fragment:
-        return False
-    return _normalized_path(parts.path) in paths
-
-
-def official_route_problem(provider: str, api: str, base_url: str) -> str | None:
-    """Why a (provider, api, base_url) is not an official OpenAI/Codex Responses route.
-
-    Returns a status reason code (`unsupported-provider`, `unsupported-api`,
-    `unofficial-endpoint`) or None when the route is official. Rejects plain HTTP, ports,
-    userinfo, queries, fragments, lookalike hosts and any path outside the allowed set.
-    """
-    entry = _OFFICIAL.get(provider)
-    if entry is None:
-        return "unsupported-provider"
-    want_api, host, paths, _kind = entry
-    if api != want_api:
-        return "unsupported-api"
-    if not _is_official_url(base_url, host, paths):
-        return "unofficial-endpoint"
-    return None
-
-
 def route_problem(route: ResolvedRoute) -> str | None:
     """Re-check a resolved route right before sending: official and credential-consistent."""
     problem = official_route_problem(route.provider, route.api, route.base_url)
     if problem is not None:
         return problem
-    if _OFFICIAL[route.provider][3] != route.credential_kind:
+    if OFFICIAL_ROUTES[route.provider].kind != route.credential_kind:
         return "credential-mismatch"
     if not route.token:
         return "missing-openai-auth"

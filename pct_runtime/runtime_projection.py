@@ -8,11 +8,14 @@ answer is a `Projection`; everything the MCP server and the console show comes f
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pct_runtime.host import names
+
+if TYPE_CHECKING:
+    from pct_runtime.decide.projection import ProjectionPlan
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
@@ -66,7 +69,13 @@ class Projection:
         return path == "nested" and name in self.nested_only
 
     def refusal(self, name: str) -> str | None:
-        """The exact text for a known but inactive name; None when the name is unknown."""
+        """The exact text for a known name a direct call may not reach; None when unknown.
+
+        A nested-only name (the execution rules route it through Code Mode) is told where
+        it does work, so the model switches to `exec` instead of giving up.
+        """
+        if name in self.nested_only:
+            return nested_only_message(name)
         return self.inactive.get(name)
 
     def same_surface(self, other: Projection) -> bool:
@@ -74,16 +83,28 @@ class Projection:
         return self.visible == other.visible and self.nested_only == other.nested_only
 
 
-def refusal_for(
-    name: str, decisions: Mapping[str, Any], deferred_hidden: Collection[str] = ()
-) -> str:
+def nested_only_message(name: str) -> str:
+    """The refusal of a direct call to a name the session admits only inside Code Mode."""
+    return (
+        f"{name} is available only inside Code Mode in this session: "
+        f"call await tools.{name}(...) from exec."
+    )
+
+
+def refusal_for(name: str, plan: ProjectionPlan) -> str:
     """The exact text a call to the known but inactive `name` gets (toolkit.md §3.6).
 
-    Web Search and Image Generation say why when their decision is `unavailable`. A name
-    Tool Discovery hides until loaded says how to load it (the spec gives no text for it).
+    A name Tool Discovery hides gets the "load it" hint only when `find_tools` would load
+    it right now (the same check the loader runs); a hidden name whose feature is off,
+    unavailable or blocked gets the feature's own refusal instead, as if it were not
+    deferred — loading it would be rejected anyway. Web Search and Image Generation say
+    why when their decision is `unavailable`.
     """
-    if name in deferred_hidden:
+    from pct_runtime.decide.discovery import load_names
+
+    if name in plan.deferred_hidden and not load_names([name], plan).rejected:
         return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
+    decisions: Mapping[str, Any] = plan.decisions
     if name == names.WEB_SEARCH_TOOL:
         decision = decisions.get("web_search")
         if decision is not None and decision.effective == "unavailable" and decision.reason:

@@ -245,7 +245,7 @@ class RuntimeSession:
         nested = tuple(name for name in plan.nested_only if name in self._tools)
         known = (*OWNED_TOOL_NAMES, *self._tools)
         inactive = {
-            name: refusal_for(name, plan.decisions, plan.deferred_hidden)
+            name: refusal_for(name, plan)
             for name in known
             if name not in visible and name not in nested
         }

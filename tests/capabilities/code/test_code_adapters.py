@@ -7,6 +7,7 @@ after the invocation hooks; `confirm` needs a UI, `always` skips only the questi
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -291,3 +292,48 @@ async def test_four_adapter_slots_and_sequential_patch(
     assert r.details["status"] == "completed", r.text
     assert shell.peak == 4
     assert patch.peak == 1
+
+
+def _described_keys(adapter: str) -> set[str]:
+    """The result keys the `exec` description names for `tools.<adapter>(...)`.
+
+    Reads the adapter's bullet up to its first period after `returns a dict with`, drops
+    parenthesized remarks (values, not keys) and splits `a`/`b` spellings.
+    """
+    from pct_runtime.capabilities.code.tools import EXEC_DESCRIPTION
+
+    bullet = next(
+        line
+        for line in EXEC_DESCRIPTION.splitlines()
+        if line.startswith(f"- `await tools.{adapter}(")
+    )
+    _, found, rest = bullet.partition("returns a dict with ")
+    assert found, f"the {adapter} bullet does not say what it returns"
+    sentence = rest.split(". ")[0]
+    if "the same keys as exec_command" in sentence:
+        return _described_keys("exec_command")
+    sentence = re.sub(r"\([^)]*\)", "", sentence)
+    return {key for quoted in re.findall(r"`([^`]+)`", sentence) for key in quoted.split("/")}
+
+
+async def test_exec_description_names_only_keys_a_nested_result_has(
+    make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
+) -> None:
+    """A model that reads `r[<key>]` for a key the description names never gets KeyError."""
+    manager = make_manager(create_adapters(shell), approval_mode="always")
+    code = (
+        "done = await tools.exec_command(cmd='echo hi')\n"
+        "live = await tools.exec_command(cmd='read line; echo got $line', yield_time_ms=0)\n"
+        "polled = await tools.write_stdin(session_id=live['session_id'], chars='x\\n', "
+        "yield_time_ms=5000)\n"
+        f"patched = await tools.apply_patch({PATCH!r})\n"
+        "{'exec_command': [sorted(done), sorted(live)], 'write_stdin': [sorted(polled)], "
+        "'apply_patch': [sorted(patched)]}"
+    )
+    r = await manager.exec({"code": code}, _ctx(tmp_path))
+    assert r.details["status"] == "completed", r.text
+    for adapter, results in r.details["result"].items():
+        named = _described_keys(adapter)
+        assert len(named) >= 2, (adapter, named)
+        for keys in results:
+            assert named <= set(keys), f"{adapter}: described {sorted(named - set(keys))} missing"

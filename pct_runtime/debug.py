@@ -85,7 +85,9 @@ class DebugSink:
     """Where debug records go: nowhere unless enabled; then stderr and `pct.debug`.
 
     `enabled` may be a callable (e.g. `lambda: store.config.debug`) so that a reload that
-    flips `debug` takes effect on the next request without rebuilding tools.
+    flips `debug` takes effect on the next request without rebuilding tools. `stream`
+    None means the process's stderr at write time; `write=False` publishes on the bus
+    only (a full-screen console owns the terminal, so a line there would corrupt it).
     """
 
     def __init__(
@@ -93,10 +95,13 @@ class DebugSink:
         enabled: bool | Callable[[], bool] = False,
         bus: EventBus | None = None,
         stream: TextIO | None = None,
+        *,
+        write: bool = True,
     ) -> None:
         self._enabled = enabled
         self._bus = bus
         self._stream = stream
+        self._write = write
 
     @property
     def enabled(self) -> bool:
@@ -107,12 +112,13 @@ class DebugSink:
             return
         data = record.to_json_dict()
         line = json.dumps(data, separators=(",", ":"), sort_keys=False)
-        stream = self._stream if self._stream is not None else sys.stderr
-        try:
-            stream.write(line + "\n")
-            stream.flush()
-        except (OSError, ValueError):  # a closed stderr must not break a tool call
-            pass
+        if self._write:
+            stream = self._stream if self._stream is not None else sys.stderr
+            try:
+                stream.write(line + "\n")
+                stream.flush()
+            except (OSError, ValueError):  # a closed stderr must not break a tool call
+                pass
         if self._bus is not None:
             self._bus.publish(DEBUG_CHANNEL, data)
 

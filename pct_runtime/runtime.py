@@ -22,9 +22,10 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pct_runtime.capabilities.base import Tool
+from pct_runtime.debug import DebugSink
 from pct_runtime.host.events import EventBus
 from pct_runtime.host.models import Model, ModelRegistry, load_settings
 from pct_runtime.host.names import NATIVE_TOOLS
@@ -78,7 +79,9 @@ class Runtime:
     async context manager). `hooks` are the embedder's invocation hooks, applied to direct
     and nested calls alike. `allowlist` is the host allowlist (`pct serve --tools`).
     `extra_tools` are registrations of a foreign owner (an embedder, a test): they win
-    their names, exactly like another extension would.
+    their names, exactly like another extension would. `debug_stream` is where `debug:
+    true` lines are written besides the `pct.debug` channel: the process's stderr by
+    default, None for none (a full-screen UI).
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class Runtime:
         bindings: Sequence[CapabilityBinding] | None = None,
         cwd: Path | None = None,
         platform: str | None = None,
+        debug_stream: TextIO | Literal["stderr"] | None = "stderr",
     ) -> None:
         from pct_runtime.config import default_config
         from pct_runtime.config.paths import CONFIG_FILE_NAME
@@ -101,6 +105,15 @@ class Runtime:
         from pct_runtime.host.platform import current_platform
 
         self.events = EventBus()
+        #: `debug: true` metadata (one JSON line per OpenAI or Computer Use request) on
+        #: `pct.debug`, and on `debug_stream` unless that is None (the console's choice:
+        #: it owns the terminal). Enabled live from the current config.
+        self.debug = DebugSink(
+            lambda: bool(getattr(self.config, "debug", False)),
+            bus=self.events,
+            stream=None if debug_stream == "stderr" else debug_stream,
+            write=debug_stream is not None,
+        )
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.config_path: Path = self.agent_dir / "extensions" / CONFIG_FILE_NAME
         self.hooks = hooks

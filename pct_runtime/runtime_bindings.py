@@ -25,6 +25,7 @@ def web_search_binding() -> CapabilityBinding:
                 config=services.config,
                 registry=services.models,
                 agent_dir=lambda: services.agent_dir,
+                debug=services.debug,
             )
         ]
 
@@ -56,6 +57,7 @@ def image_binding() -> CapabilityBinding:
                 registry=services.models,
                 agent_dir=lambda: services.agent_dir,
                 model_has_vision=has_vision,
+                debug=services.debug,
             )
         ]
 
@@ -69,7 +71,7 @@ def computer_use_binding() -> CapabilityBinding:
 
     def build(services: SessionServices) -> Sequence[Tool]:
         def make() -> ComputerUseLifecycle:
-            lifecycle = ComputerUseLifecycle()
+            lifecycle = ComputerUseLifecycle(debug=services.debug)
             services.on_close(lifecycle.close)
             return lifecycle
 

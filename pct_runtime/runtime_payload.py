@@ -28,6 +28,7 @@ def _compaction(session: RuntimeSession) -> RemoteCompaction:
             current_model=lambda: session.model,
             registry=lambda: runtime.models,
             agent_dir=lambda: runtime.agent_dir,
+            debug=runtime.debug,
         )
 
     return session.services.shared("remote_compaction", make)

@@ -98,6 +98,7 @@ class RuntimeSession:
             config=lambda: runtime.config,
             model=lambda: self.host.model,
             models=lambda: runtime.models,
+            debug=runtime.debug,
         )
         self._tools: dict[str, Tool] = {}
         self._self_hooked: set[str] = set()

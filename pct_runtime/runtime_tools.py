@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
+from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.host.ui import UIPort
 
 _log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class SessionServices:
     model: Callable[[], Any] = lambda: None
     #: The runtime's model registry (`host.models.ModelRegistry`).
     models: Callable[[], Any] = lambda: None
+    #: The runtime's `debug.DebugSink` (enabled live by the config's `debug`).
+    debug: DebugSink = DISABLED
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _slots: set[str] = field(default_factory=set)

@@ -194,6 +194,15 @@ def shell_manager(services: SessionServices) -> Any:
     return services.shared("shell", make, _close_manager)
 
 
+def _refusal_now(services: SessionServices, name: str) -> str | None:
+    """The refusal a direct call to `name` gets under the committed plan (why a nested call
+    to it is not admitted, e.g. `Shell Sessions are not enabled.`); None before a sync."""
+    from pct_runtime.runtime_projection import refusal_for
+
+    plan = services.plan()
+    return None if plan is None else refusal_for(name, plan)
+
+
 def code_manager(services: SessionServices) -> Any:
     """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
     from pct_runtime.capabilities.code.adapters import create_adapters
@@ -210,6 +219,7 @@ def code_manager(services: SessionServices) -> Any:
             output_owner(services),
             create_adapters(shell_manager(services)),
             admitted=services.admitted,
+            refusal=lambda name: _refusal_now(services, name),
             approval_mode=approval_mode,
             hooks=services.hooks,
         )

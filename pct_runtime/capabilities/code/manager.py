@@ -34,7 +34,7 @@ from pct_runtime.capabilities.code.bridge import (
     WorkerStartError,
     Zygote,
 )
-from pct_runtime.capabilities.code.dialect import parse_exec_args, parse_wait_args
+from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES, parse_exec_args, parse_wait_args
 from pct_runtime.capabilities.code.render import (
     STOP_ABORTED,
     STOP_CLOSED,
@@ -109,6 +109,8 @@ class _Cell:
     progress_count: int = 0
     pump: asyncio.Task[None] | None = None
     listeners: list[Callable[[str], None]] = field(default_factory=list)
+    #: Adapter names admitted when the cell started (tells "not" from "no longer" admitted).
+    admitted_at_start: frozenset[str] = frozenset()
 
     @property
     def pid(self) -> int:
@@ -119,8 +121,11 @@ class CodeManager:
     """Cells of one runtime session. Gating (enabled, decisions) is the runtime's job.
 
     `adapters`: the nested adapters by name. `admitted()`: the adapter names admitted right
-    now (live config, decisions, ownership); `None` admits every adapter. `approval_mode()`:
-    `"confirm"` or `"always"` for nested Patch approval.
+    now (live config, decisions, ownership); `None` admits every adapter. `refusal(name)`:
+    why `name` is not admitted right now, as the exact text a direct call to it gets (e.g.
+    `Shell Sessions are not enabled.`), or None when unknown; a refused nested call quotes it
+    so the model learns the cause instead of being told to fix its `uses`.
+    `approval_mode()`: `"confirm"` or `"always"` for nested Patch approval.
     """
 
     def __init__(
@@ -129,6 +134,7 @@ class CodeManager:
         adapters: Mapping[str, CodeAdapter] | Iterable[CodeAdapter],
         *,
         admitted: Callable[[], Iterable[str]] | None = None,
+        refusal: Callable[[str], str | None] | None = None,
         approval_mode: Callable[[], str] | str = "confirm",
         hooks: InvocationHooks | None = None,
         memory_limit: int = MEMORY_LIMIT_BYTES,
@@ -139,6 +145,7 @@ class CodeManager:
         else:
             self._adapters = {a.name: a for a in adapters}
         self._admitted = admitted
+        self._refusal = refusal
         self._approval_mode = approval_mode
         self._hooks = hooks
         self._zygote = Zygote(memory_limit)
@@ -213,7 +220,8 @@ class CodeManager:
                 f"At most {MAX_RUNNING_CELLS} Code Mode cells can run at once. Finish or stop one "
                 "with wait (terminate=true) before starting another.",
             )
-        declared = self._snapshot(request.uses)
+        admitted_at_start = frozenset(self._admitted_now())
+        declared = admitted_at_start if request.uses is None else frozenset(request.uses)
         try:
             pid, sock = await self._zygote.acquire()
         except (WorkerStartError, OSError) as exc:
@@ -240,6 +248,7 @@ class CodeManager:
             channel=channel,
             declared=declared,
             ctx=ctx,
+            admitted_at_start=admitted_at_start,
             output=self._owner.open_capture(f"{cell_id} output", prefix_limit=OUTPUT_BUFFER_BYTES),
             result_cap=self._owner.open_capture(f"{cell_id} result", prefix_limit=RESULT_BYTES),
             error_cap=self._owner.open_capture(f"{cell_id} error", prefix_limit=ERROR_BYTES),
@@ -310,10 +319,47 @@ class CodeManager:
             return set(self._adapters)
         return {n for n in self._admitted() if n in self._adapters}
 
-    def _snapshot(self, uses: tuple[str, ...] | None) -> frozenset[str]:
-        if uses is None:
-            return frozenset(self._admitted_now())
-        return frozenset(uses)
+    def _not_admitted(self, cell: _Cell, name: str, *, earlier: bool = False) -> ToolError:
+        """`adapter-disabled` for a real adapter the session does not admit, with the cause."""
+        reason: str | None = None
+        if self._refusal is not None:
+            with contextlib.suppress(Exception):
+                reason = self._refusal(name)
+        if reason:
+            cause = reason.strip().rstrip(".")
+        else:
+            cause = (
+                "its capability is off, routed elsewhere or its name is owned by another tool; "
+                "see `pct status`"
+            )
+        when = "no longer" if earlier or name in cell.admitted_at_start else "not"
+        return _err(
+            "adapter-disabled",
+            f"tools.{name} is {when} admitted in this session ({cause}); nothing ran.",
+        )
+
+    def _undispatchable(self, cell: _Cell, name: str) -> ToolError:
+        """The refusal for a call to a name that is not declared or not admitted.
+
+        Declared but not admitted, and neither declared nor admitted, both name the
+        admission cause (declaring the name would not help); admitted but not declared
+        says how to declare it; a name that is no adapter at all lists the ones that exist.
+        """
+        if name not in ADAPTER_NAMES and name not in self._adapters:
+            return _err(
+                "unknown-adapter",
+                f"tools.{name} is not a nested tool; only exec_command, write_stdin and "
+                "apply_patch exist inside a cell. Nothing ran.",
+            )
+        if name not in self._admitted_now():
+            return self._not_admitted(cell, name)
+        declared = ", ".join(sorted(cell.declared)) or "none"
+        return _err(
+            "unknown-adapter",
+            f"tools.{name} is not declared for this cell (declared: {declared}). List it in "
+            "exec `uses`, or omit `uses` to declare every adapter admitted when the cell "
+            "starts, in a new exec; nothing ran.",
+        )
 
     def _mode(self) -> str:
         mode = self._approval_mode
@@ -614,18 +660,17 @@ class CodeManager:
         with contextlib.suppress(Exception):
             sink(record)
 
-    def _recheck(self, cell: _Cell, name: str) -> None:
+    def _recheck(self, cell: _Cell, name: str, *, passed: bool = True) -> None:
+        """Stop a dispatch the cell, the manager or admission no longer allows.
+
+        `passed=False` for the first check of a dispatch: the name was not yet seen admitted.
+        """
         if cell.fenced or cell.terminal.is_set():
             raise asyncio.CancelledError
         if self._closed:
             raise _err("closed", "Code Mode is not available in this session.")
         if name not in self._admitted_now():
-            raise _err(
-                "adapter-disabled",
-                f"tools.{name} is no longer admitted in this session (its capability was "
-                "disabled, routed elsewhere or its name is owned by another tool). Nothing ran; "
-                "check `pct status`.",
-            )
+            raise self._not_admitted(cell, name, earlier=passed)
 
     async def _dispatch(
         self, cell: _Cell, call_id: Any, name: str, args: dict[str, Any], size: int
@@ -636,14 +681,8 @@ class CodeManager:
         try:
             adapter = self._adapters.get(name)
             if adapter is None or name not in cell.declared:
-                declared = ", ".join(sorted(cell.declared)) or "none"
-                raise _err(
-                    "unknown-adapter",
-                    f"tools.{name} is not declared for this cell (declared: {declared}). Only "
-                    "exec_command, write_stdin and apply_patch can be called, and only when listed "
-                    "in exec `uses` (or admitted when `uses` is omitted).",
-                )
-            self._recheck(cell, name)
+                raise self._undispatchable(cell, name)
+            self._recheck(cell, name, passed=False)
             nested_ctx = CallContext(
                 cwd=cell.ctx.cwd,
                 path="nested",

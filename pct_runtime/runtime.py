@@ -179,7 +179,8 @@ class Runtime:
         if isinstance(requested, str):
             self.default_model = self.resolve_model(requested)
         elif requested is None:
-            settings = await asyncio.to_thread(load_settings, self.agent_dir)
+            # Pi's merge: the project's .pi/settings.json (in the runtime's cwd) wins.
+            settings = await asyncio.to_thread(load_settings, self.agent_dir, self.cwd)
             self.default_model = self.models.default_model(settings)
         await self._read_config()
 

@@ -132,6 +132,21 @@ def test_default_model_from_settings(agent: Path, capsys: pytest.CaptureFixture[
     assert out.split("\n")[2] == "Current model: —"
 
 
+def test_project_settings_in_the_working_directory_win(
+    agent: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like Pi, `<cwd>/.pi/settings.json` is merged over the global settings.json."""
+    write_json(
+        agent / "settings.json", {"defaultProvider": "openai-codex", "defaultModel": "gpt-5.4"}
+    )
+    project = tmp_path / "project"
+    write_json(project / ".pi" / "settings.json", {"defaultModel": "gpt-5.1"})
+    monkeypatch.chdir(project)
+    code, out, err = run(capsys)
+    assert (code, err) == (0, "")
+    assert out.split("\n")[2] == "Current model: openai-codex/gpt-5.1"
+
+
 def test_unusable_settings_default_is_a_warning(
     agent: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -63,9 +64,14 @@ def handle(args: argparse.Namespace) -> int:
         level=logging.WARNING, stream=sys.stderr, format="pct: %(levelname)s %(name)s: %(message)s"
     )
     model: str | None = args.model
-    if model is not None:
-        _check_model(model)
+    from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
+    from pct_runtime.config.paths import agent_dir
+
+    # Pi's files are checked (and their problems said) before serving: a served session
+    # has no other place to report that custom providers or the default model are gone.
+    load_host_model(agent_dir(), model, Path.cwd())
     allowlist = parse_allowlist(args.tools)
+    warn_unknown_tools(allowlist)
     from pct_runtime.serve import run
 
     coro: Any
@@ -83,23 +89,3 @@ def handle(args: argparse.Namespace) -> int:
         return run.run(coro)
     except OSError as exc:
         raise CliError(f"cannot serve: {exc}", code=1) from None
-
-
-def _check_model(text: str) -> None:
-    """`PROVIDER/ID` must split at the first `/` and name a model the registry knows."""
-    from pct_runtime.cli import CliError
-
-    provider, sep, model_id = text.partition("/")
-    if not sep or not provider or not model_id:
-        raise CliError(f"--model must be PROVIDER/ID, got {text!r}")
-    try:
-        from pct_runtime.config.paths import agent_dir
-        from pct_runtime.host.models import ModelRegistry
-    except ImportError:  # pragma: no cover - the host layer ships with pct
-        return
-    registry = ModelRegistry.load(agent_dir())
-    if registry.find(provider, model_id) is None:
-        raise CliError(
-            f"unknown model {text!r}: not in Pi's model registry "
-            "(models.json or the built-in catalog)"
-        )

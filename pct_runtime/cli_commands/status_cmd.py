@@ -2,7 +2,8 @@
 
 Prints the `/pct status` text of a fresh session to stdout and exits 0 — also when the
 config file is broken (the text says so). A model the registry does not know is an error
-(stderr, exit 2). Without `--model` the model is Pi's `settings.json` default, else none.
+(stderr, exit 2). Without `--model` the model is Pi's `settings.json` default (the
+project's `.pi/settings.json` in the working directory wins per key), else none.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,16 +49,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run)
 
 
-def parse_model_arg(value: str) -> tuple[str, str]:
-    """`PROVIDER/ID` split at the first `/` (model ids may contain `/`)."""
-    from pct_runtime.cli import CliError
-
-    provider, sep, model_id = value.partition("/")
-    if not sep or not provider or not model_id:
-        raise CliError(f"--model must be PROVIDER/ID, got {value!r}")
-    return provider, model_id
-
-
 def parse_tools_arg(value: str | None) -> list[str] | None:
     if value is None:
         return None
@@ -81,57 +73,22 @@ def run(args: argparse.Namespace) -> int:
         from pct_runtime.serve.live import status_running
 
         return status_running(live_agent_dir())
-    from pct_runtime.cli import CliError
+    from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore
     from pct_runtime.decide.projection import ProjectionInputs, plan_projection
     from pct_runtime.host import platform as host_platform
-    from pct_runtime.host.models import ModelRegistry, load_settings
-    from pct_runtime.host.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
+    from pct_runtime.host.names import OWNED_TOOL_NAMES
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
     from pct_runtime.status import format_status
 
-    agent = agent_dir()
-    registry = ModelRegistry.load(agent)
-    # Warnings first: a broken models.json is often why a custom --model is unknown.
-    problems = [registry.error, registry.credentials.error]
-    settings = load_settings(agent) if args.model is None else None
-    if settings is not None:
-        problems.append(settings.error)
-    for problem in problems:
-        if problem:
-            print(f"pct: warning: {problem}", file=sys.stderr)
-    if args.model is not None:
-        provider, model_id = parse_model_arg(args.model)
-        model = registry.find(provider, model_id)
-        if model is None:
-            raise CliError(
-                f"unknown model {args.model!r}: not in Pi's model registry "
-                "(models.json or the built-in catalog)"
-            )
-    else:
-        assert settings is not None
-        model = registry.default_model(settings)
-        if model is None and settings.default_provider and settings.default_model:
-            # Without this, `Current model: —` would not say why the default was dropped.
-            print(
-                f"pct: warning: settings.json default model {settings.default_provider}/"
-                f"{settings.default_model} is not in Pi's model registry; no current model",
-                file=sys.stderr,
-            )
+    host = load_host_model(agent_dir(), args.model, Path.cwd())
+    registry, model = host.registry, host.model
 
     read = ConfigStore(config_path()).read()
     allowlist = parse_tools_arg(args.tools)
-    if allowlist is not None:
-        # A fresh status session knows only these names; a typo would silently drop a tool.
-        known = (*NATIVE_TOOLS, *OWNED_TOOL_NAMES)
-        unknown = [name for name in allowlist if name not in known]
-        if unknown:
-            print(
-                f"pct: warning: --tools names no pct or Pi native tool: {', '.join(unknown)} "
-                f"(known: {', '.join(known)})",
-                file=sys.stderr,
-            )
+    # A fresh status session knows only these names; a typo would silently drop a tool.
+    warn_unknown_tools(allowlist)
     tools = ToolRegistry.with_natives(allowlist=allowlist)
     for name in OWNED_TOOL_NAMES:
         tools.register(name, RUNTIME_OWNER)

@@ -214,7 +214,7 @@ def merge_models_json(
 
 @dataclass(frozen=True)
 class Settings:
-    """The model keys of Pi's global `settings.json`."""
+    """The model keys of Pi's `settings.json` (global, with the project file merged over)."""
 
     default_provider: str | None = None
     default_model: str | None = None
@@ -222,25 +222,51 @@ class Settings:
     error: str | None = None
 
 
-def load_settings(agent_dir: Path) -> Settings:
-    path = agent_dir / "settings.json"
+#: Where Pi keeps a project's settings, relative to the working directory.
+PROJECT_SETTINGS = Path(".pi") / "settings.json"
+
+
+def _read_settings_file(path: Path, label: str) -> tuple[dict[str, Any], str | None]:
+    """The file's top-level object ({} when absent) and a problem text naming `label`."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Settings()
+        return {}, None
     except (OSError, ValueError):
-        return Settings(error="settings.json unreadable or not valid JSON")
+        return {}, f"{label} unreadable or not valid JSON"
     if not isinstance(raw, dict):
-        return Settings(error="settings.json must be a JSON object")
-    provider = raw.get("defaultProvider")
-    model = raw.get("defaultModel")
-    enabled = raw.get("enabledModels")
+        return {}, f"{label} must be a JSON object"
+    return raw, None
+
+
+def load_settings(agent_dir: Path, cwd: Path | None = None) -> Settings:
+    """Pi's settings as Pi merges them (`SettingsManager`): `<agent dir>/settings.json`,
+    then `<cwd>/.pi/settings.json` over it — one level deep, so each model key the project
+    file sets wins. A broken file contributes nothing and is named in `error`; the other
+    file still counts. Without `cwd` only the global file is read."""
+    merged, problem = _read_settings_file(agent_dir / "settings.json", "settings.json")
+    problems = [problem] if problem else []
+    if cwd is not None:
+        project_path = Path(cwd) / PROJECT_SETTINGS
+        project, problem = _read_settings_file(project_path, str(project_path))
+        if problem:
+            problems.append(problem)
+        for key, value in project.items():
+            base = merged.get(key)
+            if isinstance(base, dict) and isinstance(value, dict):
+                merged[key] = {**base, **value}
+            else:
+                merged[key] = value
+    provider = merged.get("defaultProvider")
+    model = merged.get("defaultModel")
+    enabled = merged.get("enabledModels")
     return Settings(
         default_provider=provider if isinstance(provider, str) and provider else None,
         default_model=model if isinstance(model, str) and model else None,
         enabled_models=tuple(p for p in enabled if isinstance(p, str) and p)
         if isinstance(enabled, list)
         else (),
+        error="; ".join(problems) or None,
     )
 
 

@@ -251,3 +251,37 @@ def test_missing_or_broken_settings(tmp_path: Path) -> None:
     assert load_settings(tmp_path).default_model is None
     (tmp_path / "settings.json").write_text("[]", encoding="utf-8")
     assert load_settings(tmp_path).error == "settings.json must be a JSON object"
+
+
+def test_project_settings_win_per_key_over_the_global_file(tmp_path: Path) -> None:
+    """Pi merges `<cwd>/.pi/settings.json` over the global file (one level deep)."""
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (project / ".pi").mkdir(parents=True)
+    write(agent, "settings.json", {"defaultProvider": "openai-codex", "defaultModel": "gpt-5.4"})
+    write(project / ".pi", "settings.json", {"defaultModel": "gpt-5.1", "enabledModels": ["o3"]})
+    settings = load_settings(agent, project)
+    assert (settings.default_provider, settings.default_model) == ("openai-codex", "gpt-5.1")
+    assert settings.enabled_models == ("o3",)
+    assert settings.error is None
+    # without a cwd (or without a project file) only the global file counts
+    assert load_settings(agent).default_model == "gpt-5.4"
+    assert load_settings(agent, tmp_path).default_model == "gpt-5.4"
+
+
+def test_a_broken_project_settings_file_is_named_and_the_global_file_still_counts(
+    tmp_path: Path,
+) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (project / ".pi").mkdir(parents=True)
+    write(agent, "settings.json", {"defaultProvider": "openai", "defaultModel": "gpt-5"})
+    (project / ".pi" / "settings.json").write_text("{", encoding="utf-8")
+    settings = load_settings(agent, project)
+    assert (settings.default_provider, settings.default_model) == ("openai", "gpt-5")
+    assert settings.error == f"{project / '.pi' / 'settings.json'} unreadable or not valid JSON"
+    (agent / "settings.json").write_text("[]", encoding="utf-8")
+    assert load_settings(agent, project).error == (
+        "settings.json must be a JSON object; "
+        f"{project / '.pi' / 'settings.json'} unreadable or not valid JSON"
+    )

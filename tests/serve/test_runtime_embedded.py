@@ -261,3 +261,21 @@ async def test_session_start_warns_once_about_a_broken_config(tmp_path: Path) ->
                 "Pi Codex Toolkit config error: invalid-json; using all-off defaults.",
             )
         ]
+
+
+async def test_the_default_model_follows_the_project_settings_in_the_runtime_cwd(
+    tmp_path: Path,
+) -> None:
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (project / ".pi").mkdir(parents=True)
+    (agent / "settings.json").write_text(
+        json.dumps({"defaultProvider": "openai-codex", "defaultModel": "gpt-5.4"}), "utf-8"
+    )
+    (project / ".pi" / "settings.json").write_text(json.dumps({"defaultModel": "gpt-5.1"}))
+    async with Runtime(agent_dir=agent, cwd=project) as runtime:
+        assert runtime.default_model is not None
+        assert runtime.default_model.key == "openai-codex/gpt-5.1"
+    async with Runtime(agent_dir=agent, cwd=tmp_path) as runtime:
+        assert runtime.default_model is not None
+        assert runtime.default_model.key == "openai-codex/gpt-5.4"

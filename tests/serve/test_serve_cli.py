@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,3 +33,53 @@ def test_bad_arguments_exit_2(
     assert err.startswith("pct: ")
     assert message in err
     assert not (tmp_path / "pct").exists()  # nothing was started or registered
+
+
+def test_broken_pi_files_and_unknown_tools_are_warned_before_serving(tmp_path: Path) -> None:
+    """A served session has nowhere else to say that custom providers or the default
+    model are gone, or that a --tools typo removed a tool: the same warnings as status."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_text("{bad", encoding="utf-8")
+    (agent / "auth.json").write_text("[1]", encoding="utf-8")
+    (agent / "settings.json").write_text(
+        '{"defaultProvider": "openai-codex", "defaultModel": "gone"}', encoding="utf-8"
+    )
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    env.pop("OPENAI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pct_runtime.cli", "serve", "--tools", "apply-patch,exec_command"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "pct: warning: models.json is not valid JSON",
+        "pct: warning: auth.json must be a JSON object",
+        "pct: warning: settings.json default model openai-codex/gone is not in Pi's model "
+        "registry; no current model",
+        "pct: warning: --tools names no pct or Pi native tool: apply-patch (known: read, bash, "
+        "edit, write, openai_web_search, openai_generate_image, apply_patch, exec_command, "
+        "write_stdin, exec, wait, computer_use_list_apps, computer_use_get_app_state, "
+        "computer_use_click, computer_use_type_text, computer_use_press_key, "
+        "computer_use_scroll, find_tools)",
+    ]
+
+
+def test_a_broken_models_json_is_warned_before_the_unknown_model_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    (tmp_path / "models.json").write_text("[", encoding="utf-8")
+    assert main(["serve", "--model", "my-proxy/gpt-5.4"]) == 2
+    assert capsys.readouterr().err == (
+        "pct: warning: models.json is not valid JSON\n"
+        "pct: unknown model 'my-proxy/gpt-5.4': not in Pi's model registry "
+        "(models.json or the built-in catalog)\n"
+    )

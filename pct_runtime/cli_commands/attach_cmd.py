@@ -47,11 +47,25 @@ def _token_line() -> str:
     return f'export {TOKEN_ENV}="$(cat {token_path(agent_dir())})"'
 
 
-def snippet(agent: str, url: str | None, command: str, agent_dir_env: str | None = None) -> str:
+_CODEX_ONE_LINER_NOTE = (
+    "# one command (it does not set required = true, so Codex may start the first turn\n"
+    "# before pct listed its tools: add that line to the [mcp_servers.pct] table it\n"
+    "# writes, or use the table below instead):\n"
+)
+
+
+def snippet(
+    agent: str,
+    url: str | None,
+    command: str,
+    agent_dir_env: str | None = None,
+    pi_mcp_json: str = "~/.pi/agent/mcp.json",
+) -> str:
     """The text `pct attach` prints (pure, for tests).
 
     `agent_dir_env` is a custom `PI_CODING_AGENT_DIR` to pass on: Codex and Claude start
     stdio servers with a reduced environment, so the snippet sets it explicitly.
+    `pi_mcp_json` is where Pi reads its MCP servers: `<agent dir>/mcp.json`.
     """
     if agent == "codex":
         if url is None:
@@ -62,14 +76,16 @@ def snippet(agent: str, url: str | None, command: str, agent_dir_env: str | None
             )
             add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
             return (
-                f"# one command:\ncodex mcp add pct{add_env} -- {command} serve\n\n"
+                f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} serve\n\n"
                 "# or in ~/.codex/config.toml (required = true makes Codex wait for pct's\n"
                 "# tools before the first turn):\n"
                 f'[mcp_servers.pct]\ncommand = {json.dumps(command)}\nargs = ["serve"]\n'
                 f"{env}required = true\ntool_timeout_sec = 120\n"
             )
         return (
-            "# in ~/.codex/config.toml (the token is read from PCT_TOKEN):\n"
+            f"{_CODEX_ONE_LINER_NOTE}"
+            f"codex mcp add pct --url {url} --bearer-token-env-var PCT_TOKEN\n\n"
+            "# or in ~/.codex/config.toml (the token is read from PCT_TOKEN):\n"
             f"[mcp_servers.pct]\nurl = {json.dumps(url)}\n"
             'bearer_token_env_var = "PCT_TOKEN"\nrequired = true\ntool_timeout_sec = 120\n'
         )
@@ -79,7 +95,7 @@ def snippet(agent: str, url: str | None, command: str, agent_dir_env: str | None
             return f"claude mcp add{add_env} pct -- {command} serve\n"
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
-    # pi: built-in MCP (>= 0.99) reads ~/.pi/agent/mcp.json; "direct" exposes first-class tools.
+    # pi: built-in MCP (>= 0.99) reads <agent dir>/mcp.json; "direct" exposes first-class tools.
     server: dict[str, object]
     if url is None:
         server = {"command": command, "args": ["serve"], "exposure": "direct"}
@@ -92,15 +108,19 @@ def snippet(agent: str, url: str | None, command: str, agent_dir_env: str | None
             "exposure": "direct",
         }
     body = json.dumps({"mcpServers": {"pct": server}}, indent=2)
-    head = (
-        f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} serve\n\n" if url is None else ""
-    )
-    return f"{head}# or in ~/.pi/agent/mcp.json:\n{body}\n"
+    if url is None:
+        head = f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} serve\n\n# or in "
+    else:
+        head = "# in "
+    return f"{head}{pi_mcp_json}:\n{body}\n"
 
 
 def handle(args: argparse.Namespace) -> int:
+    from pct_runtime.config.paths import agent_dir
+
     custom = os.environ.get("PI_CODING_AGENT_DIR") or None
-    text = snippet(args.agent, args.http, _pct_command(), custom)
+    mcp_json = str(agent_dir() / "mcp.json") if custom else "~/.pi/agent/mcp.json"
+    text = snippet(args.agent, args.http, _pct_command(), custom, mcp_json)
     if args.http is not None:
         text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
     sys.stdout.write(text)

@@ -37,6 +37,34 @@ def test_stdio_snippets_start_pct_serve() -> None:
     }
 
 
+def test_codex_one_liners_say_they_do_not_set_required() -> None:
+    """`codex mcp add` cannot set `required = true`; the snippet says so next to it."""
+    for url in (None, "http://127.0.0.1:8765/mcp"):
+        codex = snippet("codex", url, "pct")
+        one_liner = codex.split("\n\n", 1)[0]
+        assert "it does not set required = true" in one_liner
+        assert "required = true\ntool_timeout_sec = 120" in codex.split("\n\n", 1)[1]
+    assert (
+        "\ncodex mcp add pct --url http://127.0.0.1:8765/mcp --bearer-token-env-var PCT_TOKEN\n"
+        in (snippet("codex", "http://127.0.0.1:8765/mcp", "pct"))
+    )
+
+
+def test_pi_snippets_name_the_agent_dir_mcp_json_and_no_dangling_or(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    assert main(["attach", "pi"]) == 0
+    out = capsys.readouterr().out
+    assert f"\n# or in {tmp_path / 'mcp.json'}:\n" in out
+    assert main(["attach", "pi", "--http", "http://127.0.0.1:9/mcp"]) == 0
+    out = capsys.readouterr().out
+    assert f"\n# in {tmp_path / 'mcp.json'}:\n" in out
+    assert "# or" not in out
+    monkeypatch.delenv("PI_CODING_AGENT_DIR")
+    assert "# or in ~/.pi/agent/mcp.json:\n" in snippet("pi", None, "pct")
+
+
 def test_http_snippets_use_the_url_and_pct_token() -> None:
     url = "http://127.0.0.1:8765/mcp"
     codex = snippet("codex", url, "pct")

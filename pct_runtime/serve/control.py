@@ -53,13 +53,27 @@ class RuntimeEntry:
 
 
 def _pid_alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed child its parent has not reaped
+    yet still answers `kill(pid, 0)`, but it will never serve again)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True  # no procfs (macOS): kill(pid, 0) is all there is
+    # `pid (comm) state ...`; comm may contain spaces or parentheses, so split at the last ')'.
+    state = stat.rpartition(")")[2].split()[:1]
+    return state != ["Z"]
+
+
+def forget(entry: RuntimeEntry) -> None:
+    """Remove a registry entry whose runtime is gone (never raises)."""
+    with contextlib.suppress(OSError):
+        entry.path.unlink()
 
 
 def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pct_runtime.serve.control import RuntimeEntry, list_runtimes, request
+from pct_runtime.serve.control import RuntimeEntry, forget, list_runtimes, request
 from pct_runtime.serve.token import load_or_create_token
 
 
@@ -32,7 +32,17 @@ async def _ask_all(agent_dir: Path, op: str) -> list[tuple[RuntimeEntry, Any]]:
         except (OSError, TimeoutError, ValueError) as exc:
             return entry, exc
 
-    return list(await asyncio.gather(*(one(e) for e in entries)))
+    replies = list(await asyncio.gather(*(one(e) for e in entries)))
+    kept: list[tuple[RuntimeEntry, Any]] = []
+    for entry, reply in replies:
+        if isinstance(reply, ConnectionRefusedError):
+            # A runtime listens before it registers and unregisters before it stops
+            # listening: nothing listening means it died without cleanup (SIGKILL, crash).
+            # Drop the stale entry silently instead of reporting it on every call.
+            forget(entry)
+            continue
+        kept.append((entry, reply))
+    return kept
 
 
 def reload_running(agent_dir: Path) -> int | None:

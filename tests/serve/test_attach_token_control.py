@@ -157,3 +157,66 @@ def test_stale_registry_entries_are_ignored_and_swept(tmp_path: Path) -> None:
     (directory / "garbage.json").write_text("{")
     assert list_runtimes(tmp_path) == []
     assert not dead.exists()
+
+
+def _entry(agent: Path, pid: int, control: str) -> Path:
+    directory = agent / "pct" / "runtimes"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{pid}-stale.json"
+    path.write_text(json.dumps({"pid": pid, "kind": "pct serve", "control": control, "mcp": "x"}))
+    return path
+
+
+def _refused_address() -> str:
+    import socket
+
+    with socket.socket() as sock:  # bound, never listening: connecting is refused
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_an_unreaped_killed_runtime_is_swept(tmp_path: Path) -> None:
+    """A SIGKILLed child its parent has not waited for is a zombie: kill(pid, 0) still
+    succeeds, but it will never serve again."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        path = _entry(tmp_path, child.pid, _refused_address())
+        assert [e.pid for e in list_runtimes(tmp_path)] == [child.pid]  # alive: listed
+        os.kill(child.pid, signal.SIGKILL)
+        stat_file = Path(f"/proc/{child.pid}/stat")
+        for _ in range(1000):  # the kill is asynchronous; wait for the zombie state
+            if stat_file.read_text().rpartition(")")[2].split()[0] == "Z":
+                break
+            time.sleep(0.01)
+        assert list_runtimes(tmp_path) == []
+        assert not path.exists()
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_registered_runtime_that_refuses_connections_is_dropped_silently(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live pid (reused, or a zombie on a system without procfs) whose control port has
+    no listener is a runtime that died without cleanup: not reported, entry removed."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    path = _entry(tmp_path, os.getpid(), _refused_address())
+    (tmp_path / "extensions").mkdir()
+    (tmp_path / "extensions" / "pi-codex-toolkit.json").write_text("{}", encoding="utf-8")
+    assert main(["reload"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert out == "Pi Codex Toolkit configuration reloaded.\n"
+    assert not path.exists()
+    path = _entry(tmp_path, os.getpid(), _refused_address())
+    assert main(["status", "--live"]) == 1
+    assert capsys.readouterr().err == (
+        "pct: no running pct runtime answered; start one with `pct serve` (or the console).\n"
+    )
+    assert not path.exists()

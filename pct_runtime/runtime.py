@@ -249,7 +249,14 @@ class Runtime:
 
     def live_status_text(self, label: str) -> str:
         """What `pct status --live` prints: this runtime, then each session's status text."""
-        lines = [label, f"Sessions: {len(self._sessions)}"]
+        lines = [label]
+        last_known_good = self.config_error is not None and self._store.has_last_known_good
+        if self.config_error is not None:
+            # The runtime's own view: after a broken reload it keeps its last known good
+            # settings, which plain `pct status` (reading the file as it is now) cannot show.
+            using = "last known good settings" if last_known_good else "all-off defaults"
+            lines.append(f"Config error: {self.config_error}; using {using}.")
+        lines.append(f"Sessions: {len(self._sessions)}")
         for session in self._sessions.values():
             lines.append("")
             lines.append(
@@ -259,7 +266,13 @@ class Runtime:
             lines.append(session.status_text())
         if not self._sessions:
             lines.append("")
-            lines.append("No session is open; `pct status` shows what a fresh one would get.")
+            if last_known_good:
+                lines.append(
+                    "No session is open; a new one would get this runtime's last known good "
+                    "settings (`pct status` reads the broken file as it is now)."
+                )
+            else:
+                lines.append("No session is open; `pct status` shows what a fresh one would get.")
         return "\n".join(lines)
 
     # ----------------------------------------------------------------- UI

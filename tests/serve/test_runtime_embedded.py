@@ -279,3 +279,37 @@ async def test_the_default_model_follows_the_project_settings_in_the_runtime_cwd
     async with Runtime(agent_dir=agent, cwd=tmp_path) as runtime:
         assert runtime.default_model is not None
         assert runtime.default_model.key == "openai-codex/gpt-5.4"
+
+
+async def test_live_status_after_a_broken_reload_carries_the_config_error(
+    agent_dir: Path,
+) -> None:
+    """With no session open, the live text must not send the user to `pct status` (which
+    reads the broken file) when the runtime runs on its last known good settings."""
+    async with Runtime(agent_dir=agent_dir, cwd=agent_dir) as runtime:
+        text = runtime.live_status_text("pct serve (pid 1, stdio)")
+        assert text == (
+            "pct serve (pid 1, stdio)\nSessions: 0\n\n"
+            "No session is open; `pct status` shows what a fresh one would get."
+        )
+        (agent_dir / "extensions" / "pi-codex-toolkit.json").write_text("{", encoding="utf-8")
+        outcome = await runtime.reload()
+        assert not outcome.ok
+        assert runtime.live_status_text("pct serve (pid 1, stdio)") == (
+            "pct serve (pid 1, stdio)\n"
+            "Config error: invalid-json; using last known good settings.\n"
+            "Sessions: 0\n\n"
+            "No session is open; a new one would get this runtime's last known good settings "
+            "(`pct status` reads the broken file as it is now)."
+        )
+
+
+async def test_live_status_of_a_runtime_started_on_a_broken_file(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    (agent / "extensions").mkdir(parents=True)
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text("[", encoding="utf-8")
+    async with Runtime(agent_dir=agent, cwd=tmp_path) as runtime:
+        assert runtime.live_status_text("pct") == (
+            "pct\nConfig error: invalid-json; using all-off defaults.\nSessions: 0\n\n"
+            "No session is open; `pct status` shows what a fresh one would get."
+        )

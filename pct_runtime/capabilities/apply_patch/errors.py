@@ -8,13 +8,34 @@ from __future__ import annotations
 
 from typing import Any
 
+#: How every rejection (nothing written) ends, so the model never has to guess.
+NOTHING_CHANGED = "Nothing was changed."
+#: A mismatch quotes the lines it looked for last, so it says so just before them.
+EXPECTED_LINES = NOTHING_CHANGED + " Expected lines:\n"
+
+
+def says_nothing_changed(message: str) -> str:
+    """`message` ending with `Nothing was changed.` (unless it already says so, or says it
+    before the quoted `Expected lines:` block that must stay last).
+
+    A message without final punctuation (Codex's `Invalid patch: The first line of the
+    patch must be '*** Begin Patch'`) gets a period first, so Codex's text stays a prefix.
+    """
+    if message.endswith(NOTHING_CHANGED) or EXPECTED_LINES in message:
+        return message
+    return message + (" " if message.endswith((".", "?", "!")) else ". ") + NOTHING_CHANGED
+
 
 class ApplyPatchError(Exception):
     code = "apply-patch-failed"
+    #: Rejections raised before any write: their text always ends with `NOTHING_CHANGED`.
+    rejection = False
 
     def __init__(
         self, message: str, *, line: int | None = None, details: dict[str, Any] | None = None
     ):
+        if self.rejection:
+            message = says_nothing_changed(message)
         super().__init__(message)
         self.message = message
         self.line = line
@@ -28,6 +49,7 @@ class PatchSyntaxError(ApplyPatchError, ValueError):
     """The envelope or a section is malformed, or a path is not allowed. Nothing changed."""
 
     code = "invalid-patch"
+    rejection = True
 
 
 class PathConflictError(PatchSyntaxError):
@@ -39,12 +61,14 @@ class MatchError(ApplyPatchError, ValueError):
     """A hunk does not match the current file (missing or ambiguous). Nothing changed."""
 
     code = "patch-mismatch"
+    rejection = True
 
 
 class PreflightError(ApplyPatchError):
     """A filesystem check failed before any change (missing file, symlink, encoding…)."""
 
     code = "patch-rejected"
+    rejection = True
 
 
 class PatchAbortedError(ApplyPatchError):

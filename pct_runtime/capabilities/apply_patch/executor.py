@@ -383,13 +383,13 @@ def _recheck(prepared: PreparedPatch) -> None:
             if st is None or _identity(st) != plan.source_identity:
                 raise PreflightError(
                     f"Cannot apply patch: '{op.path.display}' changed on disk after the patch "
-                    "was checked. Nothing was changed; re-read the file and send the patch again."
+                    "was checked. Re-read the file and send the patch again. Nothing was changed."
                 )
         is_new = plan.kind == "add" or plan.summary.operation == "move"
         if is_new and os.path.lexists(plan.target):
             raise PreflightError(
                 f"Cannot apply patch: '{plan.summary.path}' appeared on disk after the "
-                "patch was checked. Nothing was changed; re-read and send the patch again."
+                "patch was checked. Re-read and send the patch again. Nothing was changed."
             )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 
-from pct_runtime.capabilities.apply_patch.errors import MatchError
+from pct_runtime.capabilities.apply_patch.errors import EXPECTED_LINES, MatchError
 from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
 
 # Rust's `char::is_whitespace` (Unicode White_Space); Python's default strip() also removes
@@ -217,7 +217,7 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
             raise MatchError(
                 f"Cannot update '{display}': the hunk at patch line {chunk.line} does not match "
                 f"the file{where}. Re-read the file and make the context (' ') and removed "
-                f"('-') lines match it exactly. Expected lines:\n{_quote_lines(chunk.old_lines)}"
+                f"('-') lines match it exactly. {EXPECTED_LINES}{_quote_lines(chunk.old_lines)}"
             )
         if len(found) > 1:
             raise MatchError(

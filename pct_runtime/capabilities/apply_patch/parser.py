@@ -5,8 +5,10 @@ generated parser, names the problem, the patch line and what to do next. It is a
 over text: no filesystem, no event loop. Paths are validated here (syntax and cross-section
 conflicts); whether they exist is the executor's business.
 
-Rejection texts that Codex also produces keep Codex's wording byte for byte
-(`Invalid patch: …` for the envelope, `Invalid patch hunk on line N: …` for a section).
+Rejection texts that Codex also produces keep Codex's wording byte for byte as their first
+sentence (`Invalid patch: …` for the envelope, `Invalid patch hunk on line N: …` for a
+section); pct may add a specific fix (a Markdown fence, literal backslash-n escapes) and
+every rejection ends with `Nothing was changed.` (see `errors.says_nothing_changed`).
 """
 
 from __future__ import annotations
@@ -185,9 +187,14 @@ def parse_patch(patch: str) -> Patch:
         )
     lines = split_patch_lines(patch)
     if not lines or lines[0] != BEGIN_PATCH:
-        raise _envelope_error("The first line of the patch must be '*** Begin Patch'", 1)
+        raise _envelope_error(
+            "The first line of the patch must be '*** Begin Patch'" + _first_line_hint(lines), 1
+        )
     if len(lines) < 2 or lines[-1] != END_PATCH:
-        raise _envelope_error("The last line of the patch must be '*** End Patch'", len(lines))
+        raise _envelope_error(
+            "The last line of the patch must be '*** End Patch'" + _last_line_hint(lines),
+            len(lines),
+        )
     parser = _SectionParser(lines)
     operations = parser.parse()
     if not operations:
@@ -199,6 +206,51 @@ def parse_patch(patch: str) -> Patch:
         )
     check_path_conflicts(operations)
     return Patch(operations=tuple(operations))
+
+
+_FENCES = ("```", "~~~")
+_FENCE_HINT = (
+    ". Remove the Markdown code fence lines (```): send only the patch, from "
+    "'*** Begin Patch' to '*** End Patch'."
+)
+
+
+def _first_line_hint(lines: list[str]) -> str:
+    """What to do about the commonest wrong first lines (Codex's own text comes first).
+
+    A Markdown fence around the envelope, and a patch sent as one line with literal
+    backslash-n escapes, are the two mistakes models make most; each gets its own fix.
+    """
+    first = lines[0] if lines else ""
+    if first.lstrip().startswith(_FENCES):
+        return _FENCE_HINT
+    if BEGIN_PATCH in first and "\\n" in first:
+        return (
+            ". The patch arrived with literal \\n escapes (a backslash followed by n) instead "
+            "of line breaks: separate the patch lines with real newline characters, not "
+            "backslash-n."
+        )
+    if BEGIN_PATCH in first:
+        return ". Write that line exactly as '*** Begin Patch', with nothing before or after it."
+    if BEGIN_PATCH in lines:
+        return (
+            f". Line {lines.index(BEGIN_PATCH) + 1} is '*** Begin Patch': remove every line "
+            "before it."
+        )
+    return ""
+
+
+def _last_line_hint(lines: list[str]) -> str:
+    """What to do about a wrong last line: a closing fence, text after it, or a cut-off patch."""
+    last = lines[-1] if len(lines) > 1 else ""
+    if last.lstrip().startswith(_FENCES):
+        return _FENCE_HINT
+    if END_PATCH in lines[1:]:
+        end = len(lines) - 1 - lines[::-1].index(END_PATCH)
+        return f". Line {end + 1} is '*** End Patch': remove every line after it."
+    if END_PATCH in last:
+        return ". Write that line exactly as '*** End Patch', with nothing before or after it."
+    return ". If the patch was cut off, send it again in full, ending with '*** End Patch'."
 
 
 class _SectionParser:

@@ -124,20 +124,21 @@ def patch_argument(args: Mapping[str, Any] | str) -> str:
         raise ToolError(
             "invalid-arguments",
             "apply_patch takes an object with one string field, 'patch', holding the whole "
-            "patch envelope.",
+            "patch envelope. Nothing was changed.",
         )
     extra = sorted(str(key) for key in args if key != "patch")
     if extra:
         raise ToolError(
             "invalid-arguments",
-            f"apply_patch accepts only the 'patch' argument; remove: {', '.join(extra)}.",
+            f"apply_patch accepts only the 'patch' argument; remove: {', '.join(extra)}. "
+            "Nothing was changed.",
         )
     patch = args.get("patch")
     if not isinstance(patch, str):
         raise ToolError(
             "invalid-arguments",
             "apply_patch requires 'patch' to be a string holding the whole patch envelope, "
-            "from '*** Begin Patch' to '*** End Patch'.",
+            "from '*** Begin Patch' to '*** End Patch'. Nothing was changed.",
         )
     return patch
 

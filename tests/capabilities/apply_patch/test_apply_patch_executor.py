@@ -324,8 +324,8 @@ def test_changed_after_validation_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PreflightError) as info:
         commit_prepared(prepared)
     assert str(info.value) == (
-        "Cannot apply patch: 'f' changed on disk after the patch was checked. Nothing was "
-        "changed; re-read the file and send the patch again."
+        "Cannot apply patch: 'f' changed on disk after the patch was checked. Re-read the "
+        "file and send the patch again. Nothing was changed."
     )
     assert (tmp_path / "f").read_text() == "a\nmore\n"
 
@@ -465,8 +465,8 @@ def test_a_destination_that_appears_after_validation_is_refused(tmp_path: Path) 
     with pytest.raises(PreflightError) as info:
         commit_prepared(prepared)
     assert str(info.value) == (
-        "Cannot apply patch: 'n.txt' appeared on disk after the patch was checked. Nothing was "
-        "changed; re-read and send the patch again."
+        "Cannot apply patch: 'n.txt' appeared on disk after the patch was checked. Re-read "
+        "and send the patch again. Nothing was changed."
     )
     assert (tmp_path / "n.txt").read_text() == "someone else\n"
 

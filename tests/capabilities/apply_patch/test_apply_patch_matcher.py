@@ -55,7 +55,8 @@ def test_two_candidates_in_the_deciding_tier_are_ambiguous() -> None:
     assert str(info.value) == (
         "Cannot update 'f.txt': ambiguous context: the hunk at patch line 3 matches more "
         "than one place (file lines 1 and 3, exact). Add context lines, or an '@@' locator "
-        "naming the enclosing function or class, so it matches exactly one place."
+        "naming the enclosing function or class, so it matches exactly one place. Nothing was "
+        "changed."
     )
 
 
@@ -76,7 +77,7 @@ def test_locator_not_found_text() -> None:
     assert str(info.value) == (
         "Cannot update 'f.txt': the locator '@@ def nowhere():' on patch line 3 was not found "
         "in the file. After '@@ ' write the exact text of one line of the file (such as the "
-        "enclosing function or class header), or use a bare '@@'."
+        "enclosing function or class header), or use a bare '@@'. Nothing was changed."
     )
 
 
@@ -86,7 +87,7 @@ def test_locator_ambiguous_text() -> None:
     assert str(info.value) == (
         "Cannot update 'f.txt': ambiguous context: the locator '@@ def f():' on patch line 3 "
         "matches more than one line (file lines 1 and 3, exact). Use a more specific locator, "
-        "or add a second '@@' line to narrow it down."
+        "or add a second '@@' line to narrow it down. Nothing was changed."
     )
 
 
@@ -95,8 +96,8 @@ def test_hunk_not_found_text_lists_expected_lines() -> None:
         run(["a", "b"], "@@", " a", "-missing")
     assert str(info.value) == (
         "Cannot update 'f.txt': the hunk at patch line 3 does not match the file. Re-read the "
-        "file and make the context (' ') and removed ('-') lines match it exactly. Expected "
-        "lines:\na\nmissing"
+        "file and make the context (' ') and removed ('-') lines match it exactly. Nothing was "
+        "changed. Expected lines:\na\nmissing"
     )
 
 

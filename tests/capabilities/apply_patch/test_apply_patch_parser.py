@@ -20,6 +20,13 @@ HEADER_HELP = (
     "Valid hunk headers: '*** Add File: {path}', '*** Delete File: {path}', "
     "'*** Update File: {path}'"
 )
+#: Codex's own first sentences (kept byte for byte; pct appends a hint and the outcome).
+FIRST_LINE = "Invalid patch: The first line of the patch must be '*** Begin Patch'"
+LAST_LINE = "Invalid patch: The last line of the patch must be '*** End Patch'"
+FENCE_HINT = (
+    ". Remove the Markdown code fence lines (```): send only the patch, from "
+    "'*** Begin Patch' to '*** End Patch'. Nothing was changed."
+)
 UNEXPECTED_HELP = (
     "Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
 )
@@ -97,147 +104,198 @@ REJECTIONS: list[tuple[str, str]] = [
         "*** Begin Patch\r\n*** Delete File: a\r\n*** End Patch\r\n",
         "Invalid patch: The patch contains a carriage return (CR) character on line 1. Send "
         "every patch line ending with LF only; CRLF files are still matched and keep their CRLF "
-        "line endings.",
+        "line endings. Nothing was changed.",
     ),
-    ("", "Invalid patch: The first line of the patch must be '*** Begin Patch'"),
+    ("", FIRST_LINE + ". Nothing was changed."),
     (
         "*** Begin Patch ***\n*** Delete File: a\n*** End Patch\n",
-        "Invalid patch: The first line of the patch must be '*** Begin Patch'",
+        FIRST_LINE + ". Write that line exactly as '*** Begin Patch', with nothing before or "
+        "after it. Nothing was changed.",
     ),
     (
         " *** Begin Patch\n*** Delete File: a\n*** End Patch\n",
-        "Invalid patch: The first line of the patch must be '*** Begin Patch'",
+        FIRST_LINE + ". Write that line exactly as '*** Begin Patch', with nothing before or "
+        "after it. Nothing was changed.",
     ),
+    # The two commonest model mistakes get a specific fix after Codex's own sentence.
     (
         "```\n*** Begin Patch\n*** Delete File: a\n*** End Patch\n```\n",
-        "Invalid patch: The first line of the patch must be '*** Begin Patch'",
+        FIRST_LINE + FENCE_HINT,
     ),
-    ("*** Begin Patch\n", "Invalid patch: The last line of the patch must be '*** End Patch'"),
+    (
+        "```diff\n*** Begin Patch\n*** Delete File: a\n*** End Patch\n```",
+        FIRST_LINE + FENCE_HINT,
+    ),
+    (
+        "*** Begin Patch\\n*** Add File: a.txt\\n+x\\n*** End Patch",
+        FIRST_LINE + ". The patch arrived with literal \\n escapes (a backslash followed by n) "
+        "instead of line breaks: separate the patch lines with real newline characters, not "
+        "backslash-n. Nothing was changed.",
+    ),
+    (
+        "*** Begin Patch\\n*** Add File: a.txt\\n+x\\n*** End Patch\n",
+        FIRST_LINE + ". The patch arrived with literal \\n escapes (a backslash followed by n) "
+        "instead of line breaks: separate the patch lines with real newline characters, not "
+        "backslash-n. Nothing was changed.",
+    ),
+    (
+        "Here is the patch:\n*** Begin Patch\n*** Delete File: a\n*** End Patch\n",
+        FIRST_LINE + ". Line 2 is '*** Begin Patch': remove every line before it. "
+        "Nothing was changed.",
+    ),
+    (
+        "*** Begin Patch\n",
+        LAST_LINE + ". If the patch was cut off, send it again in full, ending with "
+        "'*** End Patch'. Nothing was changed.",
+    ),
+    (
+        "*** Begin Patch\n*** Delete File: a\n*** End Patch\n```\n",
+        LAST_LINE + FENCE_HINT,
+    ),
     (
         "*** Begin Patch\n*** Delete File: a\n*** End Patch \n",
-        "Invalid patch: The last line of the patch must be '*** End Patch'",
+        LAST_LINE + ". Write that line exactly as '*** End Patch', with nothing before or after "
+        "it. Nothing was changed.",
     ),
     (
         "*** Begin Patch\n*** Delete File: a\n*** End Patch\n\n",
-        "Invalid patch: The last line of the patch must be '*** End Patch'",
+        LAST_LINE + ". Line 3 is '*** End Patch': remove every line after it. Nothing was changed.",
     ),
     (
         envelope(),
         "Invalid patch: The patch contains no file operations. Put at least one "
         "'*** Add File: ', '*** Delete File: ' or '*** Update File: ' section between "
-        "'*** Begin Patch' and '*** End Patch'.",
+        "'*** Begin Patch' and '*** End Patch'. Nothing was changed.",
     ),
     (
         envelope("*** Frobnicate File: foo"),
         "Invalid patch hunk on line 2: '*** Frobnicate File: foo' is not a valid hunk header. "
-        + HEADER_HELP,
+        + HEADER_HELP
+        + ". Nothing was changed.",
     ),
     (
         envelope("  *** Update File: foo.txt", "@@", "-a"),
         "Invalid patch hunk on line 2: '  *** Update File: foo.txt' is not a valid hunk "
-        "header. " + HEADER_HELP,
+        "header. " + HEADER_HELP + ". Nothing was changed.",
     ),
     (
         envelope("*** Delete File: a", "", "*** Delete File: b"),
-        "Invalid patch hunk on line 3: '' is not a valid hunk header. " + HEADER_HELP,
+        "Invalid patch hunk on line 3: '' is not a valid hunk header. "
+        + HEADER_HELP
+        + ". Nothing was changed.",
     ),
     (
         envelope("*** Update File: foo.txt"),
-        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty",
+        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "*** Move to: bar.txt"),
-        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty",
+        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@"),
-        "Invalid patch hunk on line 3: Update hunk does not contain any lines",
+        "Invalid patch hunk on line 3: Update hunk does not contain any lines. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@ x", "*** Delete File: b"),
-        "Invalid patch hunk on line 3: Update hunk does not contain any lines",
+        "Invalid patch hunk on line 3: Update hunk does not contain any lines. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "*** End of File"),
-        "Invalid patch hunk on line 3: Update hunk does not contain any lines",
+        "Invalid patch hunk on line 3: Update hunk does not contain any lines. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@", "x"),
         "Invalid patch hunk on line 4: Unexpected line found in update hunk: 'x'. "
-        + UNEXPECTED_HELP,
+        + UNEXPECTED_HELP
+        + ". Nothing was changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@x", " a"),
         "Invalid patch hunk on line 3: Unexpected line found in update hunk: '@@x'. "
-        + UNEXPECTED_HELP,
+        + UNEXPECTED_HELP
+        + ". Nothing was changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@ ", " a"),
         "Invalid patch hunk on line 3: '@@ ' has an empty locator. Write '@@' alone, or '@@ ' "
-        "followed by the text of a line in the file (such as a function or class header).",
+        "followed by the text of a line in the file (such as a function or class header). Nothing "
+        "was changed.",
     ),
     (
         envelope("*** Update File: foo.txt", " a", "*** End of File", " b"),
         "Invalid patch hunk on line 5: '*** End of File' must be the last line of the update of "
-        "'foo.txt'. Move the hunk that touches the end of the file last, or drop the marker.",
+        "'foo.txt'. Move the hunk that touches the end of the file last, or drop the marker. "
+        "Nothing was changed.",
     ),
     (
         envelope("*** Update File: foo.txt", " a", "*** Move to: b"),
-        "Invalid patch hunk on line 4: '*** Move to: b' is not a valid hunk header. " + HEADER_HELP,
+        "Invalid patch hunk on line 4: '*** Move to: b' is not a valid hunk header. "
+        + HEADER_HELP
+        + ". Nothing was changed.",
     ),
     (
         envelope("*** Add File: a.txt", "hello"),
         "Invalid patch hunk on line 3: Unexpected line found in add file hunk for path "
         "'a.txt': 'hello'. Every line of an added file must start with '+' (write '+' alone "
-        "for an empty line).",
+        "for an empty line). Nothing was changed.",
     ),
     (
         envelope("*** Add File: a.txt"),
         "Invalid patch hunk on line 2: Add file hunk for path 'a.txt' is empty. Give the new "
-        "file's contents as one or more '+' lines.",
+        "file's contents as one or more '+' lines. Nothing was changed.",
     ),
     (
         envelope("*** Add File: /etc/passwd", "+x"),
         "Invalid patch hunk on line 2: The path '/etc/passwd' is absolute. Use a path relative "
-        "to the working directory.",
+        "to the working directory. Nothing was changed.",
     ),
     (
         envelope("*** Delete File: \\\\server\\share"),
         "Invalid patch hunk on line 2: The path '\\\\server\\share' is absolute. Use a path "
-        "relative to the working directory.",
+        "relative to the working directory. Nothing was changed.",
     ),
     (
         envelope("*** Delete File: C:\\x.txt"),
         "Invalid patch hunk on line 2: The path 'C:\\x.txt' contains a drive-letter segment "
-        "(like 'C:'). Use a path relative to the working directory.",
+        "(like 'C:'). Use a path relative to the working directory. Nothing was changed.",
     ),
     (
         envelope("*** Delete File: a/../../x"),
         "Invalid patch hunk on line 2: The path 'a/../../x' contains '..'. Paths must stay "
-        "inside the working directory; write the path relative to it without '..'.",
+        "inside the working directory; write the path relative to it without '..'. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Update File: a", "*** Move to: ..\\x", "-a"),
         "Invalid patch hunk on line 3: The path '..\\x' contains '..'. Paths must stay inside "
-        "the working directory; write the path relative to it without '..'.",
+        "the working directory; write the path relative to it without '..'. Nothing was changed.",
     ),
     (
         envelope("*** Delete File: a\x00b"),
         "Invalid patch hunk on line 2: The path 'a\\x00b' contains a NUL character. Use a "
-        "plain relative path.",
+        "plain relative path. Nothing was changed.",
     ),
     (
         envelope("*** Delete File:  "),
-        "Invalid patch hunk on line 2: The path is empty. Write a relative path after the header.",
+        "Invalid patch hunk on line 2: The path is empty. Write a relative path after the header. "
+        "Nothing was changed.",
     ),
     (
         envelope("*** Delete File: a.txt "),
         "Invalid patch hunk on line 2: The path 'a.txt ' has leading or trailing whitespace. "
-        "Write the path right after the header's single space, with nothing after it.",
+        "Write the path right after the header's single space, with nothing after it. Nothing was "
+        "changed.",
     ),
     (
         envelope("*** Delete File: ./."),
-        "Invalid patch hunk on line 2: The path './.' names no file. Write a relative file path.",
+        "Invalid patch hunk on line 2: The path './.' names no file. Write a relative file path. "
+        "Nothing was changed.",
     ),
 ]
 
@@ -246,23 +304,25 @@ CONFLICTS: list[tuple[str, str]] = [
         envelope("*** Delete File: A.txt", "*** Add File: a.TXT", "+x"),
         "Invalid patch: 'A.txt' (line 2) and 'a.TXT' (line 3) name the same file (paths are "
         "compared ignoring case and Unicode normalization). Change each file in one section "
-        "only.",
+        "only. Nothing was changed.",
     ),
     (
         envelope("*** Delete File: caf\u00e9", "*** Add File: cafe\u0301", "+x"),
         "Invalid patch: 'caf\u00e9' (line 2) and 'cafe\u0301' (line 3) name the same file "
         "(paths are compared ignoring case and Unicode normalization). Change each file in one "
-        "section only.",
+        "section only. Nothing was changed.",
     ),
     (
         envelope("*** Update File: a", "*** Move to: ./a", "-x"),
         "Invalid patch: 'a' (line 2) and 'a' (line 3) name the same file (paths are compared "
-        "ignoring case and Unicode normalization). Change each file in one section only.",
+        "ignoring case and Unicode normalization). Change each file in one section only. Nothing "
+        "was changed.",
     ),
     (
         envelope("*** Delete File: dir", "*** Add File: dir/x", "+x"),
         "Invalid patch: 'dir/x' (line 3) is inside 'dir' (line 2), which the patch also treats "
-        "as a file. A path cannot be both a file and a directory; split this into two patches.",
+        "as a file. A path cannot be both a file and a directory; split this into two patches. "
+        "Nothing was changed.",
     ),
 ]
 

@@ -70,16 +70,16 @@ async def test_call_applies_and_returns_text_and_details(tmp_path: Path) -> None
         (
             {},
             "apply_patch requires 'patch' to be a string holding the whole patch envelope, "
-            "from '*** Begin Patch' to '*** End Patch'.",
+            "from '*** Begin Patch' to '*** End Patch'. Nothing was changed.",
         ),
         (
             {"patch": 3},
             "apply_patch requires 'patch' to be a string holding the whole patch "
-            "envelope, from '*** Begin Patch' to '*** End Patch'.",
+            "envelope, from '*** Begin Patch' to '*** End Patch'. Nothing was changed.",
         ),
         (
             {"patch": "x", "input": "y"},
-            "apply_patch accepts only the 'patch' argument; remove: input.",
+            "apply_patch accepts only the 'patch' argument; remove: input. Nothing was changed.",
         ),
     ],
 )
@@ -95,7 +95,8 @@ async def test_rejection_maps_to_tool_error_with_line(tmp_path: Path) -> None:
         await create_apply_patch_tool()({"patch": "*** Begin Patch ***\n"}, CallContext(tmp_path))
     assert info.value.code == "invalid-patch"
     assert info.value.message == (
-        "Invalid patch: The first line of the patch must be '*** Begin Patch'"
+        "Invalid patch: The first line of the patch must be '*** Begin Patch'. Write that line "
+        "exactly as '*** Begin Patch', with nothing before or after it. Nothing was changed."
     )
     assert info.value.details == {"line": 1}
 
@@ -215,3 +216,50 @@ def test_cli_missing_patch_file(tmp_path: Path) -> None:
     done = run_cli(str(tmp_path / "missing.patch"), cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith("pct: cannot read patch file")
+
+
+REJECTED_CALLS: list[Any] = [
+    {"patch": "```\n*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch\n```"},
+    {"patch": "*** Begin Patch\\n*** Add File: new.txt\\n+x\\n*** End Patch"},
+    {"patch": "*** Begin Patch\n*** Add File: new.txt\n+x\n"},
+    {"patch": envelope("*** Frobnicate File: a.txt")},
+    {"patch": envelope("*** Delete File: ../a.txt")},
+    {"patch": envelope("*** Delete File: a.txt", "*** Add File: A.TXT", "+x")},
+    {"patch": envelope("*** Update File: a.txt", "@@", "-nothing like this", "+y")},
+    {"patch": envelope("*** Update File: a.txt", "@@ def nowhere():", " one")},
+    {"patch": envelope("*** Add File: a.txt", "+x")},
+    {"patch": envelope("*** Delete File: missing.txt")},
+    {"patch": 3},
+    {"patch": "x", "input": "y"},
+]
+
+
+@pytest.mark.parametrize("args", REJECTED_CALLS)
+async def test_every_rejection_says_nothing_was_changed(tmp_path: Path, args: Any) -> None:
+    """Parse, path, match, preflight and argument rejections all end the same way, so the
+    model can rely on it (a mismatch says it just before the quoted expected lines)."""
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    before = snapshot(tmp_path)
+    with pytest.raises(ToolError) as info:
+        await create_apply_patch_tool()(args, CallContext(tmp_path))
+    message = info.value.message
+    assert message.endswith(" Nothing was changed.") or (
+        " Nothing was changed. Expected lines:\n" in message
+    ), message
+    assert message.count("Nothing was changed.") == 1
+    assert snapshot(tmp_path) == before
+
+
+async def test_fenced_and_escaped_patches_are_told_the_fix(tmp_path: Path) -> None:
+    """The two commonest envelope mistakes keep Codex's first sentence, then say the fix."""
+    codex = "Invalid patch: The first line of the patch must be '*** Begin Patch'"
+    apply = create_apply_patch_tool()
+    with pytest.raises(ToolError) as fenced:
+        await apply({"patch": REJECTED_CALLS[0]["patch"]}, CallContext(tmp_path))
+    assert fenced.value.message.startswith(codex + ". ")
+    assert "Markdown code fence" in fenced.value.message
+    with pytest.raises(ToolError) as escaped:
+        await apply({"patch": REJECTED_CALLS[1]["patch"]}, CallContext(tmp_path))
+    assert escaped.value.message.startswith(codex + ". ")
+    assert "real newline characters, not backslash-n" in escaped.value.message
+    assert os.listdir(tmp_path) == []

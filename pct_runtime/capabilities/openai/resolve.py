@@ -3,7 +3,8 @@
 This is the glue the runtime hands to the OpenAI tools as their `resolve_route`: Pi's
 resolution order for the provider's credential, an `openai-codex` OAuth token refreshed
 (under Pi's lock) when expired, and the structural route check repeated right before the
-request. Every failure is a `RouteUnavailable` with a status reason code.
+request. Every failure is a `RouteUnavailable` with a status reason code; a Codex login
+whose refresh failed is `provider-unavailable`, never `missing-openai-auth`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,22 @@ from pct_runtime.host.oauth import CODEX_PROVIDER, OAuthRefreshError, fresh_code
 _KINDS: dict[str, CredentialKind] = {"openai": "api-key", CODEX_PROVIDER: "codex-oauth"}
 
 
+def refresh_failure_reason(category: str) -> str:
+    """The status reason for a failed Codex OAuth refresh (`OAuthRefreshError.category`).
+
+    Only a missing (or unreadable) credential is `missing-openai-auth`: logging in fixes
+    that. A user who has a login whose refresh failed (offline, token endpoint 5xx or a bad
+    answer, Pi's `auth.json.lock` held, `auth.json` not writable) gets
+    `provider-unavailable` (toolkit.md §3.8), which says to retry rather than log in; a
+    refreshed token without the ChatGPT account claim gets `missing-account-claim`.
+    """
+    if category == "missing-credential":
+        return "missing-openai-auth"
+    if category == "missing-account-claim":
+        return "missing-account-claim"
+    return "provider-unavailable"
+
+
 async def resolve_model_route(
     model: Model,
     credentials: Credentials,
@@ -44,8 +61,8 @@ async def resolve_model_route(
     if kind == "codex-oauth":
         try:
             credential = await fresh_codex_credential(agent_dir, transport=oauth_transport)
-        except OAuthRefreshError:
-            raise RouteUnavailable("missing-openai-auth") from None
+        except OAuthRefreshError as error:
+            raise RouteUnavailable(refresh_failure_reason(error.category)) from None
         token = credential.access
     else:
         resolved = await asyncio.to_thread(credentials.resolve_api_key, model.provider)

@@ -109,9 +109,14 @@ class PctApp(App[None]):
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
         await self.switch_mode("status")
-        self.run_worker(self._boot(), name="boot", group="runtime", exit_on_error=False)
+        # Draw the first frame before the heavy start (MCP, uvicorn, Pi's files).
+        self.call_after_refresh(
+            self.run_worker, self._boot(), name="boot", group="runtime", exit_on_error=False
+        )
 
     async def _boot(self) -> None:
+        # Import the serving stack in a thread so the event loop keeps drawing.
+        await asyncio.to_thread(_preload, self.serving is not None)
         try:
             if self.serving is not None:
                 self.attach_info = await self.serving.start()
@@ -210,6 +215,16 @@ class PctApp(App[None]):
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]
         self.notify(message, severity=severity)  # type: ignore[arg-type]
+
+
+def _preload(serving: bool) -> None:
+    import importlib
+
+    modules = ["pct_runtime.runtime_tools", "pct_runtime.capabilities.shell"]
+    if serving:
+        modules += ["pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"]
+    for name in modules:
+        importlib.import_module(name)
 
 
 def main() -> None:

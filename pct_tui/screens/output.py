@@ -18,7 +18,7 @@ class OutputScreen(Screen[None]):
     CSS_PATH = "output.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Back", id="output-back"),
-        Binding("end", "follow", "Follow", id="output-follow"),
+        Binding("f", "follow", "Follow", id="output-follow"),
     ]
 
     def __init__(self, row: WorkRow) -> None:

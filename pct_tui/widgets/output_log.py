@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 from collections import deque
 
+from rich.cells import cell_len
+from textual.geometry import Size
 from textual.timer import Timer
 from textual.widgets import Log
 
 FRAME_SECONDS = 1 / 60
-SLICE_CHARS = 256 * 1024
+SLICE_CHARS = 512 * 1024
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -51,6 +53,43 @@ class OutputLog(Log):
     @property
     def pending(self) -> int:
         return sum(len(chunk) for chunk in self._queue)
+
+    def write(self, data: str, scroll_end: bool | None = None) -> OutputLog:
+        """`Log.write` with one refresh per batch instead of one per line.
+
+        Same result as the base class (a trailing partial line stays open for the next
+        chunk), written against the internals of the pinned Textual version: the base
+        method refreshes every line separately, which made a 256 KB batch cost ~100 ms.
+        """
+        if not data:
+            return self
+        lines = self._lines
+        if not lines:
+            lines.append("")
+        start = len(lines) - 1
+        parts = data.split("\n")
+        lines[-1] += parts[0]
+        lines.extend(parts[1:])
+        width = self._width
+        for line in lines[start:]:
+            size = (
+                len(line)
+                if line.isascii() and "\t" not in line
+                else cell_len(self._process_line(line))
+            )
+            if size > width:
+                width = size
+        self._width = width
+        self.virtual_size = Size(width, self.line_count)
+        if self.max_lines is not None and len(lines) > self.max_lines:
+            removed = len(lines) - self.max_lines
+            self._prune_max_lines()
+            start = max(0, start - removed)
+        self.refresh_lines(start, len(self._lines) - start)
+        auto_scroll = self.auto_scroll if scroll_end is None else scroll_end
+        if auto_scroll:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        return self
 
     def _flush(self) -> None:
         self._timer = None

@@ -22,11 +22,17 @@ SIZE = (130, 40)
 AGENT_DIR = Path("/tmp/pct-screenshots/agent")
 CONFIG = {
     "webSearch": {"enabled": True, "backend": "auto"},
-    "applyPatch": {"enabled": True},
-    "shellSessions": {"enabled": True},
-    "codeMode": {"enabled": True, "approvalMode": "confirm"},
+    "codeMode": {"approvalMode": "confirm"},
+    "execution": {
+        "version": 1,
+        "rules": [
+            {"id": "codex", "match": "gpt-5*-codex*", "patch": True, "shell": True, "code": False},
+            {"id": "others", "match": "*", "patch": True, "shell": False, "code": True},
+        ],
+    },
     "toolDiscovery": {"enabled": True},
 }
+MODEL = "openai/gpt-5.1-codex"
 PATCH = """*** Begin Patch
 *** Add File: notes/todo.md
 +# Todo
@@ -81,6 +87,7 @@ async def shoot(out: Path) -> list[str]:
         attach_info=attach,
         clock=lambda: "12:00:00",
         cwd=AGENT_DIR.parent,
+        model=MODEL,
     )
     written: list[str] = []
 
@@ -142,10 +149,7 @@ async def shoot(out: Path) -> list[str]:
         await pilot.press(*"/pct")
         await save("palette")
         await pilot.press("escape")
-        print("shutting down", file=sys.stderr)
         await app.shutdown()
-        print("shut down", file=sys.stderr)
-    print("exited", file=sys.stderr)
     return written
 
 

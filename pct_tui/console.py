@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pct_runtime.capabilities.shell.job import ShellJob
 
 MAX_EVENTS = 2000
+LOGGERS = ("pct_runtime", "pct_tui", "mcp", "uvicorn", "starlette")
 MAX_JOB_ROWS = 200
 
 
@@ -180,6 +181,7 @@ class Console:
         self._watched_sessions: set[str] = set()
         self._status_pending = False
         self._log_handler = _LogHandler(self)
+        self._propagate: dict[str, bool] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
     def attach(self) -> None:
@@ -189,10 +191,11 @@ class Console:
             bus.subscribe(EXECUTION_DIAGNOSTICS_CHANNEL, self._on_diagnostics),
             bus.subscribe(DEBUG_CHANNEL, self._on_debug),
         ]
-        for name in ("pct_runtime", "mcp", "uvicorn"):
+        for name in LOGGERS:
             logger = logging.getLogger(name)
             logger.addHandler(self._log_handler)
-            logger.propagate = False
+            self._propagate[name] = logger.propagate
+            logger.propagate = False  # nothing reaches the terminal the console draws on
         for session in self.runtime.sessions:
             self._watch_session(session)
 
@@ -200,8 +203,11 @@ class Console:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
-        for name in ("pct_runtime", "mcp", "uvicorn"):
-            logging.getLogger(name).removeHandler(self._log_handler)
+        for name, propagate in self._propagate.items():
+            logger = logging.getLogger(name)
+            logger.removeHandler(self._log_handler)
+            logger.propagate = propagate
+        self._propagate.clear()
         for row in self.work:
             for remove in row._removers:
                 remove()

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -34,6 +35,13 @@ pending: list[object] = []  # questions left open while the snapshot is taken
 
 @pytest.fixture
 def agent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # The path is fixed (it is printed in the status text), so concurrent test runs on this
+    # machine take turns: each holds the lock while it owns the directory.
+    with FileLock(f"{AGENT.parent}.lock"):
+        yield from _own_agent_dir(monkeypatch)
+
+
+def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(AGENT.parent, ignore_errors=True)
     (AGENT / "extensions").mkdir(parents=True)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(AGENT))

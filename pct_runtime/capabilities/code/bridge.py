@@ -25,8 +25,10 @@ WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
 # past it gets MemoryError and fails; the host is unaffected.
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
-# Largest frame a cell may send: a 256 KiB argument payload plus envelope slack.
-MAX_FRAME_BYTES = 256 * 1024 + 16 * 1024
+# Largest JSON payload (nested-call arguments or reply) one frame may carry: 256 KiB.
+PAYLOAD_BYTES = 256 * 1024
+# Largest frame a cell may send: a full payload plus envelope slack.
+MAX_FRAME_BYTES = PAYLOAD_BYTES + 16 * 1024
 _HEADER = struct.Struct("!I")
 _START_TIMEOUT = 10.0
 # Idle, never-used cell processes kept ready (each serves exactly one cell, then exits).
@@ -254,6 +256,12 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def encode_json(value: Any) -> bytes:
+    """`value` exactly as a frame body carries it (compact JSON, UTF-8): payload bounds are
+    measured on these bytes, so a size check and the frame sent can never disagree."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+
+
 class CellChannel:
     """The framed JSON channel to one cell process."""
 
@@ -272,7 +280,7 @@ class CellChannel:
         """Queue one frame; never blocks (asyncio buffers, cell replies are bounded)."""
         if self._writer.is_closing():
             return
-        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        data = encode_json(obj)
         self._writer.write(_HEADER.pack(len(data)) + data)
 
     async def recv(self) -> dict[str, Any] | None:

@@ -16,6 +16,8 @@ RENDER_LIMIT_BYTES = 331_776
 STOP_REQUEST = "Cell terminated by request."
 STOP_ABORTED = "Cell terminated because the calling tool call was aborted."
 STOP_CLOSED = "Cell terminated because Code Mode was disabled or the session ended."
+#: What `exec` and every nested call get once the manager is closed (disable, session end).
+CLOSED_MESSAGE = "Code Mode is not available in this session."
 
 
 def unknown_cell_message(cell_id: str) -> str:

@@ -1,0 +1,239 @@
+"""One Code Mode cell: its record, its bounded output/result/error, how a read renders it,
+and the read-only `CellView` viewers get.
+
+The record is plain state the manager (lifecycle) and the dispatcher (nested calls) both
+update; nothing here starts or stops a process. A read turns the record into the model-facing
+`ToolResult` (text via `render`, structured `details`) and publishes recovery files as needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TypeVar
+
+from pct_runtime.capabilities.base import CallContext, ToolResult
+from pct_runtime.capabilities.code.bridge import CellChannel
+from pct_runtime.capabilities.code.render import CallCounts, Observation, render
+from pct_runtime.output import Capture, RecoveryRecord, RollingPreview, truncate_text
+
+OUTPUT_BUFFER_BYTES = 256 * 1024
+RESULT_BYTES = 32 * 1024
+ERROR_BYTES = 4 * 1024
+STOP_REASON_BYTES = 1024
+
+_T = TypeVar("_T")
+
+
+def add_listener(
+    listeners: list[Callable[[_T], None]], listener: Callable[[_T], None]
+) -> Callable[[], None]:
+    """Append `listener`; returns the function that removes it again (idempotent)."""
+    listeners.append(listener)
+
+    def remove() -> None:
+        if listener in listeners:
+            listeners.remove(listener)
+
+    return remove
+
+
+def notify(listeners: list[Callable[[_T], None]], value: _T) -> None:
+    """Call every listener with `value`; a listener that raises is dropped, never fatal."""
+    for listener in list(listeners):
+        try:
+            listener(value)
+        except Exception:
+            listeners.remove(listener)
+
+
+@dataclass
+class Cell:
+    id: str
+    channel: CellChannel
+    declared: frozenset[str]
+    ctx: CallContext
+    output: Capture
+    result_cap: Capture
+    error_cap: Capture
+    preview: RollingPreview = field(default_factory=lambda: RollingPreview(OUTPUT_BUFFER_BYTES))
+    state: str = "running"
+    program_reported: bool = False
+    result_parts: list[str] = field(default_factory=list)
+    result_bytes: int = 0
+    has_result: bool = False
+    error_parts: list[str] = field(default_factory=list)
+    error_bytes: int = 0
+    stop_reason: str | None = None
+    stop_pending: bool = False
+    fenced: bool = False
+    counts: CallCounts = field(default_factory=CallCounts)
+    outstanding: int = 0
+    outstanding_bytes: int = 0
+    dispatches: set[asyncio.Task[None]] = field(default_factory=set)
+    terminal: asyncio.Event = field(default_factory=asyncio.Event)
+    observe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    released: bool = False
+    reads: int = 0
+    finished_at: float | None = None
+    shells: dict[str, str] = field(default_factory=dict)
+    progress: Callable[[Mapping[str, Any]], None] | None = None
+    progress_count: int = 0
+    pump: asyncio.Task[None] | None = None
+    listeners: list[Callable[[str], None]] = field(default_factory=list)
+    #: Adapter names admitted when the cell started (tells "not" from "no longer" admitted).
+    admitted_at_start: frozenset[str] = frozenset()
+
+    @property
+    def pid(self) -> int:
+        return self.channel.pid
+
+    def append_output(self, text: str) -> None:
+        """One output chunk: recovery capture, rolling preview, then the viewers (a copy)."""
+        self.output.append(text)
+        self.preview.append(text.encode("utf-8", "replace"))
+        notify(self.listeners, text)
+
+    def append_bounded(self, kind: str, text: str) -> None:
+        """One result (`rs`) or error (`es`) chunk: all of it to the capture, a bounded
+        prefix in memory."""
+        cap = self.result_cap if kind == "rs" else self.error_cap
+        cap.append(text)
+        parts, limit = (
+            (self.result_parts, RESULT_BYTES) if kind == "rs" else (self.error_parts, ERROR_BYTES)
+        )
+        size = len(text.encode("utf-8", "replace"))
+        current = self.result_bytes if kind == "rs" else self.error_bytes
+        if current <= limit:  # keep one chunk past the limit so clipping is measurable
+            parts.append(text)
+        if kind == "rs":
+            self.has_result = True
+            self.result_bytes += size
+        else:
+            self.error_bytes += size
+
+    def append_stop_reason(self, reason: str) -> None:
+        """End the error with why the cell stopped, keeping the reason within the error bound."""
+        reason, _ = truncate_text(reason, STOP_REASON_BYTES)
+        if self.error_parts:
+            head, _ = truncate_text("".join(self.error_parts), ERROR_BYTES - STOP_REASON_BYTES - 2)
+            self.error_parts[:] = [head.rstrip("\n") + "\n" + reason]
+        else:
+            self.error_parts.append(reason)
+        self.error_cap.append(("\n" if self.error_bytes else "") + reason)
+        self.error_bytes = len("".join(self.error_parts).encode("utf-8"))
+
+
+async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
+    """One observation of `cell` within `budget` output bytes, and whether it was terminal
+    (the caller then releases the handle: a terminal result is read exactly once)."""
+    terminal = cell.terminal.is_set()
+    read = cell.preview.read(budget)
+    recovery: dict[str, Any] = {}
+    lost = read.lost > 0
+    if not terminal:
+        recovery["output"] = await cell.output.publish()  # a yield publishes a stable path
+    elif lost or cell.output.has_file or cell.output.snapshot().reason is not None:
+        if lost:
+            await cell.output.publish()  # a terminal read that lost text needs the file
+        recovery["output"] = await cell.output.flush()
+    result_text, result_clipped = truncate_text("".join(cell.result_parts), RESULT_BYTES)
+    error_text, error_clipped = truncate_text("".join(cell.error_parts), ERROR_BYTES)
+    if terminal:
+        if result_clipped or cell.result_cap.has_file:
+            recovery["result"] = await cell.result_cap.flush()
+        if error_clipped or cell.error_cap.has_file:
+            recovery["error"] = await cell.error_cap.flush()
+    obs = Observation(
+        cell_id=cell.id,
+        state=cell.state,
+        counts=replace(cell.counts),
+        output=read.text,
+        output_omitted=read.omitted,
+        output_dropped=read.dropped,
+        result=result_text if terminal and cell.has_result else None,
+        result_clipped=result_clipped if terminal else 0,
+        error=error_text if terminal else None,
+        error_clipped=error_clipped if terminal else 0,
+        stop_pending=cell.stop_pending and not terminal,
+        shells=dict(cell.shells),
+        recovery=recovery,
+        first_read=cell.reads == 0,
+    )
+    cell.reads += 1
+    details: dict[str, Any] = {
+        "cell_id": cell.id,
+        "cellId": cell.id,
+        "status": cell.state,
+        "output": read.text,
+        "truncated": lost,
+        "dropped": read.dropped,
+        "clipping": {
+            "output": read.omitted > 0,
+            "result": bool(obs.result_clipped),
+            "error": bool(obs.error_clipped),
+        },
+        "nestedCalls": {
+            "completed": obs.counts.completed,
+            "failed": obs.counts.failed,
+            "cancelled": obs.counts.cancelled,
+            "unsettled": obs.counts.unsettled,
+        },
+        "recovery": {k: v.to_dict() for k, v in recovery.items()},
+    }
+    if obs.result is not None:
+        details["result"] = (
+            json.loads(result_text) if not result_clipped else {"clipped": result_text}
+        )
+    if obs.error:
+        details["error"] = obs.error
+    if cell.shells:
+        details["shells"] = [{"session_id": s, "state": v} for s, v in cell.shells.items()]
+    if obs.stop_pending:
+        details["unknownOutcome"] = True
+    return ToolResult(text=render(obs), details=details), terminal
+
+
+class _Stopper(Protocol):
+    async def stop_cell(self, cell_id: str) -> bool: ...
+
+
+class CellView:
+    """A read-only view of one cell for viewers: id, state, output and recovery records."""
+
+    def __init__(self, manager: _Stopper, cell: Cell) -> None:
+        self._manager = manager
+        self._cell = cell
+
+    @property
+    def id(self) -> str:
+        return self._cell.id
+
+    @property
+    def state(self) -> str:
+        return self._cell.state
+
+    @property
+    def terminal(self) -> asyncio.Event:
+        return self._cell.terminal
+
+    def recovery(self) -> dict[str, RecoveryRecord]:
+        cell = self._cell
+        return {
+            "output": cell.output.snapshot(),
+            "result": cell.result_cap.snapshot(),
+            "error": cell.error_cap.snapshot(),
+        }
+
+    def output_text(self) -> str | None:
+        """The whole output while it is only in memory (else see the recovery file)."""
+        return self._cell.output.memory_text()
+
+    def add_output_listener(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener(text)` with every output chunk of the cell (a copy)."""
+        return add_listener(self._cell.listeners, listener)
+
+    async def stop(self) -> bool:
+        return await self._manager.stop_cell(self._cell.id)

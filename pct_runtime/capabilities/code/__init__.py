@@ -2,8 +2,10 @@
 
 Modules: `worker` (the zygote and the cell runner, stdlib only), `bridge` (host side of the
 worker processes), `dialect` (arguments and the `# @exec:` pragma), `adapters` (nested
-`tools.<name>` → Shell / Apply Patch executors), `manager` (`CodeManager`: cells, limits,
-lifecycle), `render` (result text) and `tools` (`create_code_tools`).
+`tools.<name>` → Shell / Apply Patch executors), `cell` (the cell record, its reads and
+`CellView`), `dispatch` (nested calls: admission, slots, hooks, approval, bridge bounds,
+progress), `manager` (`CodeManager`: cell limits and lifecycle), `render` (result text) and
+`tools` (`create_code_tools`).
 """
 
 from pct_runtime.capabilities.code.adapters import (
@@ -11,7 +13,6 @@ from pct_runtime.capabilities.code.adapters import (
     CodeAdapter,
     ExecCommandAdapter,
     PreparedCall,
-    ToolAdapter,
     WriteStdinAdapter,
     create_adapters,
 )
@@ -26,7 +27,6 @@ __all__ = [
     "CodeManager",
     "ExecCommandAdapter",
     "PreparedCall",
-    "ToolAdapter",
     "WriteStdinAdapter",
     "create_adapters",
     "create_code_tools",

@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult
+from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.shell.manager import ShellManager
@@ -36,7 +36,6 @@ class PreparedCall:
     session_id: str | None = None
     approval: str | None = None
     cwd: str | None = None
-    state: dict[str, Any] = field(default_factory=dict)
 
 
 class CodeAdapter(Protocol):
@@ -62,46 +61,6 @@ def nested_details(result: ToolResult) -> dict[str, Any]:
     if "text" not in details and "stdout" not in details:
         details["text"] = result.text  # shell details already carry stdout/stderr
     return details
-
-
-class ToolAdapter:
-    """Adapts any `Tool` whose own call validates its arguments (no separate prepare step).
-
-    Used for the shell pair: the Shell tools' dialect runs inside the call, before any
-    process is started, so validation still precedes every effect.
-    """
-
-    def __init__(
-        self,
-        tool: Tool,
-        *,
-        validate: Callable[[Mapping[str, Any]], Any] | None = None,
-        session_of: Callable[[Any], str | None] | None = None,
-    ) -> None:
-        self._tool = tool
-        self._validate = validate
-        self._session_of = session_of
-
-    @property
-    def name(self) -> str:
-        return self._tool.spec.name
-
-    @property
-    def sequential(self) -> bool:
-        return self._tool.spec.sequential
-
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
-        normalized: Any = args
-        if self._validate is not None:
-            try:
-                normalized = self._validate(args)
-            except ToolError as exc:
-                raise ToolError("invalid-arguments", exc.message, exc.details) from None
-        session = self._session_of(normalized) if self._session_of is not None else None
-        return PreparedCall(self.name, dict(args), session_id=session)
-
-    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
-        return await self._tool(prepared.args, ctx)
 
 
 class ApplyPatchAdapter:

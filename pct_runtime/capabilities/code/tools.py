@@ -8,7 +8,7 @@ supported-API boundary, not a sandbox.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
@@ -182,38 +182,38 @@ def _current(ref: ManagerRef) -> CodeManager:
     return ref if isinstance(ref, CodeManager) else ref()
 
 
-class _ExecTool:
-    def __init__(self, manager: ManagerRef) -> None:
+class _CellTool:
+    """`exec` or `wait`: its spec, and the manager method it calls on the current manager."""
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        manager: ManagerRef,
+        method: Callable[[CodeManager, Mapping[str, Any], CallContext], Awaitable[ToolResult]],
+    ) -> None:
+        self._spec = spec
         self._manager = manager
-        self._spec = ToolSpec(
-            "exec",
-            "Exec Code",
-            EXEC_DESCRIPTION,
-            EXEC_SCHEMA,
-            meta={GRAMMAR_META_KEY: {"syntax": "lark", "definition": EXEC_LARK_GRAMMAR}},
-        )
+        self._method = method
 
     @property
     def spec(self) -> ToolSpec:
         return self._spec
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
-        return await _current(self._manager).exec(args, ctx)
-
-
-class _WaitTool:
-    def __init__(self, manager: ManagerRef) -> None:
-        self._manager = manager
-        self._spec = ToolSpec("wait", "Wait For Cell", WAIT_DESCRIPTION, WAIT_SCHEMA)
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
-
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
-        return await _current(self._manager).wait(args, ctx)
+        return await self._method(_current(self._manager), args, ctx)
 
 
 def create_code_tools(manager: ManagerRef) -> list[Tool]:
     """The atomic pair `[exec, wait]` over one manager (or a getter of the current one)."""
-    return [_ExecTool(manager), _WaitTool(manager)]
+    exec_spec = ToolSpec(
+        "exec",
+        "Exec Code",
+        EXEC_DESCRIPTION,
+        EXEC_SCHEMA,
+        meta={GRAMMAR_META_KEY: {"syntax": "lark", "definition": EXEC_LARK_GRAMMAR}},
+    )
+    wait_spec = ToolSpec("wait", "Wait For Cell", WAIT_DESCRIPTION, WAIT_SCHEMA)
+    return [
+        _CellTool(exec_spec, manager, lambda m, args, ctx: m.exec(args, ctx)),
+        _CellTool(wait_spec, manager, lambda m, args, ctx: m.wait(args, ctx)),
+    ]

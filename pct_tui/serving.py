@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pct_runtime.runtime import Runtime
@@ -108,7 +107,3 @@ class EmbeddedServing:
             with contextlib.suppress(Exception):
                 await self.mcp.aclose()
         await self.runtime.aclose()
-
-
-def token_file(agent_dir: Path) -> Path:
-    return token_path(agent_dir)

@@ -15,6 +15,15 @@ from textual.widgets.option_list import Option
 
 from pct_tui.widgets.patch_view import patch_text, split_preview
 
+HINTS = {
+    "Code Mode: apply patch?": "Yes applies this one nested patch; No changes nothing and the "
+    "cell is told you declined. Code Mode nested Apply Patch confirmation: Always (Config) "
+    "skips only this question.",
+    "Computer Use access": "Yes remembers this app for this client until it resets; No refuses "
+    "only this call (it will ask again). Computer Use approval: Always (Config) accepts every "
+    "valid request without asking.",
+}
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Yes / No. A patch preview (`*** Begin Patch`) is shown as files plus a coloured diff."""
@@ -38,6 +47,9 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(self.question_title, id="question-title")
             if self.pending > 1:
                 yield Label(f"{self.pending - 1} more waiting", id="queue-count")
+            hint = HINTS.get(self.question_title)
+            if hint:
+                yield Static(hint, id="question-hint", markup=False)
             with VerticalScroll(id="question-body"):
                 if "*** Begin Patch" in self.message:
                     files, patch = split_preview(self.message)

@@ -339,3 +339,35 @@ async def test_changed_on_disk_banner_offers_reload(agent_dir: Path) -> None:
         await wait_for(pilot, lambda: "saved" in shown(app, "#config-message"), "save")
         await pilot.pause(0.6)
         assert not app.screen.query_one(DiskBanner).has_class("-visible")
+
+
+async def test_stop_a_code_cell_and_end_a_session(agent_dir: Path, tmp_path: Path) -> None:
+    write_config(agent_dir, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await started(app, pilot)
+        session = await app.runtime.open_session("mcp", session_id="pct-session-cells")
+        result = await session.call(
+            "exec", {"code": "text('spinning')\nwhile True:\n    pass", "yield_time_ms": 300}
+        )
+        assert result.details["status"] == "running", result.text
+        await pilot.press("4")
+        table = app.screen.query_one("#work-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "rows")
+        assert table.get_row_at(1)[1] == "code"
+        await pilot.press("down", "x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        assert str(app.screen.query_one("#question-title").render()).startswith("Stop code cell")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")
+        # end the whole session (confirmed): it leaves the runtime
+        await pilot.press("up", "T")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("n")  # No keeps it
+        await pilot.pause()
+        assert app.runtime.session("pct-session-cells") is not None
+        await pilot.press("T")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.runtime.session("pct-session-cells") is None, "ended")
+        assert session.closed

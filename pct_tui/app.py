@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.worker import Worker
 
 from pct_runtime.config import ConfigRead, reload_message
 from pct_runtime.host.ui import NotifyLevel
@@ -101,6 +102,7 @@ class PctApp(App[None]):
         self.ui = ConsoleUI(self.approvals, self._notify_from_runtime)
         self._request_screens: dict[int, Screen[Any]] = {}
         self._detach_ui: Callable[[], None] | None = None
+        self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
         self._shut_down = False
         self.load_message = "Reading configuration…"
@@ -137,7 +139,9 @@ class PctApp(App[None]):
             self.console_state.log_event("runtime", f"serving url={self.attach_info.url}")
         self.console_state.status_changed.publish(None)
         if self.serving is not None and self.serving.http is not None:
-            self.run_worker(self.serving.serve(), name="mcp-http", group="mcp", exit_on_error=False)
+            self._http_worker = self.run_worker(
+                self.serving.serve(), name="mcp-http", group="mcp", exit_on_error=False
+            )
         if self.watch_disk:
             self.run_worker(
                 watch_config(
@@ -158,12 +162,19 @@ class PctApp(App[None]):
         self._watch_stop.set()
         if self._detach_ui is not None:
             self._detach_ui()
-        self.console_state.detach()
+        if self.serving is not None:
+            # Let uvicorn finish its own graceful shutdown (lifespan included) before the
+            # worker is cancelled, so nothing is left to complain on the terminal.
+            self.serving.stop()
+            if self._http_worker is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._http_worker.wait(), 6.0)
         with contextlib.suppress(Exception):
             if self.serving is not None:
                 await self.serving.aclose()
             else:
                 await self.runtime.aclose()
+        self.console_state.detach()
 
     async def action_quit(self) -> None:
         await self.shutdown()

@@ -48,7 +48,7 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     socket = f"pct-test-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "exit-status"
-    command = f"{PCT_TUI}; echo $? > {done}"
+    command = f"{PCT_TUI}; echo $? > {done}; sleep 20"  # keep the pane to read it after exit
     env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
     env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
     started = subprocess.run(
@@ -74,6 +74,8 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
         while not done.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert done.read_text().strip() == "0"
+        after = _screen(socket)
+        assert "Traceback" not in after, after  # nothing complained on the terminal at exit
         assert list((agent / "pct" / "runtimes").glob("*.json")) == []  # unregistered
     finally:
         _tmux(socket, "kill-server")

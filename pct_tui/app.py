@@ -198,6 +198,13 @@ class PctApp(App[None]):
         self.load_message = message
         self.load_error = read.error is not None
         self.notify(message, severity="error" if self.load_error else "information")
+        draft = self.console_state.draft
+        if draft.dirty and draft.base_revision != read.revision:
+            self.notify(
+                "Your unsaved draft was kept. Save will refuse it (the file changed since the "
+                "draft began); Cancel in Config starts again from the reloaded settings.",
+                severity="warning",
+            )
         self.console_state.status_changed.publish(None)
 
     # -- approvals -----------------------------------------------------------------------

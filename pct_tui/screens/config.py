@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,6 +20,7 @@ from textual.widgets.option_list import Option
 
 from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
 from pct_runtime.host.models import load_settings
+from pct_tui.planning import fresh_plan
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
@@ -48,6 +50,43 @@ HELP = {
 }
 
 
+#: Which capability decision a menu row affects (for the draft preview).
+CAPABILITY = {
+    "web_search": "web_search",
+    "backend": "web_search",
+    "mode": "web_search",
+    "context_size": "web_search",
+    "executor": "web_search",
+    "effort": "web_search",
+    "remote_compaction": "remote_compaction",
+    "image_generation": "image_generation",
+    "computer_use": "computer_use",
+    "computer_use_approval": "computer_use",
+    "code_approval": "code_mode",
+    "tool_discovery": "tool_discovery",
+    "deferred": "tool_discovery",
+}
+VALUE_STYLES = {"on": "bold green", "off": "grey62", "Confirm": "cyan", "Always": "bold yellow"}
+EFFECTIVE_STYLES = {
+    "active": "bold green",
+    "deferred": "bold dodger_blue1",
+    "unavailable": "bold dark_orange",
+    "off": "grey62",
+}
+
+
+def styled_label(label: str) -> Text:
+    """The exact menu label, with its value coloured (on green, off grey, …)."""
+    if label in ("Save", "Cancel"):
+        return Text(label, style="bold" if label == "Save" else "")
+    head, sep, value = label.rpartition(": ")
+    if not sep:
+        return Text(label)
+    text = Text(head + sep)
+    text.append(value, style=VALUE_STYLES.get(value, "bold"))
+    return text
+
+
 class ConfigScreen(PctScreen):
     CSS_PATH = "config.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -61,6 +100,7 @@ class ConfigScreen(PctScreen):
                 yield OptionList(id="config-menu")
             with Vertical(id="config-right"):
                 yield Static("", id="config-help", markup=False)
+                yield Static("", id="config-effect")
                 yield Static("", id="config-draft", markup=False)
                 yield Static("", id="config-message", markup=False)
 
@@ -72,8 +112,10 @@ class ConfigScreen(PctScreen):
         menu = self.query_one("#config-menu", OptionList)
         highlighted = menu.highlighted
         items = self.console.draft.menu()
-        menu.set_options([Option(item.label, id=item.key) for item in items])
+        menu.set_options([Option(styled_label(item.label), id=item.key) for item in items])
         menu.highlighted = highlighted if highlighted is not None else 0
+        option = menu.get_option_at_index(menu.highlighted)
+        self._effect(option.id or "")
         draft = self.console.draft
         state = "Draft has unsaved changes." if draft.dirty else "No unsaved changes."
         self.query_one("#config-draft", Static).update(state)
@@ -86,6 +128,22 @@ class ConfigScreen(PctScreen):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.query_one("#config-help", Static).update(HELP.get(event.option.id or "", ""))
+        self._effect(event.option.id or "")
+
+    def _effect(self, key: str) -> None:
+        """What a new session would get with the draft, for the highlighted capability."""
+        widget = self.query_one("#config-effect", Static)
+        capability = CAPABILITY.get(key)
+        if capability is None or not self.console.ready:
+            widget.update("")
+            return
+        plan = fresh_plan(self.console.runtime, config=self.console.draft.config)
+        decision = plan.decisions[capability]
+        text = Text("With this draft a new session gets: ")
+        text.append(decision.effective, style=EFFECTIVE_STYLES.get(decision.effective, "bold"))
+        if decision.reason:
+            text.append(f" ({decision.reason})", style="dark_orange")
+        widget.update(text)
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

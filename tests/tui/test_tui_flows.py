@@ -131,6 +131,9 @@ async def test_stale_save_keeps_the_draft(agent_dir: Path) -> None:
         await pilot.press(*["down"] * 7, "enter")
         draft = app.console_state.draft
         assert draft.config.web_search.enabled
+        effect = str(app.screen.query_one("#config-effect", Static).render())
+        assert effect.startswith("With this draft a new session gets: ")  # Image Generation
+        assert "unavailable" in effect  # no model: the draft would not make it active
         assert draft.config.image_generation.enabled
         # someone else writes the file meanwhile
         path.write_text('{"debug": true}\n')
@@ -147,7 +150,7 @@ async def test_stale_save_keeps_the_draft(agent_dir: Path) -> None:
         assert kept.dirty
         assert kept.config.web_search.enabled
         assert kept.config.image_generation.enabled
-        assert app.screen.query_one("#config-menu").get_option_at_index(0).prompt == (
+        assert str(app.screen.query_one("#config-menu").get_option_at_index(0).prompt) == (
             "Web Search: on"
         )
 

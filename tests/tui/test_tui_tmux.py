@@ -67,6 +67,19 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
         assert "pct attach codex --http" in screen
         runtimes = list((agent / "pct" / "runtimes").glob("*.json"))
         assert len(runtimes) == 1  # registered for `pct reload` / `pct status --live`
+        pct = Path(sys.executable).with_name("pct")
+        if pct.exists():
+            live = subprocess.run(
+                [str(pct), "status", "--live"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert live.returncode == 0, live.stderr
+            assert "pct-tui (pid " in live.stdout
+            assert "Sessions: 0" in live.stdout
         _tmux(socket, "send-keys", "-t", "pct", "2")
         _wait(socket, "Web Search: off")
         _tmux(socket, "send-keys", "-t", "pct", "q")

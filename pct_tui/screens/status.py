@@ -9,7 +9,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_tui.planning import fresh_status_text
+from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.status_view import status_text
 
@@ -29,6 +30,7 @@ class StatusScreen(PctScreen):
                 yield Label("Sessions", classes="section-title")
                 yield OptionList(id="status-sessions")
             with VerticalScroll(id="status-right"):
+                yield Static("", id="status-tools", markup=False)
                 yield Static("", id="status-text")
 
     def refresh_view(self) -> None:
@@ -65,12 +67,18 @@ class StatusScreen(PctScreen):
     def _show(self, session_id: str) -> None:
         runtime = self.console.runtime
         session = runtime.session(session_id) if session_id != FRESH else None
+        tools: tuple[str, ...] = ()
         if not self.console.ready:
             text = "Pi Codex Toolkit\nStarting the runtime…"
         elif session is not None:
             text = session.status_text()
+            tools = session.projection.visible
         else:
             text = fresh_status_text(runtime)
+            tools = tuple(n for n in fresh_plan(runtime).active if n in OWNED_TOOL_NAMES)
+        self.query_one("#status-tools", Static).update(
+            f"MCP tools: {', '.join(tools) or 'none'}" if self.console.ready else ""
+        )
         self.query_one("#status-text", Static).update(status_text(text))
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

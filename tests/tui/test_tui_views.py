@@ -28,6 +28,8 @@ async def test_status_and_events_follow_runtime_events(agent_dir: Path) -> None:
         assert str(sessions.get_option_at_index(1).prompt) == "pct-session-live (mcp) · —"
         sessions.highlighted = 1
         await pilot.pause()
+        tools = str(app.screen.query_one("#status-tools", Static).render())
+        assert tools == "MCP tools: exec_command, write_stdin"
         text = str(app.screen.query_one("#status-text", Static).render())
         assert "Shell Sessions:\n  configured: on\n  effective: active" in text
         await pilot.press("5")

@@ -53,8 +53,26 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             return f"{next(counter):0{2 * n}d}"
 
     import pct_runtime.capabilities.shell.manager as shell_manager
+    import pct_runtime.output.capture as capture
 
     monkeypatch.setattr(shell_manager, "secrets", FixedSecrets)
+    files = itertools.count(1)
+    dirs = itertools.count(1)
+
+    class FixedUUID:  # recovery file names
+        @staticmethod
+        def uuid4() -> str:
+            return f"00000000-0000-0000-0000-{next(files):012d}"
+
+    class FixedTemp:  # the private recovery directory
+        @staticmethod
+        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
+            path = AGENT.parent / f"{prefix}{next(dirs)}"
+            path.mkdir(mode=0o700)
+            return str(path)
+
+    monkeypatch.setattr(capture, "uuid", FixedUUID)
+    monkeypatch.setattr(capture, "tempfile", FixedTemp)
     yield AGENT
     shutil.rmtree(AGENT.parent, ignore_errors=True)
 
@@ -144,11 +162,20 @@ async def _open_session_with_job(pilot: Pilot[None]) -> None:
     app = pilot.app
     assert isinstance(app, PctApp)
     session = await app.runtime.open_session("mcp", session_id="pct-session-demo")
-    await session.call(
+    # Still running at the first answer (so its output has recovery files, whatever the
+    # machine's load), then polled to completion: the picture is the same on every run.
+    result = await session.call(
         "exec_command",
-        {"cmd": "printf 'one\\ntwo\\n'; exit 3", "yield_time_ms": 5000},
+        {"cmd": "printf 'one\\ntwo\\n'; sleep 1; exit 3", "yield_time_ms": 250},
         tool_call_id="call-demo-1",
     )
+    job = result.details["session_id"]
+    while result.details.get("status", "running") == "running":
+        result = await session.call(
+            "write_stdin",
+            {"session_id": job, "chars": "", "yield_time_ms": 3000},
+            tool_call_id="call-demo-2",
+        )
     await pilot.pause()
 
 

@@ -38,6 +38,7 @@ from pct_runtime.runtime_session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
 from pct_runtime.runtime_tools import CapabilityBinding, default_bindings
 
 if TYPE_CHECKING:
+    from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan
     from pct_runtime.decide.sync import ProjectionSync
 
 __all__ = [
@@ -157,6 +158,67 @@ class Runtime:
 
     def tool_snapshot(self) -> ToolSnapshot:
         return self.tool_registry.snapshot()
+
+    # ----------------------------------------------------------------- planning
+    def plan_inputs(
+        self,
+        *,
+        model: Model | None,
+        kind: SessionKind,
+        ui_available: bool,
+        config: Any = None,
+        active: tuple[str, ...] | None = None,
+        discovered: frozenset[str] = frozenset(),
+        native_suppressed: frozenset[str] = frozenset(),
+    ) -> ProjectionInputs:
+        """The one place host facts (platform, shell, Computer Use files) join a plan.
+
+        Sessions, the console's previews and anything else that asks "what would a session
+        get" go through here, so they can never disagree about the host.
+        """
+        from pct_runtime.capabilities.computer_use.eligibility import inspect_runtime
+        from pct_runtime.decide.projection import ProjectionInputs
+        from pct_runtime.host.platform import shell_available
+
+        snapshot = self.tool_snapshot()
+        return ProjectionInputs(
+            config=self.config if config is None else config,
+            model=model,
+            registry=self.models,
+            tools=snapshot,
+            active=tuple(snapshot.names) if active is None else active,
+            session_kind=kind,
+            ui_available=ui_available,
+            discovered=discovered,
+            native_suppressed=native_suppressed,
+            platform=self.platform,
+            # Only the cheap file checks at planning time; the node_repl/Sky probe runs
+            # only for an explicit status (spec: session start starts no app-server).
+            computer_use_runtime_reason=(
+                inspect_runtime().reason if self.platform == "darwin" else None
+            ),
+            shell_available=shell_available(),
+        )
+
+    def fresh_plan(
+        self,
+        *,
+        config: Any = None,
+        model: Model | None = None,
+        kind: SessionKind = "mcp",
+        ui_available: bool = True,
+    ) -> ProjectionPlan:
+        """What a new session would get now (a draft `config` previews a save)."""
+        from pct_runtime.decide.projection import plan_projection
+
+        return plan_projection(
+            self.plan_inputs(
+                config=config,
+                model=self.default_model if model is None else model,
+                kind=kind,
+                ui_available=ui_available,
+            )
+        )
 
     # ----------------------------------------------------------------- lifecycle
     async def __aenter__(self) -> Runtime:

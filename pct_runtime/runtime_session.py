@@ -216,28 +216,17 @@ class RuntimeSession:
 
         `sync` commits exactly this; `find_tools` reads it to recheck eligibility per call.
         """
-        from pct_runtime.decide.projection import ProjectionInputs, plan_projection
-        from pct_runtime.host.platform import computer_use_static_reason, shell_available
+        from pct_runtime.decide.projection import plan_projection
 
-        runtime = self.runtime
-        snapshot = runtime.tool_snapshot()
         previous = self.plan
         return plan_projection(
-            ProjectionInputs(
-                config=runtime.config,
+            self.runtime.plan_inputs(
                 model=self.host.model,
-                registry=runtime.models,
-                tools=snapshot,
-                active=tuple(self.host.active_tools) if previous else tuple(snapshot.names),
-                session_kind=self.kind,
+                kind=self.kind,
                 ui_available=self.ui.available,
+                active=tuple(self.host.active_tools) if previous else None,
                 discovered=frozenset(self.host.discovered),
                 native_suppressed=previous.native_suppressed if previous else frozenset(),
-                platform=runtime.platform,
-                computer_use_runtime_reason=(
-                    computer_use_static_reason() if runtime.platform == "darwin" else None
-                ),
-                shell_available=shell_available(),
             )
         )
 

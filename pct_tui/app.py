@@ -91,7 +91,8 @@ class PctApp(App[None]):
         super().__init__()
         if agent_dir is None and path is not None:
             agent_dir = Path(path).parent.parent
-        self.runtime = Runtime(agent_dir=agent_dir, model=model, cwd=cwd)
+        # The console owns the terminal: debug records go to the Events screen only.
+        self.runtime = Runtime(agent_dir=agent_dir, model=model, cwd=cwd, debug_stream=None)
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
         self.attach_info = attach_info

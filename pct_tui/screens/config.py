@@ -172,7 +172,7 @@ class ConfigScreen(PctScreen):
     @work(exclusive=True, group="config-picker")
     async def pick_executor(self) -> None:
         runtime = self.console.runtime
-        settings = await asyncio.to_thread(load_settings, runtime.agent_dir)
+        settings = await asyncio.to_thread(load_settings, runtime.agent_dir, runtime.cwd)
         scoped = runtime.models.scoped(settings) if settings.enabled_models else None
         candidates = [m.key for m in sidecar_candidates(runtime.models, scoped)]
         note = (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host.platform import computer_use_static_reason, shell_available
+from pct_runtime.host.platform import shell_available
 from pct_runtime.host.session import HostSession
 
 
@@ -52,21 +52,3 @@ def test_shell_available_agrees_with_the_executor(env: dict[str, str]) -> None:
     from pct_runtime.capabilities.shell.resolve import find_user_shell
 
     assert shell_available(env) == (find_user_shell(env) is not None)
-
-
-def test_computer_use_static_chain(tmp_path: Path) -> None:
-    resources = tmp_path / "Resources"
-    home = tmp_path / "codex-home"
-    env = {"CODEX_HOME": str(home)}
-    assert computer_use_static_reason(env, str(resources)) == "missing-chatgpt-desktop-component"
-    for part in (
-        "codex",
-        "cua_node/bin/node_repl",
-        "cua_node/bin/node",
-        "cua_node/lib/node_modules",
-    ):
-        (resources / part).parent.mkdir(parents=True, exist_ok=True)
-        (resources / part).touch()
-    assert computer_use_static_reason(env, str(resources)) == "missing-computer-use-helper"
-    (home / "computer-use" / "Codex Computer Use.app").mkdir(parents=True)
-    assert computer_use_static_reason(env, str(resources)) is None

@@ -385,10 +385,12 @@ class DialogUI:
 async def test_computer_use_client_resets_on_mode_change_and_disable_not_on_reload(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pct_runtime.host.platform as platform
+    import pct_runtime.capabilities.computer_use.eligibility as eligibility
     from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 
-    monkeypatch.setattr(platform, "computer_use_static_reason", lambda: None)
+    monkeypatch.setattr(
+        eligibility, "inspect_runtime", lambda: eligibility.RuntimeInspection(None, None)
+    )
     agent = tmp_path / "agent"
     (agent / "extensions").mkdir(parents=True)
     write_config(agent, {"computerUse": {"enabled": True}})

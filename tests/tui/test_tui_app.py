@@ -58,3 +58,27 @@ async def test_default_path_follows_the_agent_dir(agent_dir: Path) -> None:
             f"Config: {agent_dir}/extensions/pi-codex-toolkit.json"
         )
         await pilot.press("q")
+
+
+async def test_debug_metadata_goes_to_the_event_bus_never_the_terminal(
+    agent_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The console owns the terminal: with `debug: true`, records reach the bus only."""
+    import io
+    import sys
+
+    from pct_runtime.debug import DEBUG_CHANNEL, DebugRecord
+
+    (agent_dir / "extensions" / "pi-codex-toolkit.json").write_text('{"debug": true}')
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+        seen: list[object] = []
+        app.runtime.events.subscribe(DEBUG_CHANNEL, seen.append)
+        terminal = io.StringIO()  # where a stderr-writing sink would land
+        monkeypatch.setattr(sys, "stderr", terminal)
+        app.runtime.debug.emit(DebugRecord(feature="image-generation", status=200))
+        monkeypatch.undo()
+        assert seen
+        assert terminal.getvalue() == ""
+        await pilot.press("q")

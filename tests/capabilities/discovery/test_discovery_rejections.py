@@ -31,7 +31,12 @@ EVERY = [
 @pytest.fixture(autouse=True)
 def _computer_use_files_present(monkeypatch: pytest.MonkeyPatch) -> None:
     """The static ChatGPT.app file checks pass (the runtime asks only on darwin)."""
-    monkeypatch.setattr("pct_runtime.host.platform.computer_use_static_reason", lambda: None)
+    from pct_runtime.capabilities.computer_use.eligibility import RuntimeInspection
+
+    monkeypatch.setattr(
+        "pct_runtime.capabilities.computer_use.eligibility.inspect_runtime",
+        lambda: RuntimeInspection(None, None),
+    )
 
 
 async def test_not_managed_and_disabled(tmp_path: Path) -> None:

@@ -98,6 +98,9 @@ class RuntimeSession:
             config=lambda: runtime.config,
             model=lambda: self.host.model,
             models=lambda: runtime.models,
+            on_built=lambda key: runtime.events.publish(
+                RUNTIME_EVENTS_CHANNEL, {"type": "service-built", "session": self.id, "key": key}
+            ),
             debug=runtime.debug,
         )
         self._tools: dict[str, Tool] = {}

@@ -65,6 +65,9 @@ class SessionServices:
     models: Callable[[], Any] = lambda: None
     #: The runtime's `debug.DebugSink` (enabled live by the config's `debug`).
     debug: DebugSink = DISABLED
+    #: Called with the key whenever `shared` builds an instance (the first time, or again
+    #: after `drop`), so viewers can subscribe to a manager the session just (re)bound.
+    on_built: Callable[[str], None] = lambda key: None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _slots: set[str] = field(default_factory=set)
@@ -83,6 +86,7 @@ class SessionServices:
         """
         if key not in self._shared:
             self._shared[key] = factory()
+            self.on_built(key)
             if close is not None and key not in self._slots:
                 self._slots.add(key)
 

@@ -178,7 +178,8 @@ class Console:
         self.save_message: str | None = None
         self._seq = 0
         self._unsubscribe: list[Callable[[], None]] = []
-        self._watched_sessions: set[str] = set()
+        #: Per session, the shell and code manager objects this console is subscribed to.
+        self._watched_sessions: dict[str, dict[str, object]] = {}
         self._status_pending = False
         self._log_handler = _LogHandler(self)
         self._propagate: dict[str, bool] = {}
@@ -241,7 +242,7 @@ class Console:
         kind = str(payload.get("type", "event"))
         details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
         self.log_event("runtime", f"{kind} {details}".rstrip())
-        if kind == "session-opened":
+        if kind in ("session-opened", "service-built"):
             session = self.runtime.session(str(payload.get("session")))
             if session is not None:
                 self._watch_session(session)
@@ -254,6 +255,7 @@ class Console:
         ):
             self._status_soon()
         if kind == "session-closed":
+            self._watched_sessions.pop(str(payload.get("session")), None)
             self.work_changed.publish(None)
 
     def _on_diagnostics(self, payload: Any) -> None:
@@ -271,16 +273,21 @@ class Console:
 
     # -- work ----------------------------------------------------------------------------
     def _watch_session(self, session: RuntimeSession) -> None:
-        if session.id in self._watched_sessions:
-            return
-        self._watched_sessions.add(session.id)
+        """Subscribe to the session's shell and code managers, once per manager object.
+
+        A sync may rebind Code Mode to a fresh manager (after a disable that had to stop
+        cells); the runtime's `service-built` event brings this back for the new one.
+        """
+        watched = self._watched_sessions.setdefault(session.id, {})
         shell = session.services.peek("shell")
-        if shell is not None:
+        if shell is not None and watched.get("shell") is not shell:
+            watched["shell"] = shell
             self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(session.id, job)))
             for job in shell.jobs():
                 self._add_job(session.id, job)
         code = session.services.peek("code")
-        if code is not None:
+        if code is not None and watched.get("code") is not code:
+            watched["code"] = code
             self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(session.id, cell)))
             for cell in code.cells():
                 self._add_cell(session.id, cell)

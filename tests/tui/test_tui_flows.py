@@ -382,3 +382,32 @@ async def test_stop_a_code_cell_and_end_a_session(agent_dir: Path, tmp_path: Pat
         await pilot.press("y")
         await wait_for(pilot, lambda: app.runtime.session("pct-session-cells") is None, "ended")
         assert session.closed
+
+
+async def test_cells_of_a_rebound_code_manager_still_appear(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """Disabling Code Mode stops its cells and a re-enable binds a fresh manager; the
+    sessions view must follow the new manager, not only the one it saw at session open."""
+    config = {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}}
+    write_config(agent_dir, config)
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await started(app, pilot)
+        session = await app.runtime.open_session("mcp", session_id="pct-session-rebind")
+        spin = {"code": "while True:\n    pass", "yield_time_ms": 100}
+        first = await session.call("exec", spin)
+        state = app.console_state
+        await wait_for(pilot, lambda: any(r.kind == "code" for r in state.work), "first cell")
+        write_config(agent_dir, {**config, "codeMode": {"enabled": False}})
+        await app.runtime.reload()
+        write_config(agent_dir, config)
+        await app.runtime.reload()
+        second = await session.call("exec", spin)
+        assert second.details["cell_id"] != first.details["cell_id"]
+        await wait_for(
+            pilot,
+            lambda: any(r.id == second.details["cell_id"] for r in state.work),
+            "cell of the rebound manager",
+        )
+        await session.close()

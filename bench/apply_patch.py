@@ -49,10 +49,7 @@ def make_case(lines: int, replacements: int) -> tuple[bytes, str]:
 
 def find_codex() -> str | None:
     repo = Path(__file__).resolve().parents[1]
-    for candidate in (
-        repo / "node_modules/.bin/codex",
-        Path("/work/npmtools/node_modules/.bin/codex"),
-    ):
+    for candidate in (repo / "node_modules/.bin/codex",):
         if candidate.exists():
             return str(candidate)
     return shutil.which("codex")

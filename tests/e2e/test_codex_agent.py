@@ -17,16 +17,12 @@ import pytest
 from fake_responses import FakeResponses, assistant_message, function_call
 from pct_procs import PCT, write_config
 
+from tests.node_tools import node_bin
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-_REPO = Path(__file__).resolve().parents[2]
-_CANDIDATES = (
-    Path("/work/npmtools/node_modules/.bin/codex"),
-    _REPO / "node_modules" / ".bin" / "codex",
-)
-CODEX = next((p for p in _CANDIDATES if p.exists()), None) or (
-    Path(found) if (found := shutil.which("codex")) else None
-)
+_found = node_bin("codex")
+CODEX = Path(_found) if _found else None
 NAMESPACE = "mcp__pct"
 
 

@@ -14,16 +14,12 @@ from pathlib import Path
 import pytest
 from pct_procs import PCT, child_env, write_config
 
+from tests.node_tools import node_bin
+
 pytestmark = pytest.mark.e2e
 
-_REPO = Path(__file__).resolve().parents[2]
-_CANDIDATES = (
-    Path("/work/npmtools/node_modules/.bin/mcp-inspector"),
-    _REPO / "node_modules" / ".bin" / "mcp-inspector",
-)
-INSPECTOR = next((p for p in _CANDIDATES if p.exists()), None) or (
-    Path(found) if (found := shutil.which("mcp-inspector")) else None
-)
+_found = node_bin("mcp-inspector")
+INSPECTOR = Path(_found) if _found else None
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 
@@ -30,12 +29,7 @@ def snapshot(root: Path) -> dict[str, object]:
 
 
 def codex_binary() -> str | None:
-    """The real Codex CLI, if installed: repo node_modules, the shared npm tools, or PATH."""
-    repo = Path(__file__).resolve().parents[3]
-    for candidate in (
-        repo / "node_modules" / ".bin" / "codex",
-        Path("/work/npmtools/node_modules/.bin/codex"),
-    ):
-        if candidate.exists():
-            return str(candidate)
-    return shutil.which("codex")
+    """The real Codex CLI, if installed (see `tests/node_tools.py` for where it looks)."""
+    from tests.node_tools import node_bin
+
+    return node_bin("codex")

@@ -27,7 +27,7 @@ CODEX = codex_binary()
 pytestmark = pytest.mark.skipif(
     CODEX is None,
     reason="the Codex CLI is not installed (npm install @openai/codex; looked in "
-    "<repo>/node_modules/.bin, /work/npmtools/node_modules/.bin and PATH)",
+    "$PCT_NODE_BIN, <repo>/node_modules/.bin and PATH)",
 )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import sys
 from pathlib import Path
@@ -30,12 +29,12 @@ FAKE_NODE_REPL = Path(__file__).with_name("fake_cu_node_repl.py")
 
 
 def _codex_cli() -> str | None:
+    from tests.node_tools import node_bin
+
     configured = os.environ.get("PCT_TEST_CODEX")
-    candidates = [configured, "/work/npmtools/node_modules/.bin/codex", shutil.which("codex")]
-    for candidate in candidates:
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    if configured and os.access(configured, os.X_OK):
+        return configured
+    return node_bin("codex")
 
 
 CODEX = _codex_cli()

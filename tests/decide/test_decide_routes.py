@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import pytest
+from decide_fixtures import CODEX, OPENAI
 
 from pct_runtime.decide.routes import (
     check_refreshed_route,
@@ -19,23 +20,6 @@ from pct_runtime.decide.routes import (
 )
 from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
 from pct_runtime.host.models import Model, ModelRegistry
-
-CODEX = Model(
-    "openai-codex",
-    "gpt-5.4",
-    "openai-codex-responses",
-    "https://chatgpt.com/backend-api",
-    reasoning=True,
-    input=("text", "image"),
-)
-OPENAI = Model(
-    "openai",
-    "gpt-5.4",
-    "openai-responses",
-    "https://api.openai.com/v1",
-    reasoning=True,
-    input=("text", "image"),
-)
 
 
 @dataclass(frozen=True)

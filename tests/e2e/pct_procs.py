@@ -14,7 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
+
 PCT = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a tool result's first content block."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
 
 
 def write_config(agent_dir: Path, obj: Any) -> None:

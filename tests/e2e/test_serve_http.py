@@ -9,11 +9,10 @@ from pathlib import Path
 
 import httpx
 import httpx2
-import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from pct_procs import PCT, child_env, http_server, write_config
+from pct_procs import PCT, child_env, http_server, text_of
 
 pytestmark = pytest.mark.e2e
 
@@ -28,21 +27,6 @@ INIT = {
     },
 }
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    agent, work = tmp_path / "agent", tmp_path / "work"
-    agent.mkdir()
-    work.mkdir()
-    write_config(agent, {"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}})
-    return agent, work
 
 
 def client_for(url: str, token: str) -> Client:

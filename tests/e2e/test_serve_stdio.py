@@ -10,24 +10,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from pct_procs import PCT, child_env, write_config
+from pct_procs import PCT, child_env, text_of, write_config
 
 pytestmark = pytest.mark.e2e
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    agent, work = tmp_path / "agent", tmp_path / "work"
-    agent.mkdir()
-    work.mkdir()
-    write_config(agent, {"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}})
-    return agent, work
 
 
 def params(agent: Path, work: Path, *args: str) -> StdioServerParameters:

@@ -330,12 +330,6 @@ class RuntimeSession:
             and hooks is not None
             and not hooks.empty
         ):
-            if name == "apply_patch":
-                # Spec (调用 hook): hooks run after argument normalization, so a malformed
-                # call fails with its own error and never reaches an embedder's policy.
-                from pct_runtime.capabilities.apply_patch.tool import patch_argument
-
-                patch_argument(args if args is not None else {})
             record: InvocationCall = {
                 "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
                 "path": path,

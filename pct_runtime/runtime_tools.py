@@ -237,9 +237,13 @@ def _apply_patch_binding() -> CapabilityBinding:
     from pct_runtime.capabilities.apply_patch.tool import create_apply_patch_tool
     from pct_runtime.host.names import APPLY_PATCH_TOOL
 
-    return CapabilityBinding(
-        "apply_patch", (APPLY_PATCH_TOOL,), lambda services: [create_apply_patch_tool()]
-    )
+    def build(services: SessionServices) -> Sequence[Tool]:
+        def admission() -> None:
+            services.admit(APPLY_PATCH_TOOL, "direct")
+
+        return [create_apply_patch_tool(hooks=services.hooks, admission=admission)]
+
+    return CapabilityBinding("apply_patch", (APPLY_PATCH_TOOL,), build, applies_hooks=True)
 
 
 def _shell_binding() -> CapabilityBinding:

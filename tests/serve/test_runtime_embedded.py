@@ -71,24 +71,33 @@ async def test_policy_denial_has_the_exact_text_and_nothing_runs(agent_dir: Path
         ]
 
 
-async def test_malformed_patch_arguments_fail_before_the_hooks(agent_dir: Path) -> None:
-    """Hooks run after normalization: a bad argument is the tool's own error, no hook runs."""
-    patch = FakeApplyPatch()
+async def test_real_apply_patch_runs_the_hooks_after_normalization(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """The real tool: a malformed call is its own error and no hook runs; a well-formed one
+    reaches the policy with control identity only, and a denial changes nothing."""
     calls: list[dict[str, Any]] = []
 
     def policy(call: Any) -> Any:
         calls.append(dict(call))
-        return {"allow": True}
+        return {"allow": False, "reason": "patches are reviewed elsewhere"}
 
+    work = tmp_path / "work"
+    work.mkdir()
     async with Runtime(
-        agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), bindings=[patch_binding(patch)]
+        agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), cwd=work
     ) as runtime:
         session = await runtime.open_session("embedded")
         with pytest.raises(ToolError) as info:
             await session.call("apply_patch", {"patch": 5})
         assert info.value.code == "invalid-arguments"
         assert calls == []
-        assert patch.contexts == []
+        patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch"
+        with pytest.raises(ToolError) as info:
+            await session.call("apply_patch", {"patch": patch})
+        assert info.value.code == "policy-denied"
+        assert calls == [{"tool": "apply_patch", "path": "direct", "cwd": str(work)}]
+        assert not (work / "a.txt").exists()
 
 
 async def test_context_env_applies_to_that_call_only(agent_dir: Path) -> None:

@@ -26,6 +26,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
 )
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
+from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
 
 TOOL_NAME = "apply_patch"
 TOOL_LABEL = "Apply Patch"
@@ -182,10 +183,22 @@ async def commit_prepared_async(prepared: PreparedPatch) -> ApplyResult:
 
 
 class ApplyPatchTool:
-    """Implements the `Tool` protocol."""
+    """Implements the `Tool` protocol.
 
-    def __init__(self, approval: ApprovalHook | None = None):
+    `hooks` are the embedder's invocation hooks, run after argument normalization and before
+    the patch is parsed (spec 调用 hook); `admission` is called after an awaited hook and
+    raises `ToolError` when Apply Patch was disabled meanwhile.
+    """
+
+    def __init__(
+        self,
+        approval: ApprovalHook | None = None,
+        hooks: InvocationHooks | None = None,
+        admission: Callable[[], None] | None = None,
+    ):
         self._approval = approval
+        self._hooks = hooks
+        self._admission = admission
         self._spec = apply_patch_spec()
 
     @property
@@ -194,6 +207,12 @@ class ApplyPatchTool:
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
         patch = patch_argument(args)
+        call: InvocationCall = {"tool": "apply_patch", "path": ctx.path, "cwd": str(ctx.cwd)}
+        if ctx.cell_id:
+            call["cellId"] = ctx.cell_id
+        invocation = await resolve_invocation(self._hooks, call)
+        if invocation.awaited and self._admission is not None:
+            self._admission()
         try:
             prepared = await prepare_patch_async(patch, ctx.cwd)
         except ApplyPatchError as exc:
@@ -213,6 +232,10 @@ class ApplyPatchTool:
         return to_tool_result(result)
 
 
-def create_apply_patch_tool(approval: ApprovalHook | None = None) -> ApplyPatchTool:
+def create_apply_patch_tool(
+    approval: ApprovalHook | None = None,
+    hooks: InvocationHooks | None = None,
+    admission: Callable[[], None] | None = None,
+) -> ApplyPatchTool:
     """The `apply_patch` tool; `approval` is consulted after validation, before any change."""
-    return ApplyPatchTool(approval)
+    return ApplyPatchTool(approval, hooks, admission)

@@ -68,22 +68,49 @@ def _credential_matches(inspection: RouteInspection, model: Model, registry: Rou
     return (inspection.kind == "codex-oauth") == registry.is_using_oauth(model)
 
 
+def _has_credential(model: Model, registry: RouteRegistry) -> bool:
+    """Pi's `getAvailable()`: the provider has some credential (auth.json, env, models.json)."""
+    return any(_same(m, model.provider, model.id) for m in registry.available())
+
+
+def _credential_problem(
+    inspection: RouteInspection, model: Model, registry: RouteRegistry
+) -> str | None:
+    """No credential at all names the fix (log in / set a key); a wrong kind is a mismatch.
+
+    Pi's `isUsingOAuth` is false without any credential, so checking the kind first would
+    call a missing Codex login a `credential-mismatch` and send the user the wrong way.
+    """
+    if not _has_credential(model, registry):
+        return "missing-openai-auth"
+    if not _credential_matches(inspection, model, registry):
+        return "credential-mismatch"
+    return None
+
+
 def inspect_current_native_route(model: Model | None, registry: RouteRegistry) -> RouteInspection:
-    """The current model as a native Web Search route: official, with the matching credential."""
+    """The current model as a native route: official, then a credential of the route's kind."""
     if model is None:
         return RouteInspection.fail("unsupported-provider")
     inspection = inspect_official_route(model)
     if not inspection.ok:
         return inspection
-    if not _credential_matches(inspection, model, registry):
-        return RouteInspection.fail("credential-mismatch")
-    return inspection
+    problem = _credential_problem(inspection, model, registry)
+    return RouteInspection.fail(problem) if problem else inspection
 
 
 def inspect_remote_compaction_route(
     model: Model | None, registry: RouteRegistry
 ) -> RouteInspection:
-    """Remote Compaction needs the official Codex OAuth route; an API-key route is unsupported."""
+    """Remote Compaction needs the official Codex OAuth route; an API-key route is unsupported.
+
+    An API-key route stays `unsupported-provider` with or without a key (a key cannot fix
+    it); with a credential present the toolkit's order holds (kind mismatch first).
+    """
+    if model is not None and not _has_credential(model, registry):
+        route = inspect_official_route(model)
+        if route.ok and route.kind != "codex-oauth":
+            return RouteInspection.fail("unsupported-provider")
     inspection = inspect_current_native_route(model, registry)
     if not inspection.ok:
         return inspection
@@ -106,7 +133,7 @@ def _same(model: Model, provider: str, model_id: str) -> bool:
 def inspect_sidecar_executor(
     reference: ModelReference | None, registry: RouteRegistry
 ) -> RouteInspection:
-    """missing-sidecar-model → route → credential-mismatch → effort → missing-openai-auth."""
+    """missing-sidecar-model → route → missing-openai-auth → credential-mismatch → effort."""
     if reference is None:
         return RouteInspection.fail("missing-sidecar-model")
     model = registry.find(reference.provider, reference.model)
@@ -115,13 +142,12 @@ def inspect_sidecar_executor(
     inspection = inspect_official_route(model)
     if not inspection.ok:
         return inspection
-    if not _credential_matches(inspection, model, registry):
-        return RouteInspection.fail("credential-mismatch")
+    problem = _credential_problem(inspection, model, registry)
+    if problem:
+        return RouteInspection.fail(problem)
     assert inspection.kind is not None
     if not supports_sidecar_effort(reference, model, inspection.kind):
         return RouteInspection.fail("unsupported-sidecar-effort")
-    if not any(_same(m, reference.provider, reference.model) for m in registry.available()):
-        return RouteInspection.fail("missing-openai-auth")
     return inspection
 
 
@@ -137,7 +163,9 @@ def _image_candidate(model: Model, registry: RouteRegistry) -> RouteInspection:
 def inspect_image_executor(current: Model | None, registry: RouteRegistry) -> RouteInspection:
     """Current model's official route → any `openai-codex` → any `openai`; first failure wins.
 
-    With no candidate at all the reason is `missing-openai-auth`.
+    With no candidate at all the reason is `missing-openai-auth`: a third-party current
+    model is expected to fall back to an OpenAI credential, so its `unsupported-provider`
+    does not name the fix (log in or set `OPENAI_API_KEY`) and is never the reason.
     """
     available = registry.available()
     first_reason: str | None = None
@@ -145,7 +173,8 @@ def inspect_image_executor(current: Model | None, registry: RouteRegistry) -> Ro
         inspection = _image_candidate(current, registry)
         if inspection.ok:
             return inspection
-        first_reason = inspection.reason
+        if inspection.reason != "unsupported-provider":
+            first_reason = inspection.reason
     candidates = [m for m in available if m.provider == "openai-codex"] + [
         m for m in available if m.provider == "openai"
     ]

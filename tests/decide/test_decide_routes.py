@@ -163,8 +163,8 @@ def test_remote_compaction_needs_codex_oauth() -> None:
         (Ref("openai", "gpt-5.4", "low"), None, "api_key", "unsupported-sidecar-effort"),
         (Ref("openai", "gpt-5.4"), None, "api_key", None),
         (Ref("openai", "gpt-5.4"), "oauth", None, "missing-openai-auth"),
-        # No Codex login at all: Pi's isUsingOAuth is false, so the kind check fires first.
-        (Ref("openai-codex", "gpt-5.4"), None, None, "credential-mismatch"),
+        # No Codex login at all names the fix, not a kind mismatch.
+        (Ref("openai-codex", "gpt-5.4"), None, None, "missing-openai-auth"),
     ],
 )
 def test_sidecar_executor(

@@ -55,6 +55,9 @@ async def resolve_model_route(
     if problem is not None:
         raise RouteUnavailable(problem)
     kind = _KINDS[model.provider]
+    if credentials.get(model.provider) is None:
+        # Nothing to mismatch: the fix is to log in or set a key, so say that.
+        raise RouteUnavailable("missing-openai-auth")
     uses_oauth = credentials.is_using_oauth(model.provider)
     if (kind == "codex-oauth") != uses_oauth:
         raise RouteUnavailable("credential-mismatch")

@@ -14,6 +14,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from pct_runtime.cli_commands.attach_pi import detect_pi_version, parse_pi_version, pi_snippet
+
 AGENTS = ("codex", "claude", "pi")
 
 
@@ -28,6 +30,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--http",
         metavar="URL",
         help="attach to a running HTTP server (e.g. http://127.0.0.1:8765/mcp)",
+    )
+    parser.add_argument(
+        "--pi-version",
+        metavar="X.Y",
+        help="the Pi to attach (default: ask `pi --version`; both snippets when unknown)",
     )
     parser.set_defaults(handler=handle)
 
@@ -59,13 +66,15 @@ def snippet(
     url: str | None,
     command: str,
     agent_dir_env: str | None = None,
-    pi_mcp_json: str = "~/.pi/agent/mcp.json",
+    pi_agent_dir: str = "~/.pi/agent",
+    pi_version: tuple[int, int, int] | None = None,
 ) -> str:
     """The text `pct attach` prints (pure, for tests).
 
     `agent_dir_env` is a custom `PI_CODING_AGENT_DIR` to pass on: Codex and Claude start
     stdio servers with a reduced environment, so the snippet sets it explicitly.
-    `pi_mcp_json` is where Pi reads its MCP servers: `<agent dir>/mcp.json`.
+    `pi_agent_dir` is where Pi (and pi-mcp-adapter) read their MCP config files;
+    `pi_version` picks the Pi snippet (None: both, labelled).
     """
     if agent == "codex":
         if url is None:
@@ -95,32 +104,26 @@ def snippet(
             return f"claude mcp add{add_env} pct -- {command} serve\n"
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
-    # pi: built-in MCP (>= 0.99) reads <agent dir>/mcp.json; "direct" exposes first-class tools.
-    server: dict[str, object]
-    if url is None:
-        server = {"command": command, "args": ["serve"], "exposure": "direct"}
-        if agent_dir_env:
-            server["env"] = {"PI_CODING_AGENT_DIR": agent_dir_env}
-    else:
-        server = {
-            "url": url,
-            "headers": {"Authorization": "Bearer ${PCT_TOKEN}"},
-            "exposure": "direct",
-        }
-    body = json.dumps({"mcpServers": {"pct": server}}, indent=2)
-    if url is None:
-        head = f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} serve\n\n# or in "
-    else:
-        head = "# in "
-    return f"{head}{pi_mcp_json}:\n{body}\n"
+    return pi_snippet(url, command, agent_dir_env, pi_agent_dir, pi_version)
 
 
 def handle(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir
 
     custom = os.environ.get("PI_CODING_AGENT_DIR") or None
-    mcp_json = str(agent_dir() / "mcp.json") if custom else "~/.pi/agent/mcp.json"
-    text = snippet(args.agent, args.http, _pct_command(), custom, mcp_json)
+    pi_dir = str(agent_dir()) if custom else "~/.pi/agent"
+    version = None
+    if args.agent == "pi":
+        if args.pi_version is not None:
+            version = parse_pi_version(args.pi_version)
+            if version is None:
+                sys.stderr.write(
+                    f"pct: --pi-version wants X.Y, like 0.87 or 1.6 (got {args.pi_version!r})\n"
+                )
+                return 2
+        else:
+            version = detect_pi_version()
+    text = snippet(args.agent, args.http, _pct_command(), custom, pi_dir, version)
     if args.http is not None:
         text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
     sys.stdout.write(text)

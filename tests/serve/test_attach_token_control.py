@@ -30,11 +30,7 @@ def test_stdio_snippets_start_pct_serve() -> None:
         == "claude mcp add -e PI_CODING_AGENT_DIR=/a pct -- pct serve\n"
     )
     assert snippet("claude", None, "pct") == "claude mcp add pct -- pct serve\n"
-    pi = snippet("pi", None, "pct")
-    body = json.loads(pi.split("mcp.json:\n", 1)[1])
-    assert body == {
-        "mcpServers": {"pct": {"command": "pct", "args": ["serve"], "exposure": "direct"}}
-    }
+    # Pi's snippets: tests/serve/test_attach_pi.py
 
 
 def test_codex_one_liners_say_they_do_not_set_required() -> None:
@@ -50,21 +46,6 @@ def test_codex_one_liners_say_they_do_not_set_required() -> None:
     )
 
 
-def test_pi_snippets_name_the_agent_dir_mcp_json_and_no_dangling_or(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
-    assert main(["attach", "pi"]) == 0
-    out = capsys.readouterr().out
-    assert f"\n# or in {tmp_path / 'mcp.json'}:\n" in out
-    assert main(["attach", "pi", "--http", "http://127.0.0.1:9/mcp"]) == 0
-    out = capsys.readouterr().out
-    assert f"\n# in {tmp_path / 'mcp.json'}:\n" in out
-    assert "# or" not in out
-    monkeypatch.delenv("PI_CODING_AGENT_DIR")
-    assert "# or in ~/.pi/agent/mcp.json:\n" in snippet("pi", None, "pct")
-
-
 def test_http_snippets_use_the_url_and_pct_token() -> None:
     url = "http://127.0.0.1:8765/mcp"
     codex = snippet("codex", url, "pct")
@@ -73,8 +54,6 @@ def test_http_snippets_use_the_url_and_pct_token() -> None:
     assert snippet("claude", url, "pct") == (
         f'claude mcp add --transport http pct {url} --header "Authorization: Bearer $PCT_TOKEN"\n'
     )
-    pi = json.loads(snippet("pi", url, "pct").split("mcp.json:\n", 1)[1])
-    assert pi["mcpServers"]["pct"]["headers"] == {"Authorization": "Bearer ${PCT_TOKEN}"}
 
 
 def test_attach_command_never_prints_the_token(

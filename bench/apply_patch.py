@@ -13,7 +13,7 @@ Columns (median of repeated runs, file restored between runs, untimed):
 Goals: in-process faster than Codex at 100k; the 10x case costs at most 12x the 1x case
 (in-process); the whole `pct apply-patch` process within 2x of Codex at 100k.
 
-Run: /work/venv/bin/python bench/apply_patch.py [--runs N]
+Run: python bench/apply_patch.py [--runs N]
 """
 
 from __future__ import annotations

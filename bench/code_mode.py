@@ -10,7 +10,7 @@ Side by side in one run:
   context, timed inside Node from `new Worker` to the result message.
 
 Goal: pct p50 ≤ 10 ms and faster than the Node worker. Run:
-    /work/venv/bin/python bench/code_mode.py [--runs 200]
+    python bench/code_mode.py [--runs 200]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Computer Use client benchmark (not a test): prints a table with ratios against a bare peer.
 
-    /work/venv/bin/python bench/computer_use.py [--runs 200] [--screenshot-mb 4]
+    python bench/computer_use.py [--runs 200] [--screenshot-mb 4]
 
 The app-server is the tests' fake (a real Python process speaking the JSON-lines protocol),
 so the numbers measure the client, not macOS. The peer is a bare asyncio driver that writes

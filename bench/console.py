@@ -1,6 +1,6 @@
 """Console benchmark (not a test): prints a table with ratios against a peer.
 
-    /work/venv/bin/python bench/console.py [--runs 5] [--mb 50] [--presses 40]
+    python bench/console.py [--runs 5] [--mb 50] [--presses 40]
 
 (a) Launch to first frame: the real `pct-tui` started in a pseudo-terminal (120×40), timed
     until its header is drawn. Peer: a bare Textual app (Header + Footer) launched the same

@@ -16,7 +16,7 @@ the six Computer Use tools); discovery on with every deferrable name deferred; a
 default set after `find_tools` loaded Image Generation (the cost of one load). The saving
 is against the discovery-off row; `find_tools` itself is counted wherever it is listed.
 
-Run: /work/venv/bin/python bench/discovery.py
+Run: python bench/discovery.py
 """
 
 from __future__ import annotations

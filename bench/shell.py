@@ -1,6 +1,6 @@
 """Shell Sessions benchmark (not a test): prints a table with ratios against a bare peer.
 
-    /work/venv/bin/python bench/shell.py [--runs 200] [--mb 500] [--temp DIR]
+    python bench/shell.py [--runs 200] [--mb 500] [--temp DIR]
 
 (a) `exec_command` running `true` to its completed result vs the same command spawned bare
     with `asyncio.create_subprocess_shell` (pipes, communicate). Goal: ≤ 1.3× the bare spawn.

@@ -13,7 +13,7 @@ from decide_fixtures import CODEX, THIRD_PARTY, plan, rules, tools
 from pct_runtime.decide.sync import APPLY_ERROR_TEXT
 from pct_runtime.status import format_status
 
-PATH = "/home/u/.pi/agent/extensions/pi-codex-toolkit.json"
+PATH = "~/.pi/agent/extensions/pi-codex-toolkit.json"
 
 #: Golden files hold the exact bytes (trailing spaces after `reason:` included).
 GOLDEN = Path(__file__).parent / "status_golden"

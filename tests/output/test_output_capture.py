@@ -197,10 +197,10 @@ async def test_many_captures_share_one_directory(owner_root: Path) -> None:
     assert list(owner_root.iterdir()) == []
 
 
-def test_record_line_format() -> None:
-    rec = RecoveryRecord("partial", "/tmp/x.txt", 10, 4, "io-error")
+def test_record_line_format(tmp_path: Path) -> None:
+    rec = RecoveryRecord("partial", str(tmp_path / "x.txt"), 10, 4, "io-error")
     assert rec.line("stdout") == (
-        "stdout recovery: partial (io-error) — /tmp/x.txt [4/10 UTF-8 bytes captured]"
+        f"stdout recovery: partial (io-error) — {tmp_path / 'x.txt'} [4/10 UTF-8 bytes captured]"
     )
     assert RecoveryRecord("complete", None, 0, 0).line("stderr") == (
         "stderr recovery: complete [0/0 UTF-8 bytes captured]"

@@ -22,7 +22,7 @@ PATCH_PATHS = [
     "d/new2",
     "d/f",
     "../escape",
-    "/tmp/abs",
+    "/pct-absolute-path/abs",  # absolute: always refused, exists on no machine
 ]
 WORDS = ["alpha", "beta", "gamma", "", "  beta", "beta  ", "delta\u2014x", "\u00e9t\u00e9"]
 

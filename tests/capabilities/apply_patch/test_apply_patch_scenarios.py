@@ -15,17 +15,7 @@ from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
 _REPO = Path(__file__).resolve().parents[3]
-SCENARIOS = next(
-    (
-        candidate
-        for candidate in (
-            _REPO.parent / "shared" / "data" / "codex-apply-patch-scenarios",
-            Path("/work/shared/data/codex-apply-patch-scenarios"),
-        )
-        if candidate.is_dir()
-    ),
-    _REPO.parent / "shared" / "data" / "codex-apply-patch-scenarios",
-)
+SCENARIOS = _REPO.parent / "shared" / "data" / "codex-apply-patch-scenarios"
 if not SCENARIOS.is_dir():  # pragma: no cover - the shared data lives outside the repo
     pytest.skip(f"Codex scenario fixtures not found at {SCENARIOS}", allow_module_level=True)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pct_runtime.capabilities.shell import ShellObservation, StdinReport, format_shell_result
 from pct_runtime.output import PreviewRead, RecoveryRecord
 
@@ -31,9 +33,10 @@ def test_completed_with_both_streams() -> None:
     assert "signal" not in d
 
 
-def test_running_with_recovery_and_no_new_output() -> None:
-    rec = RecoveryRecord("capturing", "/tmp/d/x.txt", 10, 4)
-    rec2 = RecoveryRecord("capturing", "/tmp/d/y.txt", 0, 0)
+def test_running_with_recovery_and_no_new_output(tmp_path: Path) -> None:
+    x, y = tmp_path / "x.txt", tmp_path / "y.txt"
+    rec = RecoveryRecord("capturing", str(x), 10, 4)
+    rec2 = RecoveryRecord("capturing", str(y), 0, 0)
     result = format_shell_result(
         ShellObservation(
             "pct-shell-b",
@@ -45,14 +48,14 @@ def test_running_with_recovery_and_no_new_output() -> None:
     assert result.text == (
         "session_id pct-shell-b: running\n"
         "job still running; continue with write_stdin, not wait\n"
-        "stdout recovery: capturing — /tmp/d/x.txt [4/10 UTF-8 bytes captured]\n"
-        "stderr recovery: capturing — /tmp/d/y.txt [0/0 UTF-8 bytes captured]\n"
+        f"stdout recovery: capturing — {x} [4/10 UTF-8 bytes captured]\n"
+        f"stderr recovery: capturing — {y} [0/0 UTF-8 bytes captured]\n"
         "(no new output)"
     )
     assert result.details["exitCode"] is None
     assert result.details["recovery"]["stdout"] == {
         "state": "capturing",
-        "path": "/tmp/d/x.txt",
+        "path": str(x),
         "bytes": 10,
         "capturedBytes": 4,
     }

@@ -84,7 +84,31 @@ def builtin_snippet(url: str | None, command: str, agent_dir_env: str | None, di
     )
 
 
-def adapter_snippet(url: str | None, command: str, agent_dir_env: str | None, dir_: str) -> str:
+#: The last pi-mcp-adapter that imports `@mariozechner/*` (2.6.0 moved to `@earendil-works/*`,
+#: which Pi 0.58–0.73, published as `@mariozechner/pi-coding-agent`, cannot resolve).
+LEGACY_ADAPTER = "2.5.4"
+#: First Pi published as `@earendil-works/pi-coding-agent`.
+EARENDIL = (0, 74)
+
+
+def _adapter_install(version: tuple[int, int, int] | None) -> str:
+    latest = "pi install npm:pi-mcp-adapter"
+    legacy = f"pi install npm:pi-mcp-adapter@{LEGACY_ADAPTER}"
+    if version is None:
+        return (
+            f"{latest}\n# or, on Pi 0.58 to 0.73 (@mariozechner/pi-coding-agent; later adapters\n"
+            f"# import @earendil-works/* and do not load there):\n{legacy}\n"
+        )
+    return f"{latest if version[:2] >= EARENDIL else legacy}\n"
+
+
+def adapter_snippet(
+    url: str | None,
+    command: str,
+    agent_dir_env: str | None,
+    dir_: str,
+    version: tuple[int, int, int] | None = None,
+) -> str:
     """Pi 0.58–0.87: `pi-mcp-adapter` with `directTools` (and no idle disconnect)."""
     extra: dict[str, object] = {"lifecycle": "keep-alive", "directTools": True}
     body = _body(_server(url, command, agent_dir_env, extra))
@@ -92,11 +116,12 @@ def adapter_snippet(url: str | None, command: str, agent_dir_env: str | None, di
         "# Pi 0.58 to 0.87 (no built-in MCP): the pi-mcp-adapter extension. directTools\n"
         "# lists pct's tools for the model (as pct_<tool>) instead of one `mcp` proxy\n"
         "# tool; keep-alive never disconnects an idle pct, which would end its shell jobs.\n"
-        "pi install npm:pi-mcp-adapter\n\n"
+        f"{_adapter_install(version)}\n"
         f"# then in {dir_}/mcp.json (pi-mcp-adapter 2.x) or\n"
         f"# {dir_}/mcp-adapter.json (pi-mcp-adapter 3.x):\n{body}\n"
         "# The adapter lists direct tools from its cache (mcp-cache.json in the same folder):\n"
-        "# they appear once pct has connected (first session, or /mcp reconnect pct).\n"
+        "# they appear once pct has connected (first session; else /mcp reconnect pct or\n"
+        "# restart Pi).\n"
     )
 
 
@@ -118,4 +143,4 @@ def pi_snippet(
     label = "# for Pi {}.{}.{}:\n".format(*version)
     if version[:2] >= BUILTIN_MCP:
         return label + builtin_snippet(url, command, agent_dir_env, agent_dir_display)
-    return label + adapter_snippet(url, command, agent_dir_env, agent_dir_display)
+    return label + adapter_snippet(url, command, agent_dir_env, agent_dir_display, version)

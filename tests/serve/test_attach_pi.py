@@ -46,12 +46,16 @@ def test_builtin_one_liner_and_mcp_json_expose_tools_directly() -> None:
     ]
 
 
-@pytest.mark.parametrize("version", [(0, 58, 3), (0, 73, 1), (0, 87, 1), (0, 86, 0)])
+@pytest.mark.parametrize("version", [(0, 58, 3), (0, 73, 1), (0, 74, 0), (0, 87, 1)])
 def test_adapter_snippet_for_pi_before_builtin_mcp(version: tuple[int, int, int]) -> None:
     text = snippet("pi", None, "pct", pi_version=version)
     assert ADAPTER in text
     assert BUILTIN not in text
-    assert "\npi install npm:pi-mcp-adapter\n" in text
+    install = [ln for ln in text.splitlines() if ln.startswith("pi install ")]
+    # Pi 0.58-0.73 are @mariozechner/pi-coding-agent: adapters from 2.6.0 on import
+    # @earendil-works/* and fail to load there, so the last compatible one is pinned.
+    legacy = version < (0, 74, 0)
+    assert install == ["pi install npm:pi-mcp-adapter" + ("@2.5.4" if legacy else "")]
     assert "pi mcp add" not in text
     assert "exposure" not in text
     assert "~/.pi/agent/mcp.json (pi-mcp-adapter 2.x)" in text
@@ -64,6 +68,11 @@ def test_unknown_version_prints_both_newest_first() -> None:
     text = snippet("pi", None, "pct")
     assert text.index(BUILTIN) < text.index(ADAPTER)
     assert "`pi --version` tells which" in text
+    assert [ln for ln in text.splitlines() if ln.startswith("pi install ")] == [
+        "pi install npm:pi-mcp-adapter",
+        "pi install npm:pi-mcp-adapter@2.5.4",
+    ]
+    assert "# or, on Pi 0.58 to 0.73 (@mariozechner/pi-coding-agent;" in text
     assert [b["mcpServers"]["pct"] for b in bodies(text)] == [  # type: ignore[index]
         {"command": "pct", "args": ["serve"], "exposure": "direct"},
         {"command": "pct", "args": ["serve"], "lifecycle": "keep-alive", "directTools": True},

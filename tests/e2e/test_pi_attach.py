@@ -2,9 +2,10 @@
 
 Pi 0.58–0.87 have no MCP client: the snippet installs `pi-mcp-adapter` with `directTools`.
 Pi 0.99+ has one built in: the snippet's `pi mcp add … --exposure direct` one-liner is run
-as printed. Each test runs `pi -p` against a fake Chat Completions model on 127.0.0.1 and
-checks, from the model's side, that pct's tools are in its tool list and that a shell
-command pct ran came back as the tool result.
+as printed. Each test, over stdio and over HTTP (`pct serve --http`, token from
+`PCT_TOKEN`), runs `pi -p` against a fake Chat Completions model on 127.0.0.1 and checks,
+from the model's side, that pct's tools are in its tool list and that a shell command pct
+ran came back as the tool result.
 
 The npm packages live in `<repo>/.npm-pi` (installed by `.ci/run`) or `$PCT_PI_PREFIX`:
 `@earendil-works/pi-coding-agent` 0.86 (pi-mcp-adapter 2.x imports the `@earendil-works`
@@ -24,13 +25,15 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fake_chat import FakeChat
-from pct_procs import PCT, write_config
+from pct_procs import PCT, http_server, write_config
 
 from pct_runtime.cli_commands.attach_pi import adapter_snippet, builtin_snippet
+from pct_runtime.serve.token import load_or_create_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -147,28 +150,47 @@ def _assert_model_saw_pct(
     assert "done" in done.stdout, diagnostics
 
 
-def test_pi_0_86_with_pi_mcp_adapter_lists_and_calls_pct_tools(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _pct_url(transport: str, agent: Path, work: Path, env: dict[str, str]) -> Iterator[str | None]:
+    """None for stdio (Pi starts pct); for HTTP a running `pct serve --http` and its token."""
+    if transport == "stdio":
+        yield None
+        return
+    with http_server(agent, work) as (url, _proc):
+        env["PCT_TOKEN"] = load_or_create_token(agent, env={})
+        yield url
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_pi_0_86_with_pi_mcp_adapter_lists_and_calls_pct_tools(
+    tmp_path: Path, transport: str
+) -> None:
     _need(PI_ADAPTER_HOST, ADAPTER / "package.json")
     with FakeChat("pct_exec_command", {"cmd": COMMAND}) as fake:
         agent, work, env = _setup(tmp_path, fake.port)
-        printed = adapter_snippet(None, PCT, str(agent), str(agent))
-        # pi-mcp-adapter 2.x reads <agent dir>/mcp.json: write exactly what pct printed.
-        (agent / "mcp.json").write_text(json.dumps(_json_after(printed, "pi-mcp-adapter 2.x")))
-        pi = [str(NODE), str(PI_ADAPTER_HOST), "-e", str(ADAPTER)]
-        done = _ask(pi, env, work)
+        with _pct_url(transport, agent, work, env) as url:
+            printed = adapter_snippet(url, PCT, str(agent), str(agent))
+            # pi-mcp-adapter 2.x reads <agent dir>/mcp.json: write exactly what pct printed.
+            body = _json_after(printed, "pi-mcp-adapter 2.x")
+            (agent / "mcp.json").write_text(json.dumps(body))
+            pi = [str(NODE), str(PI_ADAPTER_HOST), "-e", str(ADAPTER)]
+            done = _ask(pi, env, work)
         _assert_model_saw_pct(fake, done, "pct_exec_command")
 
 
-def test_pi_builtin_mcp_one_liner_lists_and_calls_pct_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_pi_builtin_mcp_one_liner_lists_and_calls_pct_tools(tmp_path: Path, transport: str) -> None:
     _need(PI_BUILTIN)
     with FakeChat("mcp__pct__exec_command", {"cmd": COMMAND}) as fake:
         agent, work, env = _setup(tmp_path, fake.port)
-        printed = builtin_snippet(None, PCT, str(agent), str(agent))
-        line = next(ln for ln in printed.splitlines() if ln.startswith("pi mcp add "))
-        pi = [str(NODE), str(PI_BUILTIN)]
-        added = _run([*pi, *shlex.split(line)[1:]], env, work)
-        assert added.returncode == 0, added.stderr
-        server = json.loads((agent / "mcp.json").read_text())["mcpServers"]["pct"]
-        assert server["exposure"] == "direct"
-        done = _ask(pi, env, work)
+        with _pct_url(transport, agent, work, env) as url:
+            printed = builtin_snippet(url, PCT, str(agent), str(agent))
+            line = next(ln for ln in printed.splitlines() if ln.startswith("pi mcp add "))
+            pi = [str(NODE), str(PI_BUILTIN)]
+            added = _run([*pi, *shlex.split(line)[1:]], env, work)
+            assert added.returncode == 0, added.stderr
+            # The one-liner writes the same entry the snippet shows for mcp.json.
+            written = json.loads((agent / "mcp.json").read_text())
+            assert written == _json_after(printed, "# or in "), written
+            done = _ask(pi, env, work)
         _assert_model_saw_pct(fake, done, "mcp__pct__exec_command")

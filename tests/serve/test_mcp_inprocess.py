@@ -66,7 +66,9 @@ async def test_results_map_text_details_images_and_errors(agent_dir: Path) -> No
         ok = await client.call_tool("echo", {"text": "hello"})
         assert not ok.is_error
         assert text_of(ok) == "hello"
-        assert ok.structured_content == {"length": 5}
+        # The model reads the text; the details travel in `_meta`, never as structured content.
+        assert ok.structured_content is None
+        assert ok.meta == {"pct/details": {"length": 5}}
 
         pic = await client.call_tool("picture", {})
         image = pic.content[1]

@@ -63,7 +63,11 @@ async def test_apply_patch_over_mcp_changes_the_file(workdir: Path) -> None:
         assert not result.is_error, text_of(result)
         assert text_of(result) == "Applied patch:\n- add notes/todo.md"
         assert (workdir / "work" / "notes" / "todo.md").read_text() == "first line\n"
-        assert result.structured_content is not None
+        assert result.structured_content is None
+        assert result.meta is not None
+        assert result.meta["pct/details"]["operations"] == [
+            {"operation": "add", "path": "notes/todo.md"}
+        ]
         bad = await client.call_tool("apply_patch", {"patch": "not a patch"})
         assert bad.is_error
         unknown = await client.call_tool("apply_patch", {"patch": patch, "extra": 1})
@@ -80,11 +84,16 @@ async def test_shell_pair_over_mcp(workdir: Path) -> None:
 
         started = await client.call_tool("exec_command", {"cmd": "cat", "yield_time_ms": 200})
         assert not started.is_error, text_of(started)
-        assert started.structured_content is not None
-        session_id = started.structured_content.get("session_id") or started.structured_content.get(
-            "sessionId"
-        )
+        assert started.structured_content is None
+        assert started.meta is not None
+        details = started.meta["pct/details"]
+        session_id = details["session_id"]
         assert isinstance(session_id, str)
+        assert "sessionId" not in details
+        assert text_of(started).startswith(
+            f"session_id {session_id}: running\njob still running; continue with write_stdin, "
+            "not wait"
+        )
         echoed = await client.call_tool(
             "write_stdin",
             {

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 from fake_responses import FakeResponses, assistant_message, function_call
 from pct_procs import PCT, write_config
+from result_texts import CELL, CONFIG, PATCH, POLL_YIELD_MS, SHELL, check_outputs, running_session
 
 from tests.node_tools import node_bin
 
@@ -87,30 +87,13 @@ def codex_config(port: int, agent: Path, work: Path) -> str:
     )
 
 
-SESSION = re.compile(r"session_id (pct-shell-[0-9a-f]+): running")
-PATCH = "*** Begin Patch\n*** Add File: from_codex.txt\n+written by codex via pct\n*** End Patch"
-CELL = (
-    "r = await tools.exec_command(cmd='cat from_codex.txt')\n"
-    "print(r['stdout'].strip())\n"
-    "{'code': r['exit_code'], 'camel': 'exitCode' in r}"
-)
-
-
 def _poll(outputs: list[str]) -> dict[str, object]:
     """The `write_stdin` call for the session the previous output reported running."""
-    found = SESSION.search(outputs[-1]) if outputs else None
-    if found is None:
+    session = running_session(outputs)
+    if session is None:
         return assistant_message("no running session to poll")
-    args = {"session_id": found.group(1), "yield_time_ms": 20000}
+    args = {"session_id": session, "yield_time_ms": POLL_YIELD_MS}
     return function_call("call_poll", "write_stdin", args, NAMESPACE)
-
-
-def assert_no_json_dump(text: str) -> None:
-    """What the model reads is pct's text: no serialized details beside or instead of it."""
-    for key in ('"session_id"', '"sessionId"', '"exit_code"', '"exitCode"', '"operations"'):
-        assert key not in text, f"JSON dump ({key}) in: {text!r}"
-    assert "structuredContent" not in text, text
-    assert "pct/details" not in text, text
 
 
 def test_codex_reads_pct_result_texts(tmp_path: Path) -> None:
@@ -121,25 +104,10 @@ def test_codex_reads_pct_result_texts(tmp_path: Path) -> None:
     agent, work, home = tmp_path / "agent", tmp_path / "work", tmp_path / "codex-home"
     work.mkdir()
     home.mkdir()
-    write_config(
-        agent,
-        {
-            "applyPatch": {"enabled": True},
-            "shellSessions": {"enabled": True},
-            "codeMode": {"enabled": True},
-        },
-    )
+    write_config(agent, CONFIG)
     steps = [
         function_call("call_patch", "apply_patch", {"patch": PATCH}, NAMESPACE),
-        function_call(
-            "call_shell",
-            "exec_command",
-            {
-                "cmd": "cat from_codex.txt; sleep 2; echo pct-shell-ok",
-                "yield_time_ms": 250,
-            },
-            NAMESPACE,
-        ),
+        function_call("call_shell", "exec_command", SHELL, NAMESPACE),
         _poll,
         function_call("call_cell", "exec", {"code": CELL}, NAMESPACE),
         assistant_message("All done."),
@@ -162,7 +130,7 @@ def test_codex_reads_pct_result_texts(tmp_path: Path) -> None:
                 "--json",
                 "-C",
                 str(work),
-                "Create from_codex.txt, run a command, poll it, then run a cell.",
+                "Create a file, run a command, poll it, then run a cell.",
             ],
             env=env,
             stdin=subprocess.DEVNULL,
@@ -186,24 +154,4 @@ def test_codex_reads_pct_result_texts(tmp_path: Path) -> None:
         assert {"apply_patch", "exec_command", "write_stdin", "exec", "wait"} <= names, diagnostics
         outputs = fake.tool_outputs()
     diagnostics += "\noutputs:\n" + "\n---\n".join(outputs)
-    # Server-side proof: the patch was applied by pct in its working directory.
-    assert (work / "from_codex.txt").read_text() == "written by codex via pct\n", diagnostics
-    assert len(outputs) == 4, diagnostics
-    patched, started, polled, cell = outputs
-    for out in outputs:
-        assert_no_json_dump(out)
-    assert "Applied patch:\n- add from_codex.txt" in patched, diagnostics
-    found = SESSION.search(started)
-    assert found is not None, diagnostics
-    session = found.group(1)
-    assert (
-        f"session_id {session}: running\njob still running; continue with write_stdin, not wait"
-        in started
-    ), diagnostics
-    assert "[stdout]\nwritten by codex via pct" in started, diagnostics
-    assert f"session_id {session}: completed\nexit_code: 0\n" in polled, diagnostics
-    assert "pct-shell-ok" in polled, diagnostics
-    # The cell's nested call got the snake_case details dict (no camelCase twin).
-    assert re.search(r"cell_id cell-[0-9a-f]+: completed\n", cell), diagnostics
-    assert "[output]\nwritten by codex via pct" in cell, diagnostics
-    assert '[result]\n{"code":0,"camel":false}' in cell, diagnostics
+    check_outputs(outputs, work, diagnostics)

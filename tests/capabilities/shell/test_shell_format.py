@@ -22,7 +22,8 @@ def test_completed_with_both_streams() -> None:
     )
     d = result.details
     assert (d["session_id"], d["exit_code"]) == ("pct-shell-a", 0)
-    assert "sessionId" not in d and "exitCode" not in d  # one spelling per field
+    assert "sessionId" not in d  # one spelling per field
+    assert "exitCode" not in d
     assert d["status"] == "completed"
     assert "signal" not in d
 

@@ -41,7 +41,8 @@ async def test_quick_command_completes_in_one_call_without_files(
     d = result.details
     assert d["session_id"].startswith("pct-shell-")
     assert d["exit_code"] == 3
-    assert "sessionId" not in d and "exitCode" not in d  # one spelling per field
+    assert "sessionId" not in d  # one spelling per field
+    assert "exitCode" not in d
     assert (d["stdout"], d["stderr"]) == ("hi\n", "err\n")
     assert d["recovery"] == {}
     assert list(temp_root.iterdir()) == []

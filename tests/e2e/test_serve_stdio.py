@@ -18,7 +18,10 @@ pytestmark = pytest.mark.e2e
 def params(agent: Path, work: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
         # child_env keeps PYTHONPATH, so a checkout that is not the installed one serves itself.
-        command=PCT, args=["serve", *args], env=child_env(agent), cwd=work
+        command=PCT,
+        args=["serve", *args],
+        env=child_env(agent),
+        cwd=work,
     )
 
 

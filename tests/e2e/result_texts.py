@@ -22,8 +22,9 @@ CONFIG: dict[str, Any] = {
 FILE = "from_agent.txt"
 LINE = "written by the agent via pct"
 PATCH = f"*** Begin Patch\n*** Add File: {FILE}\n+{LINE}\n*** End Patch"
-#: Yields after 250 ms with the first line; the poll sees the rest and the exit.
-SHELL = {"cmd": f"cat {FILE}; sleep 2; echo pct-shell-ok", "yield_time_ms": 250}
+#: Returns on the file's line (new output) while `sleep` runs; the poll waits for the exit.
+#: Nothing is printed after the sleep: output there would end the poll before the exit.
+SHELL = {"cmd": f"cat {FILE}; sleep 2", "yield_time_ms": 5000}
 CELL = (
     f"r = await tools.exec_command(cmd='cat {FILE}')\n"
     "print(r['stdout'].strip())\n"
@@ -63,7 +64,7 @@ def check_outputs(outputs: list[str], work: Path, diagnostics: str) -> None:
     ), diagnostics
     assert f"[stdout]\n{LINE}" in started, diagnostics
     assert f"session_id {session}: completed\nexit_code: 0\n" in polled, diagnostics
-    assert "pct-shell-ok" in polled, diagnostics
+    assert polled.endswith("(no new output)"), diagnostics
     # The cell's nested call got the snake_case details dict (no camelCase twin).
     assert re.search(r"cell_id cell-[0-9a-f]+: completed\n", cell), diagnostics
     assert f"[output]\n{LINE}" in cell, diagnostics

@@ -155,3 +155,23 @@ async def test_code_mode_cell_over_mcp(workdir: Path) -> None:
         assert missing.is_error
         assert "cell-000000000000" in text_of(missing)
     await runtime.aclose()
+
+
+async def test_a_cell_gets_the_details_mcp_carries_in_meta(workdir: Path) -> None:
+    """One details object, one spelling: the nested dict is `_meta["pct/details"]`."""
+    runtime, server = await make(workdir)
+    async with Client(server.server, mode="legacy") as client:
+        direct = await client.call_tool("exec_command", {"cmd": "echo same"})
+        assert direct.meta is not None
+        meta = direct.meta["pct/details"]
+        code = "r = await tools.exec_command(cmd='echo same')\n{k: r[k] for k in sorted(r)}"
+        cell = await client.call_tool("exec", {"code": code})
+        assert not cell.is_error, text_of(cell)
+        assert cell.meta is not None
+        nested = cell.meta["pct/details"]["result"]
+        assert nested.keys() == meta.keys()
+        assert {k: v for k, v in nested.items() if k != "session_id"} == {
+            k: v for k, v in meta.items() if k != "session_id"
+        }
+        assert not any(any(c.isupper() for c in key) for key in [*meta, *cell.meta["pct/details"]])
+    await runtime.aclose()

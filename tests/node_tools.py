@@ -1,4 +1,4 @@
-"""Where the interoperability tests find the real Node peers (Codex CLI, MCP Inspector).
+"""Where the interoperability tests find the real Node peers (Codex CLI, Claude Code, Inspector).
 
 `.ci/run` installs them into the repository's `node_modules`; a developer may point
 `PCT_NODE_BIN` at another `node_modules/.bin`, or have them on PATH. Tests that need one skip

@@ -1,4 +1,4 @@
-"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT]`: serve the runtime over MCP."""
+"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT] [--structured-content]`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument(
         "--http", metavar="[HOST:]PORT", help="serve streamable HTTP instead of stdio"
+    )
+    parser.add_argument(
+        "--structured-content",
+        action="store_true",
+        help=(
+            "also send each result's details as MCP structuredContent, for programs that read "
+            "it (default: off; details are always in _meta['pct/details']). Codex CLI and "
+            "Claude Code then show the model that JSON instead of the result text"
+        ),
     )
     parser.set_defaults(handler=handle)
 
@@ -74,6 +83,7 @@ def handle(args: argparse.Namespace) -> int:
     warn_unknown_tools(allowlist)
     from pct_runtime.serve import run
 
+    structured: bool = args.structured_content
     coro: Any
     if args.http is not None:
         from pct_runtime.serve.http import parse_listen
@@ -82,9 +92,11 @@ def handle(args: argparse.Namespace) -> int:
             host, port = parse_listen(args.http)
         except ValueError as exc:
             raise CliError(f"--http: {exc}") from None
-        coro = run.serve_http(host, port, model=model, allowlist=allowlist)
+        coro = run.serve_http(
+            host, port, model=model, allowlist=allowlist, structured_content=structured
+        )
     else:
-        coro = run.serve_stdio(model=model, allowlist=allowlist)
+        coro = run.serve_stdio(model=model, allowlist=allowlist, structured_content=structured)
     try:
         return run.run(coro)
     except OSError as exc:

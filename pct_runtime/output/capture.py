@@ -62,12 +62,12 @@ class RecoveryRecord:
     reason: RecoveryReason | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape `{state, path?, bytes, capturedBytes, reason?}`."""
+        """The details shape `{state, path?, bytes, captured_bytes, reason?}`."""
         out: dict[str, Any] = {"state": self.state}
         if self.path is not None:
             out["path"] = self.path
         out["bytes"] = self.bytes
-        out["capturedBytes"] = self.captured_bytes
+        out["captured_bytes"] = self.captured_bytes
         if self.reason is not None:
             out["reason"] = self.reason
         return out

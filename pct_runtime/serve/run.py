@@ -39,13 +39,18 @@ def control_handler(runtime: Runtime, label: str) -> Any:
     return handle
 
 
-async def serve_stdio(*, model: str | None = None, allowlist: Sequence[str] | None = None) -> int:
+async def serve_stdio(
+    *,
+    model: str | None = None,
+    allowlist: Sequence[str] | None = None,
+    structured_content: bool = False,
+) -> int:
     from mcp.server.stdio import stdio_server
 
     runtime = Runtime(model=model, allowlist=allowlist)
     await runtime.start()
     session = await runtime.open_session("mcp")
-    mcp = PctMCPServer(runtime, single_session=session)
+    mcp = PctMCPServer(runtime, single_session=session, structured_content=structured_content)
     label = f"pct serve (pid {os.getpid()}, stdio)"
     control = ControlServer(
         runtime.agent_dir,
@@ -78,12 +83,13 @@ async def serve_http(
     *,
     model: str | None = None,
     allowlist: Sequence[str] | None = None,
+    structured_content: bool = False,
 ) -> int:
     from pct_runtime.serve.http import PctHttpServer
 
     runtime = Runtime(model=model, allowlist=allowlist)
     await runtime.start()
-    mcp = PctMCPServer(runtime)
+    mcp = PctMCPServer(runtime, structured_content=structured_content)
     token = load_or_create_token(runtime.agent_dir)
     # Signals stop uvicorn gracefully and then run the cleanup below (uvicorn's own
     # handling re-raises the signal after serving, which would skip it).

@@ -5,8 +5,11 @@ per `Mcp-Session-Id`; stateless 2026-07-28 requests share one). `tools/list` is 
 session's current projection; `tools/call` runs through `RuntimeSession.call`, so gating,
 invocation hooks and approvals are identical to the console and to embedders.
 
-Result mapping: text (+ base64 images) → `content`, details → `structured_content`,
-`ToolError` → `is_error` with the exact message. Long calls send progress: every record
+Result mapping: text (+ base64 images) → `content`, details → `_meta["pct/details"]`,
+`ToolError` → `is_error` with the exact message and `_meta["pct/error"]`. No structured
+content unless `pct serve --structured-content` asks for it: Codex CLI and Claude Code show
+a result's structured content to the model in place of its text, and the text is what the
+spec writes for the model. Long calls send progress: every record
 the tool reports plus a heartbeat, which also keeps client time-outs from firing. MCP
 cancellation cancels the handler, which reaches the executor as `CancelledError`.
 """
@@ -90,7 +93,16 @@ def tool_to_mcp(spec: ToolSpec) -> types.Tool:
     )
 
 
-def result_to_mcp(result: ToolResult) -> types.CallToolResult:
+#: `_meta` key carrying a successful call's details (snake_case keys, one spelling each).
+DETAILS_META_KEY = "pct/details"
+
+
+def result_to_mcp(result: ToolResult, *, structured_content: bool = False) -> types.CallToolResult:
+    """The text (and images) as `content`; the details in `_meta`.
+
+    `structured_content` (the `--structured-content` opt-in) also sends the details as
+    `structuredContent` for programmatic clients; agents then read JSON instead of the text.
+    """
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
     for image in result.images:
         content.append(
@@ -100,10 +112,12 @@ def result_to_mcp(result: ToolResult) -> types.CallToolResult:
                 mime_type=image.mime_type,
             )
         )
+    details = dict(result.details)
     return types.CallToolResult(
         content=content,
-        structured_content=dict(result.details) if result.details else None,
+        structured_content=details if structured_content else None,
         is_error=False,
+        _meta={DETAILS_META_KEY: details},
     )
 
 
@@ -160,8 +174,10 @@ class PctMCPServer:
         single_session: RuntimeSession | None = None,
         heartbeat_seconds: float = DEFAULT_HEARTBEAT_SECONDS,
         name: str = "pct",
+        structured_content: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.structured_content = structured_content
         self.heartbeat_seconds = heartbeat_seconds
         self._single = single_session
         self._modern: RuntimeSession | None = None
@@ -296,7 +312,7 @@ class PctMCPServer:
                 pump.cancel()
                 with anyio.CancelScope(shield=True):
                     await asyncio.gather(pump, return_exceptions=True)
-        return result_to_mcp(result)
+        return result_to_mcp(result, structured_content=self.structured_content)
 
     async def _pump_progress(
         self, session: ServerSession, queue: asyncio.Queue[Mapping[str, Any]]

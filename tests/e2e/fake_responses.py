@@ -2,15 +2,20 @@
 
 Real HTTP, real `text/event-stream` frames in the Responses wire format: each POST to
 `/v1/responses` is answered by the next scripted step (a `function_call` item or a final
-assistant message), and every request body is recorded for assertions.
+assistant message), and every request body is recorded for assertions. A step may be a
+callable of the tool outputs so far, for a call whose arguments depend on an earlier result
+(a `write_stdin` needs the `session_id` that `exec_command` returned).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+Step = dict[str, Any] | Callable[[list[str]], dict[str, Any]]
 
 
 def function_call(
@@ -40,7 +45,7 @@ def assistant_message(text: str) -> dict[str, Any]:
 class FakeResponses:
     """Serve `steps` (one output item per request) and record the request bodies."""
 
-    def __init__(self, steps: list[dict[str, Any]]) -> None:
+    def __init__(self, steps: list[Step]) -> None:
         self.steps = list(steps)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -56,11 +61,12 @@ class FakeResponses:
                 with owner._lock:
                     index = len(owner.requests)
                     owner.requests.append(body)
-                    step = (
+                    scripted = (
                         owner.steps[index]
                         if index < len(owner.steps)
                         else assistant_message("done")
                     )
+                    step = scripted(owner.tool_outputs()) if callable(scripted) else scripted
                 if not self.path.endswith("/responses"):
                     self.send_error(404)
                     return
@@ -112,16 +118,18 @@ class FakeResponses:
         self._thread.join(5)
 
     def tool_outputs(self) -> list[str]:
-        """Text of every `function_call_output` the agent sent back, in order."""
-        outputs: list[str] = []
+        """Text of every `function_call_output` the agent sent back, once each, in order.
+
+        Each request repeats the conversation so far; an output is keyed by its `call_id`.
+        """
+        outputs: dict[str, str] = {}
         for body in self.requests:
             for item in body.get("input", []):
                 if isinstance(item, dict) and item.get("type") == "function_call_output":
                     out = item.get("output")
                     if isinstance(out, list):
-                        outputs.append(
-                            "".join(str(p.get("text", "")) for p in out if isinstance(p, dict))
-                        )
+                        text = "".join(str(p.get("text", "")) for p in out if isinstance(p, dict))
                     else:
-                        outputs.append(str(out))
-        return outputs
+                        text = str(out)
+                    outputs.setdefault(str(item.get("call_id") or len(outputs)), text)
+        return list(outputs.values())

@@ -1,7 +1,9 @@
 """The MCP Inspector's command-line mode against `pct serve` (stdio): tools/list, tools/call.
 
 The Inspector's CLI (npm `@modelcontextprotocol/inspector`) is an independent client
-implementation; skipped with a reason where it is not installed.
+implementation; skipped with a reason where it is not installed. It prints the result as the
+wire carries it: the text as `content`, the details in `_meta["pct/details"]`, and no
+`structuredContent` unless `pct serve --structured-content` asked for it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pct_procs import PCT, child_env, write_config
@@ -31,9 +34,20 @@ def inspector() -> Path:
     return INSPECTOR
 
 
-def run_inspector(inspector: Path, agent: Path, work: Path, *method: str) -> dict[str, object]:
+def run_inspector(
+    inspector: Path, agent: Path, work: Path, *method: str, serve: tuple[str, ...] = ()
+) -> dict[str, Any]:
     result = subprocess.run(
-        [str(inspector), "--cli", "-e", f"PI_CODING_AGENT_DIR={agent}", PCT, "serve", *method],
+        [
+            str(inspector),
+            "--cli",
+            "-e",
+            f"PI_CODING_AGENT_DIR={agent}",
+            PCT,
+            "serve",
+            *serve,
+            *method,
+        ],
         cwd=work,
         env=child_env(agent),
         capture_output=True,
@@ -42,7 +56,7 @@ def run_inspector(inspector: Path, agent: Path, work: Path, *method: str) -> dic
         check=False,
     )
     assert result.returncode == 0, result.stderr or result.stdout
-    parsed: dict[str, object] = json.loads(result.stdout)
+    parsed: dict[str, Any] = json.loads(result.stdout)
     return parsed
 
 
@@ -69,9 +83,39 @@ def test_inspector_lists_and_calls_tools(inspector: Path, tmp_path: Path) -> Non
         "cmd=echo inspected-by-the-inspector",
     )
     assert called["isError"] is False
-    content = called["content"]
-    assert isinstance(content, list)
-    assert "inspected-by-the-inspector" in content[0]["text"]
-    structured = called["structuredContent"]
-    assert isinstance(structured, dict)
-    assert structured["exit_code"] == 0
+    session = called["_meta"]["pct/details"]["session_id"]
+    assert called["content"] == [
+        {
+            "type": "text",
+            "text": f"session_id {session}: completed\nexit_code: 0\n"
+            "[stdout]\ninspected-by-the-inspector",
+        }
+    ]
+    assert "structuredContent" not in called
+    details = called["_meta"]["pct/details"]
+    assert details["exit_code"] == 0
+    assert details["stdout"] == "inspected-by-the-inspector\n"
+    assert "sessionId" not in details
+    assert "exitCode" not in details
+
+
+def test_structured_content_is_an_opt_in(inspector: Path, tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}})
+    called = run_inspector(
+        inspector,
+        agent,
+        work,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "exec_command",
+        "--tool-arg",
+        "cmd=echo opted-in",
+        serve=("--structured-content",),
+    )
+    assert called["isError"] is False
+    assert "opted-in" in called["content"][0]["text"]
+    assert called["structuredContent"] == called["_meta"]["pct/details"]
+    assert called["structuredContent"]["exit_code"] == 0

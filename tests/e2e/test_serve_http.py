@@ -44,6 +44,10 @@ async def official_round_trip(url: str, token: str, work: Path) -> None:
         )
         ran = await client.call_tool("exec_command", {"cmd": "cat web.txt"})
         assert "over http" in text_of(ran)
+        # Over HTTP too: the text is the content, the details ride in `_meta`.
+        assert ran.structured_content is None
+        assert ran.meta is not None
+        assert ran.meta["pct/details"]["stdout"] == "over http\n"
     assert (work / "web.txt").read_text() == "over http\n"
 
 

@@ -17,7 +17,11 @@ pytestmark = pytest.mark.e2e
 
 def params(agent: Path, work: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=PCT, args=["serve", *args], env={"PI_CODING_AGENT_DIR": str(agent)}, cwd=work
+        # child_env keeps PYTHONPATH, so a checkout that is not the installed one serves itself.
+        command=PCT,
+        args=["serve", *args],
+        env=child_env(agent),
+        cwd=work,
     )
 
 
@@ -37,6 +41,9 @@ async def test_stdio_round_trip_patch_and_shell(dirs: tuple[Path, Path]) -> None
         assert text_of(applied) == "Applied patch:\n- add hello.txt"
         ran = await client.call_tool("exec_command", {"cmd": "cat hello.txt"})
         assert "hi there" in text_of(ran)
+        assert ran.structured_content is None
+        assert ran.meta is not None
+        assert ran.meta["pct/details"]["exit_code"] == 0
         inactive = await client.call_tool("exec", {"code": "print(1)"})
         assert inactive.is_error
         assert text_of(inactive) == "Code Mode is not enabled."

@@ -73,7 +73,7 @@ async def test_prefix_survives_and_spills_past_limit(owner_root: Path) -> None:
         "state": "complete",
         "path": rec.path,
         "bytes": 23,
-        "capturedBytes": 23,
+        "captured_bytes": 23,
     }
     await owner.close()
 

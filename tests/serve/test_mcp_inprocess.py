@@ -66,7 +66,9 @@ async def test_results_map_text_details_images_and_errors(agent_dir: Path) -> No
         ok = await client.call_tool("echo", {"text": "hello"})
         assert not ok.is_error
         assert text_of(ok) == "hello"
-        assert ok.structured_content == {"length": 5}
+        # The model reads the text; the details travel in `_meta`, never as structured content.
+        assert ok.structured_content is None
+        assert ok.meta == {"pct/details": {"length": 5}}
 
         pic = await client.call_tool("picture", {})
         image = pic.content[1]
@@ -87,6 +89,34 @@ async def test_results_map_text_details_images_and_errors(agent_dir: Path) -> No
         # the server keeps serving after every failure
         assert text_of(await client.call_tool("echo", {"text": "still here"})) == "still here"
     await runtime.aclose()
+
+
+async def test_structured_content_only_when_opted_in(agent_dir: Path) -> None:
+    runtime = Runtime(agent_dir=agent_dir, extra_tools=[Echo()], cwd=agent_dir)
+    await runtime.start()
+    server = PctMCPServer(runtime, structured_content=True)
+    async with Client(server.server, mode="legacy") as client:
+        listed = await client.list_tools()
+        # No tool advertises an output schema, so no client may demand structured content.
+        assert all(tool.output_schema is None for tool in listed.tools)
+        ok = await client.call_tool("echo", {"text": "hello"})
+        assert text_of(ok) == "hello"
+        assert ok.structured_content == {"length": 5}
+        assert ok.meta == {"pct/details": {"length": 5}}
+    await runtime.aclose()
+
+
+def test_serve_help_names_the_structured_content_opt_in(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pct_runtime.cli import build_parser, main
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "--structured-content" in capsys.readouterr().out
+    parser = build_parser()
+    assert parser.parse_args(["serve"]).structured_content is False
+    assert parser.parse_args(["serve", "--structured-content"]).structured_content is True
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,11 @@ async def test_apply_patch_over_mcp_changes_the_file(workdir: Path) -> None:
         assert not result.is_error, text_of(result)
         assert text_of(result) == "Applied patch:\n- add notes/todo.md"
         assert (workdir / "work" / "notes" / "todo.md").read_text() == "first line\n"
-        assert result.structured_content is not None
+        assert result.structured_content is None
+        assert result.meta is not None
+        assert result.meta["pct/details"]["operations"] == [
+            {"operation": "add", "path": "notes/todo.md"}
+        ]
         bad = await client.call_tool("apply_patch", {"patch": "not a patch"})
         assert bad.is_error
         unknown = await client.call_tool("apply_patch", {"patch": patch, "extra": 1})
@@ -80,11 +84,16 @@ async def test_shell_pair_over_mcp(workdir: Path) -> None:
 
         started = await client.call_tool("exec_command", {"cmd": "cat", "yield_time_ms": 200})
         assert not started.is_error, text_of(started)
-        assert started.structured_content is not None
-        session_id = started.structured_content.get("session_id") or started.structured_content.get(
-            "sessionId"
-        )
+        assert started.structured_content is None
+        assert started.meta is not None
+        details = started.meta["pct/details"]
+        session_id = details["session_id"]
         assert isinstance(session_id, str)
+        assert "sessionId" not in details
+        assert text_of(started).startswith(
+            f"session_id {session_id}: running\njob still running; continue with write_stdin, "
+            "not wait"
+        )
         echoed = await client.call_tool(
             "write_stdin",
             {
@@ -145,4 +154,24 @@ async def test_code_mode_cell_over_mcp(workdir: Path) -> None:
         missing = await client.call_tool("wait", {"cell_id": "cell-000000000000"})
         assert missing.is_error
         assert "cell-000000000000" in text_of(missing)
+    await runtime.aclose()
+
+
+async def test_a_cell_gets_the_details_mcp_carries_in_meta(workdir: Path) -> None:
+    """One details object, one spelling: the nested dict is `_meta["pct/details"]`."""
+    runtime, server = await make(workdir)
+    async with Client(server.server, mode="legacy") as client:
+        direct = await client.call_tool("exec_command", {"cmd": "echo same"})
+        assert direct.meta is not None
+        meta = direct.meta["pct/details"]
+        code = "r = await tools.exec_command(cmd='echo same')\n{k: r[k] for k in sorted(r)}"
+        cell = await client.call_tool("exec", {"code": code})
+        assert not cell.is_error, text_of(cell)
+        assert cell.meta is not None
+        nested = cell.meta["pct/details"]["result"]
+        assert nested.keys() == meta.keys()
+        assert {k: v for k, v in nested.items() if k != "session_id"} == {
+            k: v for k, v in meta.items() if k != "session_id"
+        }
+        assert not any(any(c.isupper() for c in key) for key in [*meta, *cell.meta["pct/details"]])
     await runtime.aclose()

@@ -253,7 +253,7 @@ class StuckCode:
             raise ToolError(
                 "cleanup-incomplete",
                 "Code Mode could not confirm that 1 cell(s) stopped (cell-stuck).",
-                {"cellIds": ["cell-stuck"]},
+                {"cell_ids": ["cell-stuck"]},
             )
 
     async def exec(self, args: Any, ctx: Any) -> Any:

@@ -51,13 +51,8 @@ class CodeAdapter(Protocol):
 
 
 def nested_details(result: ToolResult) -> dict[str, Any]:
-    """The structured value a cell receives: the tool's details with both id spellings."""
+    """The value a cell receives: the same details MCP carries in `_meta["pct/details"]`."""
     details = dict(result.details)
-    for snake, camel in (("session_id", "sessionId"), ("exit_code", "exitCode")):
-        if snake in details and camel not in details:
-            details[camel] = details[snake]
-        elif camel in details and snake not in details:
-            details[snake] = details[camel]
     if "text" not in details and "stdout" not in details:
         details["text"] = result.text  # shell details already carry stdout/stderr
     return details

@@ -165,7 +165,6 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
     cell.reads += 1
     details: dict[str, Any] = {
         "cell_id": cell.id,
-        "cellId": cell.id,
         "status": cell.state,
         "output": read.text,
         "truncated": lost,
@@ -175,7 +174,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
             "result": bool(obs.result_clipped),
             "error": bool(obs.error_clipped),
         },
-        "nestedCalls": {
+        "nested_calls": {
             "completed": obs.counts.completed,
             "failed": obs.counts.failed,
             "cancelled": obs.counts.cancelled,
@@ -192,7 +191,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
     if cell.shells:
         details["shells"] = [{"session_id": s, "state": v} for s, v in cell.shells.items()]
     if obs.stop_pending:
-        details["unknownOutcome"] = True
+        details["unknown_outcome"] = True
     return ToolResult(text=render(obs), details=details), terminal
 
 

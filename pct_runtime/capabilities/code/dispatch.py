@@ -39,12 +39,10 @@ PROGRESS_FIELD_BYTES = 128
 #: rerunning the call.
 _CONTROL_FIELDS = (
     "session_id",
-    "sessionId",
     "status",
     "exit_code",
-    "exitCode",
     "recovery",
-    "unknownOutcome",
+    "unknown_outcome",
     "operations",
 )
 

@@ -243,7 +243,7 @@ class CodeManager:
                 f"Code Mode could not confirm that {len(incomplete)} cell(s) stopped "
                 f"({', '.join(incomplete)}); their programs may still be running. Retry the "
                 "cleanup.",
-                {"cellIds": incomplete},
+                {"cell_ids": incomplete},
             )
 
     # -- lifecycle --------------------------------------------------------------------------

@@ -33,10 +33,10 @@ ADAPTER_HELP = "\n".join(
         "- `await tools.exec_command(cmd=..., workdir=..., yield_time_ms=..., "
         "max_output_tokens=...)` — the Shell Sessions executor; returns a dict with `stdout` "
         "and `stderr` (new output since the last read), `status` (running, completed or "
-        "terminated), `session_id`/`sessionId`, `exit_code`/`exitCode` (None while running or "
-        "when a signal ended it), `truncated` and `recovery` (where output beyond the budget "
-        "was saved). A shell still running after the cell ends belongs to Shell Sessions: "
-        "continue it with write_stdin, not wait.",
+        "terminated), `session_id`, `exit_code` (None while running or when a signal ended "
+        "it), `truncated` and `recovery` (where output beyond the budget was saved). A shell "
+        "still running after the cell ends belongs to Shell Sessions: continue it with "
+        "write_stdin, not wait.",
         "- `await tools.write_stdin(session_id=..., chars=..., yield_time_ms=...)` — poll or "
         "write to a running shell session (same fields as the direct tool); returns a dict "
         "with the same keys as exec_command.",
@@ -46,9 +46,10 @@ ADAPTER_HELP = "\n".join(
         "only when Patch is routed through Code Mode. With approval mode `confirm` the user is "
         "asked before each nested patch; without an interactive UI it fails with "
         "approval-unavailable and changes nothing.",
-        "Both spellings of every field are accepted (`cmd`/`command`, `session_id`/`sessionId`, "
-        "...). Pass keyword arguments or one dict. A failed call raises `ToolError` with "
-        "`.code` and `.message`; catch it with `except ToolError as e:`.",
+        "Both spellings of every argument are accepted (`cmd`/`command`, `session_id`/"
+        "`sessionId`, ...); returned dicts use the snake_case names. Pass keyword arguments "
+        "or one dict. A failed call raises `ToolError` with `.code` and `.message`; catch it "
+        "with `except ToolError as e:`.",
     ]
 )
 

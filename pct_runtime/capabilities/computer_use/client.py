@@ -196,8 +196,8 @@ class ComputerUseClient:
                 self._requires_inspection = False
             details: dict[str, Any] = {
                 "method": method,
-                "blockCount": len(texts) + len(images),
-                "imageCount": len(images),
+                "block_count": len(texts) + len(images),
+                "image_count": len(images),
             }
             return ToolResult(text="\n".join(texts), details=details, images=images)
 

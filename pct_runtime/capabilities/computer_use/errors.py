@@ -93,7 +93,7 @@ class ComputerUseClientError(ToolError):
         super().__init__(
             category,
             error_text(category, unknown_outcome=unknown_outcome, detail=detail),
-            {"category": category, "unknownOutcome": unknown_outcome},
+            {"category": category, "unknown_outcome": unknown_outcome},
         )
         self.category: ClientErrorCategory = category
         self.unknown_outcome = unknown_outcome

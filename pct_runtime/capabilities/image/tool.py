@@ -138,13 +138,13 @@ class OpenAIImageTool:
             )
         except ImageGenerationError as error:
             raise ToolError(
-                error.category, str(error), {"unknownResult": error.unknown_result}
+                error.category, str(error), {"unknown_result": error.unknown_result}
             ) from None
         text = f"Generated image saved to {image.path}."
         if self._model_has_vision() is False:
             text += " The current model cannot visually inspect this image."
         return ToolResult(
             text=text,
-            details={"path": str(image.path), "mimeType": image.mime_type},
+            details={"path": str(image.path), "mime_type": image.mime_type},
             images=[ImagePart(data=image.data, mime_type=image.mime_type)],
         )

@@ -1,4 +1,4 @@
-"""The model-facing text and structured details of one Shell Sessions observation.
+"""The model-facing text and the details (snake_case) of one Shell Sessions observation.
 
 Text order (toolkit contract): `session_id <id>: <running|completed|terminated>`; a non-running
 result adds `exit_code: <code | signal | unknown>`; a running one adds `job still running;
@@ -139,26 +139,24 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
     if notes:
         text += "\n" + "\n".join(notes)
     details: dict[str, Any] = {
-        "sessionId": obs.session_id,
         "session_id": obs.session_id,
         "status": obs.status,
-        "exitCode": exit_code,
         "exit_code": exit_code,
         "stdout": obs.stdout.text,
         "stderr": obs.stderr.text,
         "truncated": {
-            label: {"droppedBytes": read.dropped, "omittedBytes": read.omitted}
+            label: {"dropped_bytes": read.dropped, "omitted_bytes": read.omitted}
             for label, read in blocks
             if read.lost
         },
         "recovery": {label: rec.to_dict() for label, rec in obs.recovery.items()},
-        "unknownOutcome": obs.unknown_outcome,
+        "unknown_outcome": obs.unknown_outcome,
     }
     if signal_text is not None:
         details["signal"] = signal_text
     if obs.stdin is not None and obs.stdin.delivery is not None:
-        details["inputDelivery"] = obs.stdin.delivery
-        details["inputBytes"] = obs.stdin.requested_bytes
+        details["input_delivery"] = obs.stdin.delivery
+        details["input_bytes"] = obs.stdin.requested_bytes
     if obs.stdin_transport:
-        details["stdinTransport"] = True
+        details["stdin_transport"] = True
     return ToolResult(text=text, details=details)

@@ -466,5 +466,5 @@ class ShellManager:
                 f"Shell Sessions could not confirm that {len(incomplete)} job(s) stopped "
                 f"({', '.join(incomplete)}); their processes may still be running. Retry the "
                 "cleanup.",
-                {"sessionIds": incomplete},
+                {"session_ids": incomplete},
             )

@@ -25,6 +25,8 @@ WEB_SEARCH_DESCRIPTION = (
 )
 
 RouteResolver = Callable[[], Awaitable[ResolvedRoute]]
+#: Pi's usage names → the snake_case spelling every result detail uses.
+_SNAKE = {"cacheRead": "cache_read", "cacheWrite": "cache_write", "totalTokens": "total_tokens"}
 
 
 def web_search_spec() -> ToolSpec:
@@ -113,5 +115,5 @@ class OpenAIWebSearchTool:
             "sources": [{"title": s.title, "url": s.url} for s in result.sources],
         }
         if result.usage is not None:
-            details["usage"] = result.usage
+            details["usage"] = {_SNAKE.get(k, k): v for k, v in result.usage.items()}
         return ToolResult(text=result.text, details=details)

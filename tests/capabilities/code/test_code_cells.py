@@ -25,7 +25,7 @@ async def test_text_print_and_final_expression(manager: CodeManager, ctx: CallCo
     assert r.text.startswith(f"cell_id {r.details['cell_id']}: completed\n")
     assert '[output]\na{"b":[1,2]}x 2\n[result]\n{"k":1}' in r.text
     assert r.details["result"] == {"k": 1}
-    assert r.details["cellId"] == r.details["cell_id"]
+    assert "cellId" not in r.details  # one spelling per field
     r = await run(manager, ctx, "x = 3\ntext(x)")
     assert "[result]" not in r.text  # text() returns None: no result
     r = await run(manager, ctx, "pass")
@@ -184,7 +184,7 @@ async def test_program_finishing_after_unconfirmed_stop_reports_its_result(
     r = await manager.wait({"cell_id": cell_id, "terminate": True}, ctx)
     if r.details["status"] == "running":  # the stop was not confirmed: handle kept
         assert "stop requested but not yet confirmed" in r.text
-        assert r.details["unknownOutcome"] is True
+        assert r.details["unknown_outcome"] is True
         r = await manager.wait({"cell_id": cell_id, "yield_time_ms": 30_000}, ctx)
     assert r.details["status"] == "completed"
     assert r.details["result"] == 3_000_000
@@ -234,7 +234,7 @@ async def test_close_with_an_unconfirmed_stop_reports_cleanup_incomplete(
     with pytest.raises(ToolError) as exc:
         await manager.close()
     assert exc.value.code == "cleanup-incomplete"
-    assert exc.value.details == {"cellIds": [cell.id]}
+    assert exc.value.details == {"cell_ids": [cell.id]}
     # the worker group was taken down with the zygote; a retried close is complete
     await asyncio.wait_for(cell.terminal.wait(), 10)
     await manager.close()
@@ -465,7 +465,7 @@ async def test_oversized_reply_returns_control_fields_only(
     r = await run(manager, ctx, code)
     assert r.details["result"] == [
         "bridge-overload",
-        {"session_id": "pct-shell-1", "sessionId": "pct-shell-1"},
+        {"session_id": "pct-shell-1"},
     ]
     assert "0 completed, 1 failed, 0 cancelled before dispatch, 0 unsettled" in r.text
 

@@ -59,9 +59,12 @@ async def test_load_notifies_lists_and_calls(tmp_path: Path) -> None:
         loaded = await client.call_tool("find_tools", {"load": ["apply_patch", "bash"]})
         assert not loaded.is_error
         assert text_of(loaded) == "Loaded: apply_patch\nRejected:\n- bash: not-managed"
-        assert loaded.structured_content == {
-            "loaded": ["apply_patch"],
-            "rejected": [{"name": "bash", "reason": "not-managed"}],
+        assert loaded.structured_content is None
+        assert loaded.meta == {
+            "pct/details": {
+                "loaded": ["apply_patch"],
+                "rejected": [{"name": "bash", "reason": "not-managed"}],
+            }
         }
         await asyncio.wait_for(changed.wait(), 5)
 

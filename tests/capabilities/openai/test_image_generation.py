@@ -244,7 +244,7 @@ async def test_tool_result_text_image_and_details(
     result = await tool({"prompt": "fox", "quality": "low"}, ctx)
     path = result.details["path"]
     assert result.text == f"Generated image saved to {path}."
-    assert result.details == {"path": path, "mimeType": "image/png"}
+    assert result.details == {"path": path, "mime_type": "image/png"}
     assert [(i.mime_type, i.data) for i in result.images] == [("image/png", PNG)]
     assert fake.requests[0].headers["x-codex-image-turn-id"] == "toolu_9"
 

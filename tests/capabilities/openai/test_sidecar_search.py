@@ -432,7 +432,7 @@ async def test_tool_result_text_and_details(
     assert result.details == {
         "answer": "Hi",
         "sources": [{"title": "X", "url": "https://x.example/a"}],
-        "usage": {"input": 3, "output": 4, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 7},
+        "usage": {"input": 3, "output": 4, "cache_read": 0, "cache_write": 0, "total_tokens": 7},
     }
 
 

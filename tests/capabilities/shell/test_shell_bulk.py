@@ -47,10 +47,10 @@ async def test_one_gib_of_output_with_bounded_memory(manager: ShellManager, tmp_
     await sampler
     d = result.details
     assert d["status"] == "completed"
-    assert d["exitCode"] == 0
+    assert d["exit_code"] == 0
     rec = d["recovery"]["stdout"]
     assert rec["state"] == "complete"
-    assert rec["bytes"] == rec["capturedBytes"] == GIB
+    assert rec["bytes"] == rec["captured_bytes"] == GIB
     assert os.path.getsize(rec["path"]) == GIB
     with open(rec["path"], "rb") as fh:
         assert fh.read(16) == b"g" * 16

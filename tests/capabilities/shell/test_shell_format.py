@@ -23,12 +23,9 @@ def test_completed_with_both_streams() -> None:
         == "session_id pct-shell-a: completed\nexit_code: 0\n[stdout]\nout\n[stderr]\nerr"
     )
     d = result.details
-    assert (d["sessionId"], d["session_id"], d["exitCode"], d["exit_code"]) == (
-        "pct-shell-a",
-        "pct-shell-a",
-        0,
-        0,
-    )
+    assert (d["session_id"], d["exit_code"]) == ("pct-shell-a", 0)
+    assert "sessionId" not in d  # one spelling per field
+    assert "exitCode" not in d
     assert d["status"] == "completed"
     assert "signal" not in d
 
@@ -52,12 +49,12 @@ def test_running_with_recovery_and_no_new_output(tmp_path: Path) -> None:
         f"stderr recovery: capturing — {y} [0/0 UTF-8 bytes captured]\n"
         "(no new output)"
     )
-    assert result.details["exitCode"] is None
+    assert result.details["exit_code"] is None
     assert result.details["recovery"]["stdout"] == {
         "state": "capturing",
         "path": str(x),
         "bytes": 10,
-        "capturedBytes": 4,
+        "captured_bytes": 4,
     }
 
 
@@ -77,7 +74,7 @@ def test_signal_and_unknown_exit() -> None:
     lines = r.text.splitlines()
     assert lines[1] == "exit_code: unknown"
     assert lines[2].startswith("outcome unknown:")
-    assert r.details["unknownOutcome"] is True
+    assert r.details["unknown_outcome"] is True
 
 
 def test_truncation_notes_and_unavailable_recovery() -> None:
@@ -98,7 +95,7 @@ def test_truncation_notes_and_unavailable_recovery() -> None:
         "by the 256 KiB preview before this read; no recovery file is available, so that text "
         "is lost]"
     )
-    assert r.details["truncated"] == {"stdout": {"droppedBytes": 100, "omittedBytes": 50}}
+    assert r.details["truncated"] == {"stdout": {"dropped_bytes": 100, "omitted_bytes": 50}}
 
 
 def test_stdin_lines() -> None:
@@ -106,10 +103,10 @@ def test_stdin_lines() -> None:
         ShellObservation("s", "running", stdin=StdinReport("written", 6, 6, True), ever_output=True)
     )
     assert "stdin: written (6 UTF-8 bytes); closed" in r.text
-    assert r.details["inputDelivery"] == "written"
+    assert r.details["input_delivery"] == "written"
     r = format_shell_result(ShellObservation("s", "running", stdin=StdinReport(None, 0, 0, True)))
     assert "stdin: closed" in r.text
-    assert "inputDelivery" not in r.details
+    assert "input_delivery" not in r.details
     r = format_shell_result(ShellObservation("s", "running", stdin=StdinReport("unknown", 6, 2)))
     assert "stdin: delivery unknown (2 of 6 UTF-8 bytes reached the pipe" in r.text
-    assert r.details["inputDelivery"] == "unknown"
+    assert r.details["input_delivery"] == "unknown"

@@ -39,9 +39,10 @@ async def test_quick_command_completes_in_one_call_without_files(
     ]
     assert "[stdout]\nhi\n[stderr]\nerr" in result.text
     d = result.details
-    assert d["sessionId"] == d["session_id"]
-    assert d["sessionId"].startswith("pct-shell-")
-    assert d["exitCode"] == d["exit_code"] == 3
+    assert d["session_id"].startswith("pct-shell-")
+    assert d["exit_code"] == 3
+    assert "sessionId" not in d  # one spelling per field
+    assert "exitCode" not in d
     assert (d["stdout"], d["stderr"]) == ("hi\n", "err\n")
     assert d["recovery"] == {}
     assert list(temp_root.iterdir()) == []
@@ -72,7 +73,7 @@ async def test_interactive_line_program_through_write_stdin(
     for word in ("alpha", "béta"):
         result = await manager.write({"session_id": sid, "chars": f"{word}\n"})
         assert result.details["stdout"] == f"got:{word}\n"
-        assert result.details["inputDelivery"] == "written"
+        assert result.details["input_delivery"] == "written"
         assert f"stdin: written ({len((word + chr(10)).encode())} UTF-8 bytes)" in result.text
     # no implicit newline: a partial line is not submitted
     result = await manager.write({"sessionId": sid, "input": "gam", "yieldTimeMs": 100})
@@ -125,7 +126,7 @@ async def test_process_ignoring_sigterm_is_killed(manager: ShellManager, tmp_pat
     stop = await manager.write({"session_id": result.details["session_id"], "terminate": True})
     assert stop.details["status"] == "terminated"
     assert stop.details["signal"] == "SIGKILL"
-    assert stop.details["unknownOutcome"] is False
+    assert stop.details["unknown_outcome"] is False
     assert manager.unsettled_count == 0
 
 
@@ -138,7 +139,7 @@ async def test_grandchild_holding_pipes_keeps_job_running(
     assert result.details["stdout"] == "early\n"
     done = await _poll_until_done(manager, result.details["session_id"])
     assert done["stdout"] == "late\n"
-    assert done["exitCode"] == 0
+    assert done["exit_code"] == 0
 
 
 async def test_group_member_with_redirected_output_keeps_job_running(
@@ -187,8 +188,8 @@ async def test_budget_cuts_on_code_point_and_drains_stdout_first(
     assert d["stdout"] == "€" * 341  # 1023 bytes: the 342nd euro would split
     assert d["stderr"] == "E"  # stdout drains first; stderr gets the 1 byte left
     assert d["truncated"] == {
-        "stdout": {"droppedBytes": 0, "omittedBytes": 3000 - 1023},
-        "stderr": {"droppedBytes": 0, "omittedBytes": 9},
+        "stdout": {"dropped_bytes": 0, "omitted_bytes": 3000 - 1023},
+        "stderr": {"dropped_bytes": 0, "omitted_bytes": 9},
     }
     rec = d["recovery"]["stdout"]
     assert rec["state"] == "complete"
@@ -231,7 +232,7 @@ async def test_spill_beyond_preview_keeps_everything_recoverable(
         d = (await manager.write({"session_id": d["session_id"]})).details
     rec = d["recovery"]["stdout"]
     assert rec["state"] == "complete"
-    assert rec["bytes"] == rec["capturedBytes"] == size
+    assert rec["bytes"] == rec["captured_bytes"] == size
     assert os.path.getsize(rec["path"]) == size
 
 
@@ -361,7 +362,7 @@ async def test_broken_pipe_reports_unknown_delivery(manager: ShellManager, tmp_p
     first = await manager.start({"cmd": "exec 0<&-; sleep 30", "yield_time_ms": 200}, cwd=tmp_path)
     sid = first.details["session_id"]
     result = await manager.write({"session_id": sid, "chars": "hello\n", "yield_time_ms": 0})
-    assert result.details["inputDelivery"] == "unknown"
+    assert result.details["input_delivery"] == "unknown"
     assert "stdin: delivery unknown (0 of 6 UTF-8 bytes" in result.text
     assert "Do not resend" in result.text
     with pytest.raises(ToolError) as info:
@@ -454,7 +455,7 @@ async def test_unknown_outcome_keeps_handle_and_close_reports_incomplete(
     monkeypatch.setattr(job_module, "group_alive", lambda pgid: True)  # confirmation never comes
     stop = await manager.write({"session_id": sid, "terminate": True})
     assert stop.details["status"] == "terminated"
-    assert stop.details["unknownOutcome"] is True
+    assert stop.details["unknown_outcome"] is True
     assert "outcome unknown" in stop.text
     assert manager.has_session(sid)
     with pytest.raises(ToolError) as info:
@@ -493,7 +494,7 @@ async def test_terminate_after_natural_completion_reports_completed(
     await asyncio.wait_for(job.settled.wait(), 10)
     result = await manager.write({"session_id": sid, "terminate": True})
     assert result.details["status"] == "completed"
-    assert result.details["exitCode"] == 0
+    assert result.details["exit_code"] == 0
     assert result.details["stdout"] == "done\n"
 
 
@@ -562,5 +563,5 @@ async def test_stop_reaches_background_group_members_after_the_leader_exited(
     await asyncio.sleep(1.5)  # the idle group probe has backed off by now
     stop = await manager.write({"session_id": result.details["session_id"], "terminate": True})
     assert stop.details["status"] == "terminated"
-    assert stop.details["unknownOutcome"] is False
-    assert stop.details["exitCode"] == 0  # the leader itself had exited normally
+    assert stop.details["unknown_outcome"] is False
+    assert stop.details["exit_code"] == 0  # the leader itself had exited normally

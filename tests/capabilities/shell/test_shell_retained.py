@@ -32,7 +32,7 @@ async def test_kept_jobs_answer_polls_while_new_starts_are_refused(
         polled = await manager.write({"session_id": sid, "yield_time_ms": 250})
         assert polled.details["session_id"] == sid
         assert polled.details["status"] == "terminated"
-        assert polled.details["unknownOutcome"] is True
+        assert polled.details["unknown_outcome"] is True
         with pytest.raises(ToolError) as other:
             await manager.write({"session_id": "pct-shell-000000000000"})
         assert other.value.code == "manager-closed"

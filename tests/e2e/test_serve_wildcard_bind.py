@@ -50,6 +50,20 @@ def own_ipv4_addresses() -> list[str]:
     return found
 
 
+def own_global_ipv6_addresses() -> list[str]:
+    """This machine's global-scope IPv6 addresses (Linux: /proc/net/if_inet6)."""
+    try:
+        rows = Path("/proc/net/if_inet6").read_text().splitlines()
+    except OSError:
+        return []
+    found: list[str] = []
+    for row in rows:
+        fields = row.split()
+        if len(fields) >= 4 and fields[3] == "00":  # scope: global
+            found.append(str(ipaddress.IPv6Address(bytes.fromhex(fields[0]))))
+    return found
+
+
 def _spawn(agent: Path, work: Path, listen: str) -> tuple[subprocess.Popen[str], list[str]]:
     proc = subprocess.Popen(
         [PCT, "serve", "--http", listen],
@@ -121,5 +135,28 @@ def test_loopback_bind_has_no_warning(dirs: tuple[Path, Path]) -> None:
     try:
         assert len(lines) == 1, lines
         assert "serving MCP at http://127.0.0.1:" in lines[0]
+    finally:
+        stop(proc)
+
+
+def test_ipv6_wildcard_bind_serves_this_machines_ipv6_addresses(
+    dirs: tuple[Path, Path],
+) -> None:
+    addresses = own_global_ipv6_addresses()
+    if not addresses:
+        pytest.skip("this machine has no global IPv6 address")
+    agent, work = dirs
+    proc, lines = _spawn(agent, work, "[::]:0")
+    try:
+        assert lines, "pct serve printed nothing"
+        assert "serving MCP at http://[::]:" in lines[-1], lines
+        port = int(lines[-1].split("http://[::]:", 1)[1].split("/", 1)[0])
+        assert f"pct: warning: serving on [::]:{port}, which is not loopback" in "".join(lines)
+        token = (agent / "pct" / "token").read_text().strip()
+        auth = {**HEADERS, "Authorization": f"Bearer {token}"}
+        with httpx.Client(timeout=30) as http:
+            for address in addresses:
+                served = http.post(f"http://[{address}]:{port}/mcp", json=INIT, headers=auth)
+                assert served.status_code == 200, (address, served.status_code, served.text)
     finally:
         stop(proc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -258,6 +259,13 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
     args = parser.parse_args()
+    from pct_runtime.config.paths import config_path
+    from pct_runtime.config.reload import not_regular_message
+
+    refused = not_regular_message(config_path())
+    if refused is not None:  # before drawing: a FIFO would otherwise be read on boot
+        print(f"pct-tui: {refused}", file=sys.stderr)
+        raise SystemExit(1)
     PctApp(port=args.port, model=args.model).run()
 
 

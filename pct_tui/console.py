@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from textual.signal import Signal
 
 from pct_runtime.config import ConfigSaveError, ConfigValidationError
-from pct_runtime.config.store import MISSING_REVISION, revision_of
+from pct_runtime.config.store import MISSING_REVISION, read_regular_file, revision_of
 from pct_runtime.debug import DEBUG_CHANNEL
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
@@ -379,7 +379,7 @@ class Console:
 
         def read() -> str:
             try:
-                return revision_of(path.read_bytes())
+                return revision_of(read_regular_file(path))  # a FIFO must not block
             except FileNotFoundError:
                 return MISSING_REVISION
             except OSError:

@@ -74,8 +74,12 @@ def handle(args: argparse.Namespace) -> int:
     )
     model: str | None = args.model
     from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
-    from pct_runtime.config.paths import agent_dir
+    from pct_runtime.config.paths import agent_dir, config_path
+    from pct_runtime.config.reload import not_regular_message
 
+    refused = not_regular_message(config_path())
+    if refused is not None:
+        raise CliError(refused, code=1)
     # Pi's files are checked (and their problems said) before serving: a served session
     # has no other place to report that custom providers or the default model are gone.
     load_host_model(agent_dir(), model, Path.cwd())

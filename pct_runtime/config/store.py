@@ -76,6 +76,55 @@ class ConfigRead:
     has_last_known_good: bool = False
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_regular_detail(mode: int) -> str | None:
+    """The `config-read-failed` detail for a path that is not a regular file, else None.
+
+    A directory keeps `EISDIR`, the error code reading it gives (the spec's detail for a
+    system error); the other kinds have no such code, so the detail names the kind.
+    """
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "EISDIR"
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return f"not a regular file: {kind}"
+
+
+class NotRegularFileError(OSError):
+    """The config path is a FIFO, directory, device or socket; `detail` says which."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of a regular file; anything else raises `NotRegularFileError` at once.
+
+    Reading a FIFO would block until a writer appears (a hung `pct reload`, a server stuck
+    in `open()` that no signal reaches), and a device may never end. So: refuse by `stat`
+    before opening, open non-blocking (a FIFO swapped in after the check cannot block the
+    open) and check the opened file again with `fstat`.
+    """
+    detail = not_regular_detail(os.stat(path).st_mode)
+    if detail is not None:
+        raise NotRegularFileError(detail)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        detail = not_regular_detail(os.fstat(fd).st_mode)
+        if detail is not None:
+            raise NotRegularFileError(detail)
+        return handle.read()
+
+
 def _errno_name(exc: OSError) -> str | None:
     if exc.errno is None:
         return None
@@ -142,9 +191,12 @@ class ConfigStore:
         the all-off defaults; a bad one is reported in `.error` and the last known good
         configuration (or the defaults) stays in effect."""
         try:
-            data = self.path.read_bytes()
+            data = read_regular_file(self.path)
         except FileNotFoundError:
             self._use_valid(default_config(), {}, MISSING_REVISION)
+            return self.current()
+        except NotRegularFileError as exc:
+            self._record_error(ConfigReadError("config-read-failed", exc.detail), None)
             return self.current()
         except OSError as exc:
             self._record_error(ConfigReadError("config-read-failed", _errno_name(exc)), None)
@@ -223,7 +275,7 @@ class ConfigStore:
         """Under the lock: the file is still what the draft was based on, and is a valid
         configuration. Returns the stored document (`{}` when there is no file)."""
         try:
-            disk: bytes | None = self.path.read_bytes()
+            disk: bytes | None = read_regular_file(self.path)
         except FileNotFoundError:
             disk = None
         except OSError as exc:

@@ -5,7 +5,9 @@ one-line JSON requests authenticated with the pct token, and registers itself as
 `<agent dir>/pct/runtimes/<pid>-<id>.json` (pid, kind, control and MCP endpoints). The
 entry is removed on exit; entries whose process is gone are ignored (and swept).
 
-Requests: `{"token", "op": "reload" | "status" | "ping"}` → `{"ok": bool, ...}`.
+Requests: `{"token", "op": "reload" | "status" | "ping"}` → `{"ok": bool, ...}`, one line
+each way; the server then ends the stream, so a reply of any size is read to its end. Every
+request gets an answer: a malformed one `{"ok": false, "error": "malformed request: ..."}`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from pct_runtime.serve.token import state_dir, token_matches
 _log = logging.getLogger(__name__)
 
 _MAX_LINE = 64 * 1024
+#: Largest reply a client accepts: a status of thousands of sessions is a few MB.
+MAX_REPLY = 64 * 1024 * 1024
+OPS = ("reload", "status", "ping")
 Handler = Callable[[str], Awaitable[Mapping[str, Any]]]
 
 
@@ -165,31 +170,72 @@ class ControlServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             try:
-                line = await asyncio.wait_for(reader.readline(), 10.0)
-                request = json.loads(line)
-                if not isinstance(request, dict):
-                    raise ValueError("request must be an object")
-            except (ValueError, asyncio.LimitOverrunError, TimeoutError):
-                reply: Mapping[str, Any] = {"ok": False, "error": "malformed request"}
-            else:
-                if not token_matches(self.token, request.get("token")):
-                    reply = {"ok": False, "error": "unauthorized"}
-                elif request.get("op") not in ("reload", "status", "ping"):
-                    reply = {"ok": False, "error": "unknown op"}
-                else:
-                    try:
-                        reply = await self.handler(str(request["op"]))
-                    except Exception as exc:
-                        _log.exception("control request failed")
-                        reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                reply = await self._answer(reader)
+            except Exception as exc:  # every request gets an answer line, whatever it held
+                _log.exception("control request failed")
+                reply = {"ok": False, "error": f"internal error: {type(exc).__name__}"}
             writer.write(json.dumps(reply).encode("utf-8") + b"\n")
             await writer.drain()
+            # Closing with unread input (the rest of an oversized line) would reset the
+            # connection and could destroy the reply: end our side, then let the client
+            # finish (bounded) before closing.
+            if writer.can_write_eof():
+                writer.write_eof()
+            with contextlib.suppress(TimeoutError, ValueError):
+                await asyncio.wait_for(_discard(reader), 2.0)
         except (ConnectionError, OSError):
             pass
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader) -> Mapping[str, Any]:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10.0)
+        except TimeoutError:
+            return _malformed("no request line within 10 seconds")
+        except ValueError:  # the stream's limit: a line longer than _MAX_LINE
+            return _malformed(f"request line longer than {_MAX_LINE} bytes")
+        problem, request = parse_request(line)
+        if problem is not None:
+            return _malformed(problem)
+        if not token_matches(self.token, request["token"]):
+            return {"ok": False, "error": "unauthorized"}
+        op = request["op"]
+        if op not in OPS:
+            return {"ok": False, "error": f"unknown op {op!r}; expected one of: {', '.join(OPS)}"}
+        try:
+            return await self.handler(op)
+        except Exception as exc:
+            _log.exception("control request failed")
+            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+async def _discard(reader: asyncio.StreamReader) -> None:
+    while await reader.read(1 << 16):
+        pass
+
+
+def _malformed(problem: str) -> Mapping[str, Any]:
+    return {"ok": False, "error": f"malformed request: {problem}"}
+
+
+def parse_request(line: bytes) -> tuple[str | None, dict[str, str]]:
+    """`(problem, request)`: the problem is None for a JSON object whose `token` and `op`
+    are strings, which is all the rest of the server relies on."""
+    if not line.strip():
+        return "empty request line", {}
+    try:
+        request = json.loads(line)
+    except (ValueError, RecursionError):
+        return "not JSON", {}
+    if not isinstance(request, dict):
+        return "expected a JSON object", {}
+    for key in ("token", "op"):
+        if not isinstance(request.get(key), str):
+            return f"{key} must be a string", {}
+    return None, {"token": request["token"], "op": request["op"]}
 
 
 async def request(
@@ -201,12 +247,25 @@ async def request(
     try:
         writer.write(json.dumps({"token": token, "op": op}).encode("utf-8") + b"\n")
         await writer.drain()
-        line = await asyncio.wait_for(reader.readline(), wait)
+        data = await asyncio.wait_for(_read_reply(reader), wait)
     finally:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
-    reply = json.loads(line)
+    reply = json.loads(data)
     if not isinstance(reply, dict):
         raise ValueError("malformed control reply")
     return reply
+
+
+async def _read_reply(reader: asyncio.StreamReader) -> bytes:
+    """The reply is one line and then end of stream: read to the end rather than with a
+    line reader, whose 64 KiB limit a status of ~40 sessions already exceeds."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await reader.read(1 << 16):
+        size += len(chunk)
+        if size > MAX_REPLY:
+            raise ValueError(f"control reply longer than {MAX_REPLY} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

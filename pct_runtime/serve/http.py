@@ -1,4 +1,4 @@
-"""Streamable HTTP transport: `/mcp` on loopback, bearer token, the SDK's Host/Origin checks.
+"""Streamable HTTP transport: `/mcp` on loopback, bearer token, Host/Origin checks.
 
 `PctHttpServer` runs uvicorn inside the caller's event loop (the console runs it in a
 worker; `pct serve --http` runs it as the whole process). The socket is bound before
@@ -7,7 +7,6 @@ serving so that port 0 works and the URL is known up front.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 from typing import Any
@@ -18,6 +17,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from pct_runtime.serve.hostcheck import WILDCARD_HOSTS, HostCheck, is_loopback
 from pct_runtime.serve.server import PctMCPServer
 from pct_runtime.serve.token import TOKEN_ENV, token_matches
 
@@ -80,25 +80,21 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, port
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+#: The SDK's own Host/Origin check is off: `HostCheck` does it, with the same answers, and
+#: also knows the addresses of a wildcard bind. Content-Type is still checked by the SDK.
+_SDK_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
-def security_settings(host: str, port: int) -> TransportSecuritySettings:
-    """DNS-rebinding protection always on: loopback names, plus the bound host itself."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
-    if not _is_loopback(host) and host not in ("0.0.0.0", "::"):
-        shown = f"[{host}]" if ":" in host else host
-        hosts.append(f"{shown}:*")
-        origins.append(f"http://{shown}:*")
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+def exposure_warning(host: str, port: int) -> str | None:
+    """The start-up warning of a bind that other machines can reach, else None."""
+    if is_loopback(host):
+        return None
+    shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    reach = "every address of this machine" if host in WILDCARD_HOSTS else host
+    return (
+        f"warning: serving on {shown}, which is not loopback: anyone who can reach {reach} "
+        "and holds the token can run commands and change files as this user. Bind to "
+        "127.0.0.1 unless other machines must attach."
     )
 
 
@@ -142,10 +138,10 @@ class PctHttpServer:
         app = mcp.server.streamable_http_app(
             streamable_http_path=MCP_PATH,
             host=host,
-            transport_security=security_settings(host, self.port),
+            transport_security=_SDK_SECURITY,
         )
         config = uvicorn.Config(
-            BearerAuth(app, token),
+            BearerAuth(HostCheck(app, host), token),
             log_config=None,
             log_level="warning",
             lifespan="on",

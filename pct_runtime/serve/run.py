@@ -85,7 +85,7 @@ async def serve_http(
     allowlist: Sequence[str] | None = None,
     structured_content: bool = False,
 ) -> int:
-    from pct_runtime.serve.http import PctHttpServer
+    from pct_runtime.serve.http import PctHttpServer, exposure_warning
 
     runtime = Runtime(model=model, allowlist=allowlist)
     await runtime.start()
@@ -103,6 +103,9 @@ async def serve_http(
         mcp=http.url,
     )
     await control.start()
+    warning = exposure_warning(host, http.port)
+    if warning is not None:
+        print(f"pct: {warning}", file=sys.stderr, flush=True)
     print(
         f"pct: serving MCP at {http.url} (bearer token: {_token_hint(runtime)})",
         file=sys.stderr,

@@ -1,7 +1,8 @@
 """The MCP server: a low-level `mcp.server.Server` in front of runtime sessions.
 
 One runtime session per MCP connection (stdio has exactly one; streamable HTTP has one
-per `Mcp-Session-Id`; stateless 2026-07-28 requests share one). `tools/list` is the
+per `Mcp-Session-Id`; stateless 2026-07-28 requests share one, without the tools that keep
+state between calls — see `stateless`). `tools/list` is the
 session's current projection; `tools/call` runs through `RuntimeSession.call`, so gating,
 invocation hooks and approvals are identical to the console and to embedders.
 
@@ -37,6 +38,7 @@ from pct_runtime import __version__
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.serve.elicitation import ConnectionElicitationUI, ElicitationUI
+from pct_runtime.serve.stateless import SESSION_BOUND_TOOLS, session_required
 
 _log = logging.getLogger(__name__)
 
@@ -266,13 +268,22 @@ class PctMCPServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = await self.session_for(ctx)
-        return types.ListToolsResult(tools=[tool_to_mcp(spec) for spec in session.tool_specs()])
+        specs = session.tool_specs()
+        if self._shared_stateless(ctx):
+            specs = [spec for spec in specs if spec.name not in SESSION_BOUND_TOOLS]
+        return types.ListToolsResult(tools=[tool_to_mcp(spec) for spec in specs])
+
+    def _shared_stateless(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Clients on the stateless revision share one session (stdio has one client)."""
+        return self._single is None and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        session = await self.session_for(ctx)
         name = params.name
+        if name in SESSION_BOUND_TOOLS and self._shared_stateless(ctx):
+            return error_to_mcp(session_required(name, str(ctx.protocol_version)))
+        session = await self.session_for(ctx)
         arguments = params.arguments
         if arguments is not None and not isinstance(arguments, Mapping):
             return error_to_mcp(

@@ -41,11 +41,11 @@ def child_env(agent_dir: Path, **extra: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def http_server(
-    agent_dir: Path, cwd: Path, *args: str, **env: str
+    agent_dir: Path, cwd: Path, *args: str, listen: str = "127.0.0.1:0", **env: str
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """Spawn `pct serve --http 127.0.0.1:0`; yield (url, process); always reap it."""
+    """Spawn `pct serve --http LISTEN`; yield (url, process); always reap it."""
     proc = subprocess.Popen(
-        [PCT, "serve", "--http", "127.0.0.1:0", *args],
+        [PCT, "serve", "--http", listen, *args],
         cwd=cwd,
         env=child_env(agent_dir, **env),
         stdin=subprocess.DEVNULL,

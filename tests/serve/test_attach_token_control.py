@@ -115,12 +115,18 @@ async def test_control_channel_registry_and_auth(tmp_path: Path) -> None:
             "ok": False,
             "error": "unauthorized",
         }
-        assert await request(entries[0], "secret", "rm -rf") == {"ok": False, "error": "unknown op"}
+        assert await request(entries[0], "secret", "rm -rf") == {
+            "ok": False,
+            "error": "unknown op 'rm -rf'; expected one of: reload, status, ping",
+        }
         host, _, port = entries[0].control.rpartition(":")
         reader, writer = await asyncio.open_connection(host, int(port))
         writer.write(b"not json\n")
         await writer.drain()
-        assert json.loads(await reader.readline()) == {"ok": False, "error": "malformed request"}
+        assert json.loads(await reader.readline()) == {
+            "ok": False,
+            "error": "malformed request: not JSON",
+        }
         writer.close()
         assert seen == ["reload"]
     finally:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
+from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -192,8 +193,9 @@ class ShellJob:
                 stdout=w1,
                 stderr=w2,
                 cwd=str(cwd),
-                env=dict(env),
+                env=protect_child(env),
                 start_new_session=True,
+                preexec_fn=child_setup(),
             )
         except BaseException:
             for fd in (w0, r1, r2):
@@ -203,6 +205,7 @@ class ShellJob:
             for fd in (r0, w1, w2):
                 os.close(fd)
         self.pgid = proc.pid
+        lifeline().watch(self.pgid)
         loop = asyncio.get_running_loop()
         for fd in (w0, r1, r2):
             os.set_blocking(fd, False)
@@ -324,6 +327,7 @@ class ShellJob:
 
     def _settle(self) -> None:
         self.group_gone = True
+        lifeline().forget(self.pgid)
         if self.settled.is_set():
             return
         self.settled_at = self._clock()

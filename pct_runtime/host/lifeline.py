@@ -1,0 +1,188 @@
+"""Shell jobs and Code Mode workers die with the server, however the server dies.
+
+A `kill -9` of `pct serve` runs no cleanup code, so the guarantee has to come from the
+kernel and from a process that outlives the server. Two layers, both Linux-first:
+
+1. **Parent-death signal on every direct child.** `child_setup()` runs in the child between
+   fork and exec and sets `PR_SET_PDEATHSIG = SIGKILL`, then exits if the parent already
+   died in between (the signal is only armed for a live parent). The kernel sends it when
+   the *thread* that forked exits, so children are forked from the asyncio loop thread
+   (`asyncio.create_subprocess_exec` and the zygote's `Popen` both run there), which lives
+   as long as the runtime. This reaches only the leader (the shell, the zygote; the zygote
+   arms it again for each cell it forks), not its process group or grandchildren.
+
+2. **A lifeline watchdog for everything below.** One tiny stdlib-only process per server
+   (`lifeline_watch.py`, started lazily with the first job, in its own session, with an
+   empty environment) holds the read end of a pipe whose write end only the server holds
+   (`O_CLOEXEC`, so no child inherits it). The kernel closes that end whatever kills the
+   server, so the watchdog reads end of file, SIGKILLs every process group the server told
+   it about (`+pgid`/`-pgid` lines), then every process whose environment carries this
+   server's `PCT_LIFELINE=<marker>` — which also catches grandchildren that left the group
+   with `setsid`/`nohup` but kept the environment — repeating until a sweep finds none,
+   removes the server's capture folders and exits.
+
+Why not a child subreaper (`PR_SET_CHILD_SUBREAPER`): it only adopts orphans while the
+server lives — when the server dies they move on to the next subreaper or PID 1 all the
+same — and the adopted zombies would pile up, since the loop's child watcher waits only
+for the pids it started. Why not a supervisor per job: one process per server is cheaper
+and sees every job, cell and descendant at once.
+
+Out of reach, as the spec says of escaped groups: a process that both leaves the group and
+scrubs its environment (`env -i setsid …`). What a watchdog that was itself killed leaves
+behind (capture folders, registry entries) is swept at the next start-up
+(`pct_runtime.serve.sweep`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pct_runtime.host.procs import process_tag
+
+_log = logging.getLogger(__name__)
+
+MARKER_ENV = "PCT_LIFELINE"
+WATCH_SCRIPT = Path(__file__).with_name("lifeline_watch.py")
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl: Callable[..., int] = libc.prctl
+        return prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()  # resolved in the parent: the child only calls it
+
+
+def child_setup(then: Callable[[], None] | None = None) -> Callable[[], None] | None:
+    """A `preexec_fn` that makes the child die with this process (then runs `then`).
+
+    Returns `then` unchanged where there is no `prctl` (not Linux).
+    """
+    prctl = _PRCTL
+    if prctl is None:
+        return then
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+        if then is not None:
+            then()
+
+    return setup
+
+
+class Lifeline:
+    """This process's link to its watchdog. Use the process-wide `lifeline()`."""
+
+    def __init__(self) -> None:
+        self._owner = os.getpid()
+        self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
+        self._fd: int | None = None
+        self._groups: set[int] = set()
+
+    @property
+    def running(self) -> bool:
+        return self._fd is not None
+
+    def ensure(self) -> bool:
+        """Start the watchdog once (again if it died). False when it cannot run."""
+        if self._fd is not None:
+            return True
+        if not sys.platform.startswith("linux"):
+            return False  # the watchdog finds processes through /proc
+        read_end, write_end = os.pipe()  # both O_CLOEXEC: no child inherits the write end
+        try:
+            launcher = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    str(WATCH_SCRIPT),
+                    self.marker,
+                    process_tag(),
+                    tempfile.gettempdir(),
+                ],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},  # carries no marker of ours or of the caller's
+                cwd="/",
+                start_new_session=True,
+            )
+            launcher.wait()  # the launcher forks the watchdog and exits at once
+        except (OSError, subprocess.SubprocessError) as exc:
+            os.close(write_end)
+            _log.warning("lifeline watchdog could not start: %s", exc)
+            return False
+        finally:
+            os.close(read_end)
+        os.set_blocking(write_end, False)
+        self._fd = write_end
+        for pgid in self._groups:
+            self._send(f"+{pgid}\n")
+        return self._fd is not None
+
+    def child_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """`env` plus this server's marker, so the watchdog can find the child's descendants."""
+        return {**env, MARKER_ENV: self.marker}
+
+    def watch(self, pgid: int) -> None:
+        """Kill process group `pgid` if this process dies before `forget(pgid)`."""
+        self._groups.add(pgid)
+        self._send(f"+{pgid}\n")
+
+    def forget(self, pgid: int) -> None:
+        if pgid in self._groups:
+            self._groups.discard(pgid)
+            self._send(f"-{pgid}\n")
+
+    def _send(self, line: str) -> None:
+        fd = self._fd
+        if fd is None:
+            return
+        try:
+            os.write(fd, line.encode("ascii"))
+        except BlockingIOError:
+            pass  # a stalled watchdog still finds the group's members by their marker
+        except OSError:
+            self._fd = None  # the watchdog is gone: the next `ensure()` starts another
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+_lifeline: Lifeline | None = None
+
+
+def lifeline() -> Lifeline:
+    """The lifeline of this process (a forked copy of the server gets its own)."""
+    global _lifeline
+    if _lifeline is None or _lifeline._owner != os.getpid():
+        _lifeline = Lifeline()
+    return _lifeline
+
+
+def protect_child(env: Mapping[str, str]) -> dict[str, str]:
+    """Start the watchdog if needed and return the environment for a new child."""
+    line = lifeline()
+    line.ensure()
+    return line.child_env(env)

@@ -1,25 +1,30 @@
 """Shell jobs and Code Mode workers die with the server, however the server dies.
 
-A `kill -9` of `pct serve` runs no cleanup code, so the guarantee has to come from the
-kernel and from a process that outlives the server. Two layers, both Linux-first:
+A `kill -9` of `pct serve` runs no cleanup code, so the guarantee has to come from
+processes and kernel features that outlive the server. Three layers, Linux-first:
 
-1. **Parent-death signal on every direct child.** `child_setup()` runs in the child between
-   fork and exec and sets `PR_SET_PDEATHSIG = SIGKILL`, then exits if the parent already
-   died in between (the signal is only armed for a live parent). The kernel sends it when
-   the *thread* that forked exits, so children are forked from the asyncio loop thread
-   (`asyncio.create_subprocess_exec` and the zygote's `Popen` both run there), which lives
-   as long as the runtime. This reaches only the leader (the shell, the zygote; the zygote
-   arms it again for each cell it forks), not its process group or grandchildren.
-
-2. **A lifeline watchdog for everything below.** One tiny stdlib-only process per server
-   (`lifeline_watch.py`, started lazily with the first job, in its own session, with an
-   empty environment) holds the read end of a pipe whose write end only the server holds
+1. **A lifeline watchdog.** One tiny stdlib-only process per server (`lifeline_watch.py`,
+   started lazily with the first job or worker, in its own session, with an empty
+   environment) holds the read end of a pipe whose write end only the server holds
    (`O_CLOEXEC`, so no child inherits it). The kernel closes that end whatever kills the
    server, so the watchdog reads end of file, SIGKILLs every process group the server told
    it about (`+pgid`/`-pgid` lines), then every process whose environment carries this
-   server's `PCT_LIFELINE=<marker>` — which also catches grandchildren that left the group
-   with `setsid`/`nohup` but kept the environment — repeating until a sweep finds none,
-   removes the server's capture folders and exits.
+   server's `PCT_LIFELINE=<pid>-<start ticks>-<random>` marker — which also catches
+   grandchildren that left the group with `setsid`/`nohup` but kept the environment —
+   repeating until a sweep finds none; then it removes the server's capture folders.
+
+2. **Parent-death signal on the Code Mode zygote and its cells.** `child_setup()` runs in
+   the child between fork and exec and sets `PR_SET_PDEATHSIG = SIGKILL` (then exits if the
+   parent already died in between); the zygote arms it again for each cell. The kernel
+   sends it when the *thread* that forked exits, so the zygote is started from the asyncio
+   loop thread, which lives as long as the runtime. Shell jobs do not get it: a
+   `preexec_fn` makes Python fork instead of vfork on every `exec_command`, which measured
+   3.76 ms instead of 1.29 ms for `true` (bench/shell.py); the watchdog covers them.
+
+3. **The next start-up.** If the watchdog itself was killed, the next runtime that starts
+   (`pct_runtime.serve.sweep`) kills processes whose marker names a server that no longer
+   runs (pid and start time, so a reused pid does not count), and removes that server's
+   capture folders and registry entry.
 
 Why not a child subreaper (`PR_SET_CHILD_SUBREAPER`): it only adopts orphans while the
 server lives — when the server dies they move on to the next subreaper or PID 1 all the
@@ -28,9 +33,7 @@ for the pids it started. Why not a supervisor per job: one process per server is
 and sees every job, cell and descendant at once.
 
 Out of reach, as the spec says of escaped groups: a process that both leaves the group and
-scrubs its environment (`env -i setsid …`). What a watchdog that was itself killed leaves
-behind (capture folders, registry entries) is swept at the next start-up
-(`pct_runtime.serve.sweep`).
+scrubs its environment (`env -i setsid …`).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pct_runtime.host.procs import process_tag
+from pct_runtime.host.procs import process_tag, same_process_alive
 
 _log = logging.getLogger(__name__)
 
@@ -96,7 +99,7 @@ class Lifeline:
 
     def __init__(self) -> None:
         self._owner = os.getpid()
-        self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
+        self.marker = f"{process_tag()}-{secrets.token_hex(8)}"
         self._fd: int | None = None
         self._groups: set[int] = set()
 
@@ -186,3 +189,43 @@ def protect_child(env: Mapping[str, str]) -> dict[str, str]:
     line = lifeline()
     line.ensure()
     return line.child_env(env)
+
+
+def _marker_owner_alive(marker: str) -> bool:
+    parts = marker.split("-")
+    if len(parts) != 3 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return True  # not a marker this version wrote: leave the process alone
+    return same_process_alive(int(parts[0]), int(parts[1]))
+
+
+def kill_orphans() -> list[int]:
+    """SIGKILL processes whose lifeline marker names a server that no longer runs.
+
+    The start-up half of the guarantee, for when a server's watchdog died with it. Only
+    processes of this user that carry a marker are considered. Returns the pids signalled.
+    """
+    if not sys.platform.startswith("linux"):
+        return []
+    prefix = f"{MARKER_ENV}=".encode()
+    me = os.getpid()
+    killed: list[int] = []
+    verdicts: dict[str, bool] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(prefix):
+                marker = item[len(prefix) :].decode("ascii", "replace")
+                if marker not in verdicts:
+                    verdicts[marker] = _marker_owner_alive(marker)
+                if not verdicts[marker]:
+                    with contextlib.suppress(OSError):
+                        os.kill(int(name), signal.SIGKILL)
+                        killed.append(int(name))
+                break
+    return killed

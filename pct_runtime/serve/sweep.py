@@ -1,11 +1,12 @@
 """Start-up cleanup of what runtimes that died without cleaning up left behind.
 
-A runtime killed with SIGKILL (or whose lifeline watchdog was killed too) leaves its
-live-control registry entry (`<agent dir>/pct/runtimes/<pid>-<id>.json`, plus a `.tmp` if it
-died while writing one) and its capture folders in the OS temp dir. Every runtime that
-registers for live control sweeps them first. An entry is stale when its pid is gone, is a
-zombie, or belongs to a process that started after the entry was written (the pid was
-reused); entries it cannot read are left alone.
+A runtime killed with SIGKILL leaves its live-control registry entry
+(`<agent dir>/pct/runtimes/<pid>-<id>.json`, plus a `.tmp` if it died while writing one);
+if its lifeline watchdog was killed too, also its jobs and capture folders (see
+`pct_runtime.host.lifeline`). Every runtime that registers for live control sweeps them
+first. An entry is stale when its pid is gone, is a zombie, or belongs to a process that
+started after the entry was written (the pid was reused); entries it cannot read are left
+alone.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import os
 from pathlib import Path
 
+from pct_runtime.host.lifeline import kill_orphans
 from pct_runtime.host.procs import alive_since
 from pct_runtime.output.sweep import sweep_stale_output_dirs
 
@@ -58,14 +60,19 @@ def sweep_registry(agent_dir: Path) -> list[Path]:
 
 
 def sweep_stale_state(agent_dir: Path) -> None:
-    """Registry entries and capture folders of dead runtimes (never raises)."""
+    """Orphaned jobs, registry entries and capture folders of dead runtimes (never raises)."""
     try:
+        orphans = kill_orphans()
         entries = sweep_registry(agent_dir)
         folders = sweep_stale_output_dirs()
     except Exception:
         _log.warning("start-up sweep of stale runtime state failed", exc_info=True)
         return
-    if entries or folders:
+    if orphans or entries or folders:
         _log.info(
-            "removed %d stale registry entries and %d capture folders", len(entries), len(folders)
+            "stopped %d orphaned processes, removed %d stale registry entries and %d capture "
+            "folders",
+            len(orphans),
+            len(entries),
+            len(folders),
         )

@@ -209,6 +209,13 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
     gone = subprocess.Popen(["true"])
     gone.wait()
     reborn = subprocess.Popen(["sleep", "60"])  # a live process that got a dead runtime's pid
+    # A job of a server whose watchdog died with it, and a job of a server that still runs.
+    orphan = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, "PCT_LIFELINE": f"{gone.pid}-12345-0123abcd"}
+    )
+    owned = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, "PCT_LIFELINE": f"{process_tag()}-0123abcd"}
+    )
     try:
         registry = agent / "pct" / "runtimes"
         registry.mkdir(parents=True)
@@ -236,6 +243,9 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
             assert not stale_dir.exists()
             assert live_dir.is_dir()
             assert legacy_dir.is_dir()
+            assert orphan.wait(10) == -signal.SIGKILL
+            assert owned.poll() is None
     finally:
-        reborn.kill()
-        reborn.wait()
+        for proc in (reborn, orphan, owned):
+            proc.kill()
+            proc.wait()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
-from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
+from pct_runtime.host.lifeline import lifeline, protect_child
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -195,7 +195,6 @@ class ShellJob:
                 cwd=str(cwd),
                 env=protect_child(env),
                 start_new_session=True,
-                preexec_fn=child_setup(),
             )
         except BaseException:
             for fd in (w0, r1, r2):

@@ -88,7 +88,7 @@ def _stdin_line(report: StdinReport, prefix: str = "stdin") -> str | None:
             "closed. Do not resend automatically — check the output first."
         )
     if report.delivery == "pending":
-        close = " and then close stdin" if report.closed else ""
+        close = ", then closes stdin" if report.closed else ""
         return (
             f"{prefix}: pending ({report.written_bytes} of {report.requested_bytes} UTF-8 bytes "
             "reached the pipe so far; the program has not read the rest yet). pct keeps "

@@ -369,7 +369,7 @@ async def test_pending_write_is_delivered_in_the_background(
         {"session_id": sid, "chars": "a" * 100_000, "closeStdin": True, "yield_time_ms": 0}
     )
     assert result.details["inputDelivery"] == "pending"
-    assert "and then close stdin" in result.text
+    assert "then closes stdin" in result.text
     done = await _poll_until_done(manager, sid)
     assert done["stdout"].strip() == "100000"
     assert done["status"] == "completed"

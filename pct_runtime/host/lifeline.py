@@ -42,6 +42,7 @@ import contextlib
 import logging
 import os
 import secrets
+import select
 import signal
 import subprocess
 import sys
@@ -109,8 +110,12 @@ class Lifeline:
 
     def ensure(self) -> bool:
         """Start the watchdog once (again if it died). False when it cannot run."""
-        if self._fd is not None:
+        if self._fd is not None and not _reader_gone(self._fd):
             return True
+        if self._fd is not None:  # the watchdog was killed: start another
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
         if not sys.platform.startswith("linux"):
             return False  # the watchdog finds processes through /proc
         read_end, write_end = os.pipe()  # both O_CLOEXEC: no child inherits the write end
@@ -171,6 +176,13 @@ class Lifeline:
             self._fd = None  # the watchdog is gone: the next `ensure()` starts another
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+def _reader_gone(fd: int) -> bool:
+    """A pipe's write end reports POLLERR once no process holds the read end."""
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
 
 
 _lifeline: Lifeline | None = None

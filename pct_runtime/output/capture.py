@@ -7,9 +7,10 @@ preview dropped or a read omitted can still be recovered from a file.
 
 Files are created only when needed — a yield that must publish a stable path, a spill past
 the in-memory prefix, or a terminal read that lost preview text. They are exclusive (`O_EXCL`),
-private (0600) `<uuid>.txt` files in one lazily created `pct-output-*` directory (0700) under
-the OS temp dir. They outlive handle pruning and are removed only by `OutputOwner.close()`
-at session end, identity-checked and non-recursively.
+private (0600) `<uuid>.txt` files in one lazily created `pct-output-<pid>-<start ticks>-*`
+directory (0700) under the OS temp dir. They outlive handle pruning and are removed by
+`OutputOwner.close()` at session end, identity-checked and non-recursively — or, when the
+process died without cleanup, by its lifeline watchdog or the next start-up's sweep.
 
 Writes happen in worker threads so the event loop never blocks on disk; a producer must
 respect `Capture.blocked` (at most 16 pending chunks and max(2 × prefix, 64 KiB) pending
@@ -32,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from pct_runtime.host.procs import process_tag
+
 RecoveryState = Literal["capturing", "complete", "partial", "unavailable"]
 RecoveryReason = Literal[
     "io-error", "io-timeout", "overload", "source-error", "missing", "owner-closed"
@@ -42,6 +45,7 @@ MAX_PENDING_CHUNKS = 16
 MIN_PENDING_BYTES = 64 * 1024
 IO_TIMEOUT_SECONDS = 5.0
 COALESCE_BYTES = 128 * 1024
+DIR_PREFIX = "pct-output-"
 
 _T = TypeVar("_T")
 
@@ -379,7 +383,10 @@ class OutputOwner:
             if self._closed:
                 raise OSError("output owner closed")
             if self._dir is None:
-                path = tempfile.mkdtemp(prefix="pct-output-", dir=self._temp_root)
+                # The owner's process tag in the name lets a later start-up tell a folder
+                # whose process died (`sweep_stale_output_dirs`) from a live one.
+                prefix = f"{DIR_PREFIX}{process_tag()}-"
+                path = tempfile.mkdtemp(prefix=prefix, dir=self._temp_root)
                 st = os.lstat(path)
                 self._dir = _FileIdentity(path, st.st_dev, st.st_ino)
             path = os.path.join(self._dir.path, f"{uuid.uuid4()}.txt")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pct_runtime.serve.sweep import sweep_stale_state
 from pct_runtime.serve.token import state_dir, token_matches
 
 _log = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class ControlServer:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=_MAX_LINE)
         host, port = self._server.sockets[0].getsockname()[:2]
         self.address = f"{host}:{port}"
+        await asyncio.to_thread(sweep_stale_state, self.agent_dir)  # dead runtimes' leftovers
         directory = registry_dir(self.agent_dir)
         path = directory / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
         record = {

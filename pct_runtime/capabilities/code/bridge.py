@@ -21,6 +21,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from pct_runtime.capabilities.shell.job import group_alive
+from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
+
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
 # past it gets MemoryError and fails; the host is unaffected.
@@ -134,13 +137,16 @@ class Zygote:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
+                env=protect_child(os.environ),
                 start_new_session=True,
+                preexec_fn=child_setup(),
             )
         except OSError as exc:
             parent.close()
             raise WorkerStartError(f"could not start the worker process: {exc}") from exc
         finally:
             child.close()
+        lifeline().watch(self._proc.pid)
         parent.setblocking(False)
         self._ctrl = parent
         self._ready = False
@@ -220,6 +226,7 @@ class Zygote:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
         await asyncio.to_thread(_reap, proc)
+        lifeline().forget(proc.pid)
 
     async def close(self) -> None:
         self._closed = True
@@ -307,11 +314,22 @@ class CellChannel:
         return value
 
     def kill(self) -> None:
-        """SIGKILL the cell, only while its socket is open (the pid cannot be reused then)."""
-        if self.eof.is_set():
+        """SIGKILL the cell's process group (the cell and whatever it started).
+
+        The zygote makes every cell the leader of its own group, so this reaches processes
+        a program spawned through an allowed module's internals. Only while the socket is
+        open, or while the group still has members: either way its id cannot have been
+        handed to another process.
+        """
+        if self.eof.is_set() and not group_alive(self.pid):
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(self.pid, signal.SIGKILL)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)  # not (yet) a group leader
+        except PermissionError:
+            pass
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

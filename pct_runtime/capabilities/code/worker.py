@@ -498,6 +498,14 @@ def _set_parent_death_signal() -> None:
         pass
 
 
+def _own_group(pid: int = 0) -> None:
+    """Make a cell the leader of its own process group, so a stop kills what it started."""
+    import contextlib
+
+    with contextlib.suppress(OSError):  # the cell already exited
+        os.setpgid(pid, pid)
+
+
 def zygote_main(ctrl_fd: int, memory_limit: int) -> None:
     """Preload the allowed modules, then fork one cell per `F` byte from the host."""
     import ast  # noqa: F401  - preloaded for the cells
@@ -541,6 +549,7 @@ def zygote_main(ctrl_fd: int, memory_limit: int) -> None:
             if pid == 0:
                 status = 1
                 try:
+                    _own_group()
                     ctrl.close()
                     parent_end.close()
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -549,6 +558,7 @@ def zygote_main(ctrl_fd: int, memory_limit: int) -> None:
                 finally:
                     os._exit(status)
             child_end.close()
+            _own_group(pid)  # also here: the host may signal the group as soon as it has the pid
             socket.send_fds(ctrl, [_HEADER.pack(pid)], [parent_end.fileno()])
             parent_end.close()
     # The host closed the control channel: take every cell of this group down with us.

@@ -29,9 +29,10 @@ def signal_name(number: int) -> str:
 
 @dataclass
 class StdinReport:
-    """What this call did to stdin. `delivery` is a transport result, not an app receipt."""
+    """What a call did to stdin. `delivery` is a transport result, not an app receipt;
+    `pending` means the call answered at its yield while bytes were still queued."""
 
-    delivery: Literal["written", "unknown"] | None = None
+    delivery: Literal["written", "unknown", "pending"] | None = None
     requested_bytes: int = 0
     written_bytes: int = 0
     closed: bool = False
@@ -49,6 +50,8 @@ class ShellObservation:
     recovery: Mapping[str, RecoveryRecord] = field(default_factory=dict)
     ever_output: bool = False
     stdin: StdinReport | None = None
+    #: Writes of earlier calls that were still pending when those calls answered.
+    stdin_earlier: list[StdinReport] = field(default_factory=list)
     stdin_transport: bool = False
     unknown_outcome: bool = False
     preview_limit: int = PREVIEW_LIMIT_BYTES
@@ -77,18 +80,26 @@ def _truncation_note(
     return f"[{label}: {read.lost} UTF-8 bytes not shown — {', '.join(parts)}; {where}]"
 
 
-def _stdin_line(report: StdinReport) -> str | None:
+def _stdin_line(report: StdinReport, prefix: str = "stdin") -> str | None:
     if report.delivery == "unknown":
         return (
-            f"stdin: delivery unknown ({report.written_bytes} of {report.requested_bytes} UTF-8 "
-            "bytes reached the pipe before it failed); stdin is now closed. Do not resend "
-            "automatically — check the output first."
+            f"{prefix}: delivery unknown ({report.written_bytes} of {report.requested_bytes} "
+            "UTF-8 bytes reached the pipe before it failed or the job ended); stdin is now "
+            "closed. Do not resend automatically — check the output first."
+        )
+    if report.delivery == "pending":
+        close = ", then closes stdin" if report.closed else ""
+        return (
+            f"{prefix}: pending ({report.written_bytes} of {report.requested_bytes} UTF-8 bytes "
+            "reached the pipe so far; the program has not read the rest yet). pct keeps "
+            f"writing it in the background{close}; do not resend — poll with write_stdin to "
+            "see it delivered."
         )
     if report.delivery == "written" and report.requested_bytes:
-        text = f"stdin: written ({report.requested_bytes} UTF-8 bytes)"
+        text = f"{prefix}: written ({report.requested_bytes} UTF-8 bytes)"
         return text + "; closed" if report.closed else text
     if report.closed:
-        return "stdin: closed"
+        return f"{prefix}: closed"
     return None
 
 
@@ -115,6 +126,10 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
         stdin_line = _stdin_line(obs.stdin)
         if stdin_line:
             lines.append(stdin_line)
+    for earlier in obs.stdin_earlier:
+        earlier_line = _stdin_line(earlier, "stdin (earlier call)")
+        if earlier_line:
+            lines.append(earlier_line)
     if obs.stdin_transport:
         lines.append(
             "stdin: carried the command (stdin transport); this session is not interactive"
@@ -157,6 +172,8 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
     if obs.stdin is not None and obs.stdin.delivery is not None:
         details["input_delivery"] = obs.stdin.delivery
         details["input_bytes"] = obs.stdin.requested_bytes
+        if obs.stdin.delivery == "pending":
+            details["input_written_bytes"] = obs.stdin.written_bytes
     if obs.stdin_transport:
         details["stdin_transport"] = True
     return ToolResult(text=text, details=details)

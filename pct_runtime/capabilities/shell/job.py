@@ -18,11 +18,13 @@ import contextlib
 import os
 import signal
 import sys
+from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
+from pct_runtime.host.lifeline import lifeline, protect_child
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -62,6 +64,27 @@ def group_alive(pgid: int) -> bool:
     if sys.platform.startswith("linux"):
         return _proc_group_has_live_member(pgid)
     return True
+
+
+class StdinWrite:
+    """One submitted stdin write: its bytes, how many reached the pipe, and its outcome."""
+
+    __slots__ = ("close", "data", "done", "written")
+
+    def __init__(self, data: bytes, close: bool, done: asyncio.Future[InputDelivery]) -> None:
+        self.data = memoryview(data)
+        self.close = close
+        self.done = done
+        self.written = 0
+
+    @property
+    def delivery(self) -> InputDelivery | None:
+        """`written`/`unknown` once settled; None while bytes are still queued."""
+        return self.done.result() if self.done.done() else None
+
+    def finish(self, delivery: InputDelivery) -> None:
+        if not self.done.done():
+            self.done.set_result(delivery)
 
 
 class _Stream:
@@ -113,8 +136,10 @@ class ShellJob:
         self.observe_lock = asyncio.Lock()
         self.stdin_transport = False
         self._stdin_fd: int | None = None
-        self._stdin_waiter: asyncio.Future[None] | None = None
-        self._stdin_lock = asyncio.Lock()
+        self._stdin_queue: deque[StdinWrite] = deque()
+        self._stdin_watched = False
+        #: Writes whose call answered before they settled; the next reports tell their end.
+        self.stdin_backlog: list[StdinWrite] = []
         self.stdin_closed = False
         self.stdin_broken = False
         self.stdin_pending_bytes = 0
@@ -168,7 +193,7 @@ class ShellJob:
                 stdout=w1,
                 stderr=w2,
                 cwd=str(cwd),
-                env=dict(env),
+                env=protect_child(env),
                 start_new_session=True,
             )
         except BaseException:
@@ -179,6 +204,7 @@ class ShellJob:
             for fd in (r0, w1, w2):
                 os.close(fd)
         self.pgid = proc.pid
+        lifeline().watch(self.pgid)
         loop = asyncio.get_running_loop()
         for fd in (w0, r1, r2):
             os.set_blocking(fd, False)
@@ -192,7 +218,7 @@ class ShellJob:
         self._spawn_task(self._wait_leader(proc))
         if shell.stdin_transport:
             self.stdin_transport = True
-            self._spawn_task(self.write_input(command.encode("utf-8") + b"\n", close=True))
+            self.submit_input(command.encode("utf-8") + b"\n", close=True)
 
     def _spawn_task(self, coro: Coroutine[object, None, object]) -> None:
         task: asyncio.Task[object] = asyncio.get_running_loop().create_task(coro)
@@ -300,6 +326,7 @@ class ShellJob:
 
     def _settle(self) -> None:
         self.group_gone = True
+        lifeline().forget(self.pgid)
         if self.settled.is_set():
             return
         self.settled_at = self._clock()
@@ -389,67 +416,77 @@ class ShellJob:
     def stdin_open(self) -> bool:
         return self._stdin_fd is not None
 
+    @property
+    def stdin_closing(self) -> bool:
+        """stdin is closed, or a queued write will close it once its last byte is out."""
+        return self.stdin_closed or any(w.close for w in self._stdin_queue)
+
     def _close_stdin(self) -> None:
         fd, self._stdin_fd = self._stdin_fd, None
         self.stdin_closed = True
-        waiter, self._stdin_waiter = self._stdin_waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_exception(BrokenPipeError("stdin closed"))
+        queued, self._stdin_queue = self._stdin_queue, deque()
+        for write in queued:
+            write.finish("unknown" if write.written < len(write.data) else "written")
         if fd is not None:
-            with contextlib.suppress(ValueError, OSError):
-                asyncio.get_running_loop().remove_writer(fd)
+            if self._stdin_watched:
+                self._stdin_watched = False
+                with contextlib.suppress(ValueError, OSError, RuntimeError):
+                    asyncio.get_running_loop().remove_writer(fd)
             os.close(fd)
 
-    async def _writable(self, fd: int) -> None:
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._stdin_waiter = waiter
+    def submit_input(self, data: bytes, *, close: bool) -> StdinWrite:
+        """Queue `data` (then optionally EOF) for delivery; never waits for the reader.
 
-        def ready() -> None:
-            if not waiter.done():
-                waiter.set_result(None)
+        Bytes go out with non-blocking writes as the pipe drains, driven by the loop, so a
+        program that does not read stdin never blocks a caller, a poll or a stop. Writes are
+        delivered in submission order. Cancelling the caller does not withdraw a queued write:
+        once submitted it is committed and finishes (or fails as `unknown`) in the background.
+        """
+        write = StdinWrite(data, close, asyncio.get_running_loop().create_future())
+        if self._stdin_fd is None:
+            write.finish("unknown" if data else "written")
+            return write
+        self._stdin_queue.append(write)
+        self._pump_stdin()
+        return write
 
-        loop.add_writer(fd, ready)
-        try:
-            await waiter
-        finally:
-            if self._stdin_fd == fd:
-                loop.remove_writer(fd)
-            if self._stdin_waiter is waiter:
-                self._stdin_waiter = None
+    def _pump_stdin(self) -> None:
+        fd = self._stdin_fd
+        if fd is None:
+            return
+        while self._stdin_queue:
+            write = self._stdin_queue[0]
+            while write.written < len(write.data):
+                end = write.written + WRITE_SIZE
+                try:
+                    write.written += os.write(fd, write.data[write.written : end])
+                except (BlockingIOError, InterruptedError):
+                    if not self._stdin_watched:
+                        self._stdin_watched = True
+                        asyncio.get_running_loop().add_writer(fd, self._pump_stdin)
+                    return
+                except OSError:
+                    self.stdin_broken = True
+                    self._close_stdin()  # fails this and every later queued write
+                    return
+            self._stdin_queue.popleft()
+            write.finish("written")
+            if write.close:
+                self._close_stdin()
+                return
+        if self._stdin_watched:
+            self._stdin_watched = False
+            asyncio.get_running_loop().remove_writer(fd)
 
     async def write_input(self, data: bytes, *, close: bool) -> tuple[InputDelivery, int]:
-        """Write `data` verbatim, then optionally close stdin. Returns delivery and bytes written.
+        """Submit `data` and wait until it is delivered. Returns delivery and bytes written.
 
         `written` is a transport result, not an application acknowledgement. A broken pipe or
-        write error reports `unknown`. A cancelled write that already sent bytes closes stdin,
-        because the program would otherwise see a torn message followed by later input.
+        write error reports `unknown`.
         """
-        async with self._stdin_lock:
-            written = 0
-            fd = self._stdin_fd
-            if fd is None:
-                return ("unknown" if data else "written"), 0
-            try:
-                while written < len(data):
-                    try:
-                        written += os.write(fd, data[written : written + WRITE_SIZE])
-                    except (BlockingIOError, InterruptedError):
-                        await self._writable(fd)
-                        if self._stdin_fd != fd:
-                            raise BrokenPipeError("stdin closed") from None
-            except OSError:
-                self.stdin_broken = True
-                self._close_stdin()
-                return "unknown", written
-            except asyncio.CancelledError:
-                if written:
-                    self.stdin_broken = True
-                    self._close_stdin()
-                raise
-            if close:
-                self._close_stdin()
-            return "written", written
+        write = self.submit_input(data, close=close)
+        delivery = await asyncio.shield(write.done)
+        return delivery, write.written
 
     # -- teardown ------------------------------------------------------------------------
     def release(self) -> None:

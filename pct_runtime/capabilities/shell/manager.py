@@ -33,7 +33,7 @@ from pct_runtime.capabilities.shell.format import (
     StdinReport,
     format_shell_result,
 )
-from pct_runtime.capabilities.shell.job import ShellJob
+from pct_runtime.capabilities.shell.job import ShellJob, StdinWrite
 from pct_runtime.capabilities.shell.resolve import ShellConfig, default_resolver
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, OutputOwner, RecoveryRecord
 
@@ -53,6 +53,34 @@ def stale_session_message(session_id: str) -> str:
         f"Shell session {shown} is unknown, released or expired. Use previously returned "
         "recovery paths; never rerun a command to recover output."
     )
+
+
+class _StdinTicket:
+    """One stdin call's share of the admission budget.
+
+    The spec releases it only when both the request (the call) and the transport (its write)
+    have settled, so bytes still flowing in the background keep counting against the limit.
+    """
+
+    def __init__(self, job: ShellJob, size: int) -> None:
+        self.job = job
+        self.size = size
+        self.write: StdinWrite | None = None
+        self._held = True
+        job.stdin_pending_calls += 1
+        job.stdin_pending_bytes += size
+
+    def call_settled(self) -> None:
+        if self.write is None or self.write.done.done():
+            self._release()
+        else:
+            self.write.done.add_done_callback(lambda _done: self._release())
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self.job.stdin_pending_calls -= 1
+            self.job.stdin_pending_bytes -= self.size
 
 
 class ShellManager:
@@ -229,26 +257,37 @@ class ShellManager:
         stdin_call = bool(data) or parsed.close_stdin
         if data:
             self._admit_input(job, len(data))
-        if stdin_call:
-            job.stdin_pending_calls += 1
-            job.stdin_pending_bytes += len(data)
+        if not stdin_call:
+            return await self._observe(job, parsed.limits, path=path)
+        ticket = _StdinTicket(job, len(data))
         try:
             return await self._observe(
-                job, parsed.limits, path=path, data=data, close_stdin=parsed.close_stdin
+                job,
+                parsed.limits,
+                path=path,
+                data=data,
+                close_stdin=parsed.close_stdin,
+                ticket=ticket,
             )
         finally:
-            if stdin_call:
-                job.stdin_pending_calls -= 1
-                job.stdin_pending_bytes -= len(data)
+            ticket.call_settled()
 
     def _admit_input(self, job: ShellJob, size: int) -> None:
+        if size > self._stdin_max_bytes:
+            raise ToolError(
+                "stdin-overload",
+                f"This input is {size} UTF-8 bytes, more than the {self._stdin_max_bytes} bytes "
+                "one shell session accepts at a time, so it can never be sent in one call. Split "
+                f"it into write_stdin calls of at most {self._stdin_max_bytes} bytes each, "
+                "polling between them while the program reads. Nothing was sent.",
+            )
         if job.stdin_transport:
             raise ToolError(
                 "stdin-transport",
                 f"Shell session {job.id} received its command through stdin (the configured "
                 "shell uses stdin command transport), so it cannot take input. Nothing was sent.",
             )
-        if job.stdin_closed:
+        if job.stdin_closing:
             raise ToolError(
                 "stdin-closed",
                 f"stdin of shell session {job.id} is closed (closeStdin, a failed write or the "
@@ -262,8 +301,9 @@ class ShellManager:
                 "stdin-overload",
                 f"Shell session {job.id} already has {job.stdin_pending_calls} stdin calls and "
                 f"{job.stdin_pending_bytes} UTF-8 bytes pending; the limits are "
-                f"{self._stdin_max_calls} calls and {self._stdin_max_bytes} bytes. Wait for the "
-                "pending writes to finish (poll first), then send again. Nothing was sent.",
+                f"{self._stdin_max_calls} calls and {self._stdin_max_bytes} bytes. The program "
+                "has not read the earlier input yet: poll with an empty input until the stdin "
+                "lines report it written, then send again. Nothing was sent.",
             )
 
     # -- observation ---------------------------------------------------------------------
@@ -276,24 +316,44 @@ class ShellManager:
         data: bytes = b"",
         close_stdin: bool = False,
         first: bool = False,
+        ticket: _StdinTicket | None = None,
     ) -> ToolResult:
-        """One queued observer: optional stdin effect, wait for news, read, report."""
+        """One queued observer: optional stdin effect, wait for news, read, report.
+
+        A stdin write is submitted, then awaited only until the yield deadline: bytes the
+        program has not read by then keep flowing in the background (reported as `pending`).
+        """
         try:
             async with job.observe_lock:
                 self._ensure_observable(job)
-                report: StdinReport | None = None
+                write: StdinWrite | None = None
+                wait_s = limits.yield_ms / 1000
                 if data or close_stdin:
-                    if data and job.stdin_closed:
+                    if data and job.stdin_closing:
                         raise ToolError(
                             "stdin-closed",
                             f"stdin of shell session {job.id} closed while this call waited. "
                             "Nothing was sent.",
                         )
-                    delivery, written = await job.write_input(data, close=close_stdin)
-                    report = StdinReport(delivery, len(data), written, close_stdin)
-                await job.wait_for_news(limits.yield_ms / 1000, self._settle_interval)
+                    loop = asyncio.get_running_loop()
+                    deadline = loop.time() + wait_s
+                    write = job.submit_input(data, close=close_stdin)
+                    if ticket is not None:
+                        ticket.write = write
+                    if not write.done.done() and wait_s > 0:
+                        await asyncio.wait({write.done}, timeout=wait_s)
+                    wait_s = max(0.0, deadline - loop.time())
+                await job.wait_for_news(wait_s, self._settle_interval)
                 self._ensure_observable(job)
-                return await self._report(job, limits.max_output_bytes, report, first=first)
+                report = None
+                if write is not None:
+                    report = StdinReport(
+                        write.delivery or "pending", len(data), write.written, close_stdin
+                    )
+                result = await self._report(job, limits.max_output_bytes, report, first=first)
+                if write is not None and write.delivery is None and not job.delivered:
+                    job.stdin_backlog.append(write)  # later reports tell how it ended
+                return result
         except asyncio.CancelledError:
             if path == "direct":
                 self._stop_in_background(job)
@@ -314,6 +374,15 @@ class ShellManager:
     ) -> ToolResult:
         out, err = job.read_preview(budget)
         settled = job.settled.is_set()
+        earlier: list[StdinReport] = []
+        for write in list(job.stdin_backlog):
+            earlier.append(
+                StdinReport(
+                    write.delivery or "pending", len(write.data), write.written, write.close
+                )
+            )
+            if write.delivery is not None:
+                job.stdin_backlog.remove(write)  # its end is told once
         if settled:
             job.delivered = True  # terminal-once: claimed before any await below
         records: dict[str, RecoveryRecord] = {}
@@ -345,6 +414,7 @@ class ShellManager:
                 recovery=records,
                 ever_output=job.ever_output,
                 stdin=stdin,
+                stdin_earlier=earlier,
                 stdin_transport=job.stdin_transport and first,
                 unknown_outcome=job.unknown_outcome and not settled,
                 preview_limit=self._preview_limit,

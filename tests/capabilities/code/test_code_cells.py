@@ -153,6 +153,26 @@ async def test_stop_cpu_bound_cell(manager: CodeManager, ctx: CallContext) -> No
     assert await asyncio.to_thread(wait_gone, [pid]) == []
 
 
+async def test_terminate_stops_the_cells_whole_process_group(
+    manager: CodeManager, ctx: CallContext, tmp_path: Path
+) -> None:
+    # A program can reach `os` through an allowed module's internals and start processes;
+    # a stop must take those down with the cell, not leave them to PID 1.
+    pidfile = tmp_path / "child.pid"
+    code = f"import random\nrandom._os.system('sleep 300 & echo $! > {pidfile}; wait')"
+    r = await run(manager, ctx, code, yield_time_ms=0)
+    cell_id = r.details["cell_id"]
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
+    child = int(pidfile.read_text())
+    assert process_alive(child)
+    r = await manager.wait({"cell_id": cell_id, "terminate": True}, ctx)
+    assert r.details["status"] == "terminated"
+    assert await asyncio.to_thread(wait_gone, [child]) == []
+
+
 async def test_stop_after_completion_reports_program_result(
     manager: CodeManager, ctx: CallContext
 ) -> None:

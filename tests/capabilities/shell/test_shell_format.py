@@ -110,3 +110,25 @@ def test_stdin_lines() -> None:
     r = format_shell_result(ShellObservation("s", "running", stdin=StdinReport("unknown", 6, 2)))
     assert "stdin: delivery unknown (2 of 6 UTF-8 bytes reached the pipe" in r.text
     assert r.details["input_delivery"] == "unknown"
+
+
+def test_pending_stdin_and_earlier_calls() -> None:
+    r = format_shell_result(
+        ShellObservation(
+            "s",
+            "running",
+            stdin=StdinReport("pending", 100_000, 65_536, True),
+            stdin_earlier=[StdinReport("written", 10, 10), StdinReport("unknown", 9, 4)],
+        )
+    )
+    lines = r.text.splitlines()
+    assert lines[2] == (
+        "stdin: pending (65536 of 100000 UTF-8 bytes reached the pipe so far; the program has "
+        "not read the rest yet). pct keeps writing it in the background, then closes stdin; "
+        "do not resend — poll with write_stdin to see it delivered."
+    )
+    assert lines[3] == "stdin (earlier call): written (10 UTF-8 bytes)"
+    assert lines[4].startswith("stdin (earlier call): delivery unknown (4 of 9 UTF-8 bytes")
+    assert r.details["input_delivery"] == "pending"
+    assert r.details["input_bytes"] == 100_000
+    assert r.details["input_written_bytes"] == 65_536

@@ -315,25 +315,65 @@ async def test_one_terminal_observer_wins(manager: ShellManager, tmp_path: Path)
 
 
 async def test_stdin_overload_and_unknown_delivery(manager: ShellManager, tmp_path: Path) -> None:
-    # `sleep` never reads stdin: a write bigger than the pipe stays pending.
+    # `sleep` never reads stdin: a write bigger than the pipe stays pending after its yield.
     first = await manager.start({"cmd": "exec sleep 30", "yield_time_ms": 0}, cwd=tmp_path)
     sid = first.details["session_id"]
     big = "x" * 200_000
-    pending = asyncio.create_task(
-        manager.write({"session_id": sid, "chars": big, "yield_time_ms": 0}, path="nested")
+    result = await asyncio.wait_for(
+        manager.write({"session_id": sid, "chars": big, "yield_time_ms": 300}), 10
     )
-    await asyncio.sleep(0.2)
-    assert not pending.done()
+    assert result.details["status"] == "running"
+    assert result.details["input_delivery"] == "pending"
+    written = result.details["input_written_bytes"]
+    assert 0 < written < 200_000
+    assert f"stdin: pending ({written} of 200000 UTF-8 bytes reached the pipe so far" in (
+        result.text
+    )
+    assert "do not resend" in result.text
+    # the pending bytes still count against the admission budget
     with pytest.raises(ToolError) as info:
         await manager.write({"session_id": sid, "chars": "y" * 70_000}, path="nested")
     assert info.value.code == "stdin-overload"
     assert "Nothing was sent" in info.value.message
-    # a stop is not queued behind the blocked writer
-    stop = await manager.write({"session_id": sid, "terminate": True})
+    # polls are not queued behind the pending write
+    poll = await asyncio.wait_for(manager.write({"session_id": sid, "yield_time_ms": 0}), 5)
+    assert "stdin (earlier call): pending" in poll.text
+    stop = await asyncio.wait_for(manager.write({"session_id": sid, "terminate": True}), 10)
     assert stop.details["status"] == "terminated"
-    with pytest.raises(ToolError) as info2:
-        await pending  # its observation lost the terminal result to the stop
-    assert info2.value.code == "stale-session"
+    assert "stdin (earlier call): delivery unknown" in stop.text
+
+
+async def test_write_larger_than_the_stdin_limit_can_never_fit(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    first = await manager.start({"cmd": "cat", "yield_time_ms": 0}, cwd=tmp_path)
+    sid = first.details["session_id"]
+    with pytest.raises(ToolError) as info:
+        await manager.write({"session_id": sid, "chars": "z" * 262_145})
+    assert info.value.code == "stdin-overload"
+    assert "262145 UTF-8 bytes" in info.value.message
+    assert "can never be sent in one call" in info.value.message
+    assert "Nothing was sent" in info.value.message
+    done = await manager.write({"session_id": sid, "closeStdin": True, "yield_time_ms": 5000})
+    assert done.details["stdout"] == ""  # nothing of the refused input reached the program
+
+
+async def test_pending_write_is_delivered_in_the_background(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    # The program reads stdin only after a pause: the call answers first, delivery follows.
+    first = await manager.start(
+        {"cmd": "sleep 1; wc -c", "yield_time_ms": 0}, cwd=tmp_path, path="nested"
+    )
+    sid = first.details["session_id"]
+    result = await manager.write(
+        {"session_id": sid, "chars": "a" * 100_000, "closeStdin": True, "yield_time_ms": 0}
+    )
+    assert result.details["input_delivery"] == "pending"
+    assert "then closes stdin" in result.text
+    done = await _poll_until_done(manager, sid)
+    assert done["stdout"].strip() == "100000"
+    assert done["status"] == "completed"
 
 
 async def test_sixteen_outstanding_stdin_calls(tmp_path: Path, owner: OutputOwner) -> None:
@@ -341,18 +381,17 @@ async def test_sixteen_outstanding_stdin_calls(tmp_path: Path, owner: OutputOwne
     try:
         first = await manager.start({"cmd": "exec sleep 30", "yield_time_ms": 0}, cwd=tmp_path)
         sid = first.details["session_id"]
-        blocked = [
-            asyncio.create_task(
-                manager.write({"session_id": sid, "chars": "z" * 70_000}, path="nested")
-            )
-            for _ in range(2)
-        ]
-        await asyncio.sleep(0.2)
+        for _ in range(2):  # each answers at its yield; its bytes stay pending
+            r = await manager.write({"session_id": sid, "chars": "z" * 70_000, "yield_time_ms": 0})
+            assert r.details["input_delivery"] == "pending"
         with pytest.raises(ToolError) as info:
             await manager.write({"session_id": sid, "chars": "a"}, path="nested")
         assert info.value.code == "stdin-overload"
+        assert "2 stdin calls" in info.value.message
         await manager.write({"session_id": sid, "terminate": True})
-        await asyncio.gather(*blocked, return_exceptions=True)
+        # once the writes settle (here: failed at the stop) the budget is free again
+        job_calls = [j.stdin_pending_calls for j in manager.jobs()]
+        assert job_calls in ([], [0])
     finally:
         await manager.close()
 

@@ -1,0 +1,88 @@
+"""Process identity: is the process that wrote a record still the one running under its pid?
+
+A pid alone is not an identity — after a crash the number can be handed to an unrelated
+process. On Linux a process is identified by its pid plus its start time (clock ticks since
+boot, field 22 of `/proc/<pid>/stat`), which no later process with the same pid can share.
+Where there is no procfs (macOS) only the pid can be checked.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """`/proc/<pid>/stat` after the command name (which may hold spaces or parentheses)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    return raw[raw.rfind(b")") + 2 :].decode("ascii", "replace").split()
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot, or None (gone, or no procfs)."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return None
+    try:
+        return int(fields[19])
+    except ValueError:
+        return None
+
+
+def process_tag(pid: int | None = None) -> str:
+    """`<pid>-<start ticks>` of a process (default: this one); ticks are 0 without procfs."""
+    pid = os.getpid() if pid is None else pid
+    return f"{pid}-{start_ticks(pid) or 0}"
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    fields = _stat_fields(pid)
+    return fields is None or fields[0] not in ("Z", "X")  # a zombie never runs again
+
+
+def same_process_alive(pid: int, ticks: int) -> bool:
+    """True while the process tagged `<pid>-<ticks>` runs (ticks 0: only the pid is known)."""
+    if pid <= 0 or not _exists(pid):
+        return False
+    if ticks <= 0:
+        return True
+    now = start_ticks(pid)
+    return now is None or now == ticks
+
+
+def started_at(pid: int) -> float | None:
+    """Wall-clock start time of a process (Linux), or None when it cannot be told."""
+    ticks = start_ticks(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"btime "):
+                    return int(line.split()[1]) + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def alive_since(pid: int, recorded_at: float, *, slack: float = 2.0) -> bool:
+    """True while `pid` runs and was already running at `recorded_at` (wall clock).
+
+    A process that started after the record was written is a different process that got
+    the same pid: the record's owner is gone.
+    """
+    if pid <= 0 or not _exists(pid):
+        return False
+    began = started_at(pid)
+    return began is None or recorded_at <= 0 or began <= recorded_at + slack

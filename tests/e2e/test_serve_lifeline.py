@@ -1,0 +1,251 @@
+"""Through a real `pct serve`: stdin never blocks a call, and nothing outlives a killed server.
+
+Every process the server starts carries a unique marker in its environment, so survivors are
+found in `/proc` however they were started (background, `setsid`, a Code Mode cell's child).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pct_procs import PCT, child_env, stop, write_config
+
+from pct_runtime.host.procs import process_tag
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc"),
+]
+
+MARK = "PCT_LIFELINE_TEST_MARK"
+REPLY_TIMEOUT = 20.0
+
+
+class StdioServer:
+    """`pct serve` over stdio, JSON-RPC lines read by a thread so every wait has a timeout."""
+
+    def __init__(self, agent: Path, work: Path, **env: str) -> None:
+        self.proc = subprocess.Popen(
+            [PCT, "serve"],
+            cwd=work,
+            env=child_env(agent, **env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._next = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next += 1
+        self.send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no reply to {method} within {REPLY_TIMEOUT} s")
+            try:
+                reply: dict[str, Any] = json.loads(self._lines.get(timeout=left))
+            except queue.Empty:
+                continue
+            if reply.get("id") == self._next:
+                return reply
+
+    def initialize(self) -> None:
+        info = {"name": "t", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
+        self.request("initialize", params)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+        result = reply["result"]
+        text: str = result["content"][0]["text"]
+        return text
+
+
+@contextlib.contextmanager
+def serving(agent: Path, work: Path, **env: str) -> Iterator[StdioServer]:
+    server = StdioServer(agent, work, **env)
+    try:
+        server.initialize()
+        yield server
+    finally:
+        stop(server.proc)
+
+
+def marked(mark: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries `MARK=mark`."""
+    needle = f"{MARK}={mark}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = fh.read()
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if needle in environ.split(b"\0") and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+def kill_marked(mark: str) -> None:
+    for pid in marked(mark):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def session_of(text: str) -> str:
+    found = re.search(r"session_id (\S+):", text)
+    assert found, text
+    return found.group(1)
+
+
+def test_write_stdin_answers_at_its_yield_and_the_job_stays_responsive(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}})
+    with serving(agent, work) as server:
+        # `sleep` never reads stdin: before the fix this call blocked until the job exited.
+        first = server.call("exec_command", {"cmd": "sleep 120", "yield_time_ms": 0})
+        sid = session_of(first)
+        text = server.call(
+            "write_stdin", {"session_id": sid, "chars": "x" * 100_000, "yield_time_ms": 1000}
+        )
+        assert text.startswith(f"session_id {sid}: running")
+        pending = re.search(r"stdin: pending \((\d+) of 100000 UTF-8 bytes", text)
+        assert pending, text
+        assert 0 < int(pending.group(1)) < 100_000
+        poll = server.call("write_stdin", {"session_id": sid, "yield_time_ms": 0})
+        assert poll.startswith(f"session_id {sid}: running")
+        assert "stdin (earlier call): pending" in poll
+        too_big = server.call("write_stdin", {"session_id": sid, "chars": "y" * 300_000})
+        assert "can never be sent in one call" in too_big
+        stopped = server.call("write_stdin", {"session_id": sid, "terminate": True})
+        assert stopped.startswith(f"session_id {sid}: terminated")
+        assert "stdin (earlier call): delivery unknown" in stopped
+
+
+def test_sigkill_of_serve_leaves_no_process_and_no_capture_folder(tmp_path: Path) -> None:
+    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
+    mark = uuid.uuid4().hex
+    server = StdioServer(agent, work, **{MARK: mark, "TMPDIR": str(temp)})
+    try:
+        server.initialize()
+        shell = server.call(
+            "exec_command",
+            {
+                "cmd": "setsid sleep 300 & nohup sleep 300 & echo started; wait",
+                "yield_time_ms": 500,
+            },
+        )
+        assert "running" in shell.splitlines()[0], shell
+        assert str(temp) in shell  # a running job's recovery path: its capture folder
+        cell = server.call(
+            "exec",
+            {"code": "import random\nrandom._os.system('sleep 300')", "yield_time_ms": 500},
+        )
+        assert "running" in cell, cell
+        # shell, two sleeps, zygote, cell, its shell and sleep (spares add more)
+        deadline = time.monotonic() + 10
+        while len(marked(mark)) < 7 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(marked(mark)) >= 7, marked(mark)
+        assert list(temp.glob("pct-output-*"))
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+        deadline = time.monotonic() + 15
+        while (marked(mark) or list(temp.glob("pct-output-*"))) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        survivors = marked(mark)
+        assert survivors == [], f"processes outlived the server: {survivors}"
+        assert list(temp.glob("pct-output-*")) == []
+    finally:
+        kill_marked(mark)
+        stop(server.proc)
+
+
+def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> None:
+    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}})
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    reborn = subprocess.Popen(["sleep", "60"])  # a live process that got a dead runtime's pid
+    # A job of a server whose watchdog died with it, and a job of a server that still runs.
+    orphan = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, "PCT_LIFELINE": f"{gone.pid}-12345-0123abcd"}
+    )
+    owned = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, "PCT_LIFELINE": f"{process_tag()}-0123abcd"}
+    )
+    try:
+        registry = agent / "pct" / "runtimes"
+        registry.mkdir(parents=True)
+
+        def entry(pid: int, started: float, name: str) -> Path:
+            path = registry / f"{pid}-{name}.json"
+            record = {"pid": pid, "kind": "pct serve", "control": "127.0.0.1:9", "mcp": "stdio"}
+            path.write_text(json.dumps({**record, "started": started}), encoding="utf-8")
+            return path
+
+        dead = entry(gone.pid, time.time(), "dead0000")
+        reused = entry(reborn.pid, time.time() - 3600, "reused00")
+        live = entry(os.getpid(), time.time(), "live0000")  # this test process runs
+        stale_dir = temp / f"pct-output-{gone.pid}-12345-abcdefgh"
+        stale_dir.mkdir()
+        (stale_dir / f"{uuid.uuid4()}.txt").write_text("old output", encoding="utf-8")
+        live_dir = temp / f"pct-output-{process_tag()}-abcdefgh"
+        live_dir.mkdir()
+        legacy_dir = temp / "pct-output-abcdefgh"  # no process tag: not ours to judge
+        legacy_dir.mkdir()
+        with serving(agent, work, TMPDIR=str(temp)):
+            assert not dead.exists()
+            assert not reused.exists()
+            assert live.exists()
+            assert not stale_dir.exists()
+            assert live_dir.is_dir()
+            assert legacy_dir.is_dir()
+            assert orphan.wait(10) == -signal.SIGKILL
+            assert owned.poll() is None
+    finally:
+        for proc in (reborn, orphan, owned):
+            proc.kill()
+            proc.wait()

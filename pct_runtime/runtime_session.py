@@ -102,6 +102,7 @@ class RuntimeSession:
                 RUNTIME_EVENTS_CHANNEL, {"type": "service-built", "session": self.id, "key": key}
             ),
             debug=runtime.debug,
+            sandbox_settings=runtime.sandbox,
         )
         self._tools: dict[str, Tool] = {}
         self._self_hooked: set[str] = set()

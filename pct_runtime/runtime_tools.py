@@ -68,6 +68,8 @@ class SessionServices:
     #: Called with the key whenever `shared` builds an instance (the first time, or again
     #: after `drop`), so viewers can subscribe to a manager the session just (re)bound.
     on_built: Callable[[str], None] = lambda key: None
+    #: The runtime's `--sandbox` settings (`host.sandbox.SandboxSettings`; None: no sandbox).
+    sandbox_settings: Any = None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _slots: set[str] = field(default_factory=set)
@@ -186,6 +188,20 @@ async def _close_manager(manager: Any) -> None:
     await manager.close()
 
 
+def session_sandbox(services: SessionServices) -> Any:
+    """The session's `Sandbox` (writable roots from its directory); None without a sandbox."""
+    settings = services.sandbox_settings
+    if settings is None or not settings.confined:
+        return None
+
+    def make() -> Any:
+        from pct_runtime.host.sandbox import Sandbox
+
+        return Sandbox(settings, services.cwd)
+
+    return services.shared("sandbox", make)
+
+
 def shell_manager(services: SessionServices) -> Any:
     """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
 
@@ -193,7 +209,7 @@ def shell_manager(services: SessionServices) -> Any:
         from pct_runtime.capabilities.shell import ShellManager
 
         output = output_owner(services)  # created first, so it is closed after the manager
-        return ShellManager(output)
+        return ShellManager(output, sandbox=session_sandbox(services))
 
     return services.shared("shell", make, _close_manager)
 
@@ -226,6 +242,7 @@ def code_manager(services: SessionServices) -> Any:
             refusal=lambda name: _refusal_now(services, name),
             approval_mode=approval_mode,
             hooks=services.hooks,
+            sandbox=session_sandbox(services),
         )
 
     # close() raises cleanup-incomplete naming unconfirmed cells; the session's aclose()

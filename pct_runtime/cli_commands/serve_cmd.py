@@ -1,4 +1,4 @@
-"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT]`: serve the runtime over MCP."""
+"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT] [--sandbox MODE]`: serve MCP."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--http", metavar="[HOST:]PORT", help="serve streamable HTTP instead of stdio"
     )
+    from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
+
+    add_sandbox_arguments(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -72,6 +75,15 @@ def handle(args: argparse.Namespace) -> int:
     load_host_model(agent_dir(), model, Path.cwd())
     allowlist = parse_allowlist(args.tools)
     warn_unknown_tools(allowlist)
+    from pct_runtime.cli_commands.sandbox_opts import SandboxStartError, startup_sandbox
+    from pct_runtime.config.paths import config_path
+
+    try:
+        sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
+    except SandboxStartError as exc:
+        raise CliError(str(exc), code=1) from None
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     from pct_runtime.serve import run
 
     coro: Any
@@ -82,9 +94,9 @@ def handle(args: argparse.Namespace) -> int:
             host, port = parse_listen(args.http)
         except ValueError as exc:
             raise CliError(f"--http: {exc}") from None
-        coro = run.serve_http(host, port, model=model, allowlist=allowlist)
+        coro = run.serve_http(host, port, model=model, allowlist=allowlist, sandbox=sandbox)
     else:
-        coro = run.serve_stdio(model=model, allowlist=allowlist)
+        coro = run.serve_stdio(model=model, allowlist=allowlist, sandbox=sandbox)
     try:
         return run.run(coro)
     except OSError as exc:

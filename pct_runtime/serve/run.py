@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer
 from pct_runtime.serve.live import control_token
@@ -39,10 +40,15 @@ def control_handler(runtime: Runtime, label: str) -> Any:
     return handle
 
 
-async def serve_stdio(*, model: str | None = None, allowlist: Sequence[str] | None = None) -> int:
+async def serve_stdio(
+    *,
+    model: str | None = None,
+    allowlist: Sequence[str] | None = None,
+    sandbox: SandboxSettings | None = None,
+) -> int:
     from mcp.server.stdio import stdio_server
 
-    runtime = Runtime(model=model, allowlist=allowlist)
+    runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     session = await runtime.open_session("mcp")
     mcp = PctMCPServer(runtime, single_session=session)
@@ -78,10 +84,11 @@ async def serve_http(
     *,
     model: str | None = None,
     allowlist: Sequence[str] | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> int:
     from pct_runtime.serve.http import PctHttpServer
 
-    runtime = Runtime(model=model, allowlist=allowlist)
+    runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     mcp = PctMCPServer(runtime)
     token = load_or_create_token(runtime.agent_dir)

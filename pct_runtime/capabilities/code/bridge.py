@@ -21,6 +21,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from pct_runtime.host.sandbox import Sandbox
+
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
 # past it gets MemoryError and fails; the host is unaffected.
@@ -46,8 +48,15 @@ class FrameError(RuntimeError):
 class Zygote:
     """One idle, preloaded Python process that forks a fresh process per cell."""
 
-    def __init__(self, memory_limit: int = MEMORY_LIMIT_BYTES, spares: int = SPARE_WORKERS):
+    def __init__(
+        self,
+        memory_limit: int = MEMORY_LIMIT_BYTES,
+        spares: int = SPARE_WORKERS,
+        *,
+        sandbox: Sandbox | None = None,
+    ):
         self._memory_limit = memory_limit
+        self._sandbox = sandbox
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctrl: socket.socket | None = None
         self._lock = asyncio.Lock()
@@ -120,21 +129,25 @@ class Zygote:
     def _spawn(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
+            argv = [
+                sys.executable,
+                "-I",
+                "-S",
+                str(WORKER_SCRIPT),
+                "zygote",
+                str(child.fileno()),
+                str(self._memory_limit),
+            ]
+            sandbox = self._sandbox
+            # The zygote is confined before exec, so every cell it forks is too.
             self._proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    str(WORKER_SCRIPT),
-                    "zygote",
-                    str(child.fileno()),
-                    str(self._memory_limit),
-                ],
+                sandbox.wrap(argv) if sandbox is not None else argv,
                 pass_fds=[child.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=sandbox.child_hook() if sandbox is not None else None,
             )
         except OSError as exc:
             parent.close()

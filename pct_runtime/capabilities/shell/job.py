@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
+from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -152,7 +153,13 @@ class ShellJob:
 
     # -- spawn ---------------------------------------------------------------------------
     async def spawn(
-        self, shell: ShellConfig, command: str, cwd: Path, env: Mapping[str, str]
+        self,
+        shell: ShellConfig,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        *,
+        sandbox: Sandbox | None = None,
     ) -> None:
         """Launch exactly once. Raises OSError (the manager reports `spawn-failed`)."""
         r0, w0 = os.pipe()
@@ -161,6 +168,8 @@ class ShellJob:
         argv = [shell.path, *shell.args]
         if not shell.stdin_transport:
             argv.append(command)
+        if sandbox is not None:
+            argv = sandbox.wrap(argv)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -170,6 +179,7 @@ class ShellJob:
                 cwd=str(cwd),
                 env=dict(env),
                 start_new_session=True,
+                preexec_fn=sandbox.child_hook() if sandbox is not None else None,
             )
         except BaseException:
             for fd in (w0, r1, r2):

@@ -1,0 +1,141 @@
+"""Kernel-enforced sandbox for shell jobs and Code Mode workers (`--sandbox MODE`).
+
+- `SandboxSettings(mode, network)`: the operator's choice (flags > `pct.sandbox` config).
+- `unsupported_reason(settings)`: why this host cannot enforce it, checked at start-up; pct
+  refuses to start rather than run unconfined after being asked for a sandbox.
+- `Sandbox(settings, cwd)`: one session's confinement. Spawn sites call `child_hook()` (Linux:
+  run in the forked child before exec) and `wrap(argv)` (macOS: `sandbox-exec` prefix).
+- `denial_note(...)`: the `Command denied by sandbox` line a failed confined command gets.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pct_runtime.host.sandbox.policy import (
+    CONFIG_SECTION,
+    DEFAULT_MODE,
+    SANDBOX_MODES,
+    SandboxConfigError,
+    SandboxMode,
+    SandboxSettings,
+    resolve_settings,
+    settings_from_config,
+    writable_roots,
+)
+
+__all__ = [
+    "CONFIG_SECTION",
+    "DEFAULT_MODE",
+    "SANDBOX_MODES",
+    "Sandbox",
+    "SandboxConfigError",
+    "SandboxMode",
+    "SandboxSettings",
+    "denial_note",
+    "looks_denied",
+    "resolve_settings",
+    "settings_from_config",
+    "unsupported_reason",
+    "writable_roots",
+]
+
+
+def unsupported_reason(settings: SandboxSettings, *, self_test: bool = True) -> str | None:
+    """Why `settings` cannot be enforced here, ending with what to do; None when it can.
+
+    On Linux, `self_test` also confines a real `/bin/sh` once and checks a write is refused.
+    """
+    if not settings.confined:
+        return None
+    if sys.platform.startswith("linux"):
+        from pct_runtime.host.sandbox import linux
+
+        reason = linux.unsupported_reason(settings)
+        if reason is None and self_test:
+            reason = linux.self_test(settings)
+        return reason
+    if sys.platform == "darwin":
+        from pct_runtime.host.sandbox import macos
+
+        return macos.unsupported_reason(settings)
+    return (
+        f"--sandbox {settings.mode} is enforced only on Linux (Landlock, seccomp) and macOS "
+        f"(sandbox-exec), not on {sys.platform}. Pass --sandbox danger-full-access."
+    )
+
+
+class Sandbox:
+    """One session's confinement: the settings plus the roots derived from its directory."""
+
+    def __init__(self, settings: SandboxSettings, cwd: Path) -> None:
+        self.settings = settings
+        self.roots = writable_roots(settings, cwd)
+        self._hook: Callable[[], None] | None = None
+        if settings.confined and sys.platform.startswith("linux"):
+            from pct_runtime.host.sandbox.linux import confinement_for
+
+            self._hook = confinement_for(settings, cwd).apply_in_child
+
+    @property
+    def confined(self) -> bool:
+        return self.settings.confined
+
+    def child_hook(self) -> Callable[[], None] | None:
+        """The `preexec_fn` for a spawn (None when nothing needs to run in the child)."""
+        return self._hook
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The argv to spawn: `argv` itself, or behind `sandbox-exec` on macOS."""
+        if self.settings.confined and sys.platform == "darwin":
+            from pct_runtime.host.sandbox import macos
+
+            return macos.wrap(self.settings, self.roots, list(argv))
+        return list(argv)
+
+    def summary(self) -> str:
+        """For tool descriptions: what a command may touch, in one or two sentences."""
+        return describe(self.settings, self.roots)
+
+
+def describe(settings: SandboxSettings, roots: Sequence[Path]) -> str:
+    if not settings.confined:
+        return "no sandbox (danger-full-access): it runs with the user's own permissions"
+    where = (
+        "nowhere (read-only)"
+        if not roots
+        else "only under " + ", ".join(str(root) for root in roots)
+    )
+    network = "allowed" if settings.network else "blocked"
+    return (
+        f"a kernel sandbox ({settings.mode}): it can read any file but write {where}; "
+        f"outbound network is {network}"
+    )
+
+
+_DENIAL_MARKERS = (
+    "permission denied",
+    "operation not permitted",
+    "read-only file system",
+    "pct sandbox:",
+)
+
+
+def looks_denied(settings: SandboxSettings, returncode: int | None, output: str) -> bool:
+    """Codex's heuristic: a confined command that failed and printed an access error."""
+    if not settings.confined or returncode is None or returncode == 0:
+        return False
+    lowered = output.lower()
+    return any(marker in lowered for marker in _DENIAL_MARKERS)
+
+
+def denial_note(settings: SandboxSettings, roots: Sequence[Path]) -> str:
+    """The line added to a result that `looks_denied`: what was refused and what to do."""
+    return (
+        f"Command denied by sandbox: {describe(settings, roots)}. The failure above is the "
+        "sandbox refusing a write or connection, not a bug to work around; do not retry it "
+        "another way. Work inside the writable roots, or tell the user that the command needs "
+        "a wider --sandbox mode."
+    )

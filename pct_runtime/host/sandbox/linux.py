@@ -1,0 +1,254 @@
+"""Linux enforcement: a Landlock ruleset for writes (and TCP), a seccomp filter for sockets.
+
+Everything costly happens once, in pct: the Landlock ruleset is created and filled here (its
+fd stays open for the life of pct), the seccomp program is compiled here. The forked child
+then makes three system calls before `exec` — `prctl(PR_SET_NO_NEW_PRIVS)`,
+`landlock_restrict_self`, `seccomp(SET_MODE_FILTER)` — with arguments prepared in advance, so
+confining a job costs microseconds, and every descendant (a `setsid` grandchild included)
+inherits the domain and the filter. A child that cannot confine itself exits 126 before it
+runs anything: a sandbox asked for is never silently dropped.
+
+Landlockpy and seccompy (pinned) build the ruleset and the BPF program; the child side calls
+libc directly, because their `restrict()`/`load()` do Python-level bookkeeping in the child.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
+
+#: Landlock ABI needed for a sound write sandbox: 3 adds TRUNCATE (Linux 6.2), without which
+#: `truncate(2)` could still empty any file the user owns.
+MIN_LANDLOCK_ABI = 3
+_PR_SET_NO_NEW_PRIVS = 38
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_SECCOMP_SET_MODE_FILTER = 1
+_SYS_SECCOMP = {"x86_64": 317, "amd64": 317, "aarch64": 277, "arm64": 277}
+_X32_SYSCALL_BIT = 0x40000000
+_AF_UNIX = 1
+#: Socket calls a network-off job may not make at all (Unix sockets can reach outside
+#: services such as a Docker daemon, so connect/bind are refused for every family).
+_DENIED_SOCKET_CALLS = ("connect", "bind", "listen", "accept", "accept4", "sendmmsg")
+#: io_uring can open and connect sockets without the socket system calls.
+_DENIED_IO_URING = ("io_uring_setup", "io_uring_enter", "io_uring_register")
+
+
+class _Libc:
+    """libc entry points resolved once, in pct, so the child never loads anything."""
+
+    def __init__(self) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.syscall = libc.syscall
+        self.syscall.restype = ctypes.c_long
+        self.prctl = libc.prctl
+        self.prctl.restype = ctypes.c_int
+
+
+_libc: _Libc | None = None
+
+
+def _get_libc() -> _Libc:
+    global _libc
+    if _libc is None:
+        _libc = _Libc()
+    return _libc
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
+    try:
+        import landlockpy
+    except ImportError:
+        return 0
+    try:
+        return int(landlockpy.abi_version())
+    except OSError:
+        return 0
+
+
+def _seccomp_nr() -> int | None:
+    return _SYS_SECCOMP.get(platform.machine().lower())
+
+
+def unsupported_reason(settings: SandboxSettings) -> str | None:
+    """Why this kernel cannot enforce `settings` (with what to do), or None if it can."""
+    if not settings.confined:
+        return None
+    abi = landlock_abi()
+    if abi < MIN_LANDLOCK_ABI:
+        found = "not available" if abi == 0 else f"ABI {abi}"
+        return (
+            f"the kernel's Landlock LSM is {found}; --sandbox {settings.mode} needs Landlock "
+            f"ABI {MIN_LANDLOCK_ABI} or newer (Linux 6.2+ with landlock in the lsm= boot "
+            "list). Run on such a kernel, or pass --sandbox danger-full-access to run "
+            "without a sandbox."
+        )
+    if not settings.network:
+        if _seccomp_nr() is None or not _seccomp_supported():
+            return (
+                "seccomp filters are not available on this kernel or architecture, so "
+                f"--sandbox {settings.mode} cannot block outbound network. Pass "
+                "--sandbox-network to keep the file-system sandbox with network on, or run "
+                "on a kernel with seccomp."
+            )
+    return None
+
+
+def _seccomp_supported() -> bool:
+    try:
+        import seccompy
+    except ImportError:
+        return False
+    return bool(seccompy.supported())
+
+
+def _fail_in_child(what: str) -> None:
+    err = ctypes.get_errno()
+    os.write(2, f"pct sandbox: {what} failed ({os.strerror(err)}); nothing ran\n".encode())
+    os._exit(126)
+
+
+class LinuxConfinement:
+    """A prepared Landlock ruleset plus seccomp program for one set of writable roots."""
+
+    def __init__(self, settings: SandboxSettings, roots: tuple[Path, ...]) -> None:
+        import landlockpy
+        from landlockpy import AccessFS, AccessNet, Scope
+
+        abi = landlockpy.abi_version()
+        file_write = AccessFS.WRITE_FILE | AccessFS.TRUNCATE
+        tree_write = (
+            file_write
+            | AccessFS.REMOVE_DIR
+            | AccessFS.REMOVE_FILE
+            | AccessFS.MAKE_CHAR
+            | AccessFS.MAKE_DIR
+            | AccessFS.MAKE_REG
+            | AccessFS.MAKE_SOCK
+            | AccessFS.MAKE_FIFO
+            | AccessFS.MAKE_BLOCK
+            | AccessFS.MAKE_SYM
+            | AccessFS.REFER
+        )
+        handled_net = AccessNet.NONE
+        scoped = Scope.NONE
+        if not settings.network:
+            handled_net = landlockpy.net_for_abi(abi)
+            scoped = landlockpy.scope_for_abi(abi) & Scope.ABSTRACT_UNIX_SOCKET
+        # Strict mode: every right asked for must be enforced, or construction fails.
+        self._ruleset = landlockpy.Ruleset(
+            handled_fs=tree_write & landlockpy.fs_for_abi(abi),
+            handled_net=handled_net,
+            scoped=scoped,
+            best_effort=False,
+        )
+        for root in roots:
+            self._ruleset.allow_path(str(root), tree_write)
+        for device in WRITABLE_DEVICES:
+            if os.path.exists(device):
+                self._ruleset.allow_path(device, file_write)
+        self.fd = self._ruleset._fd  # the kernel object the child restricts itself to
+        self.roots = roots
+        self._filter_ref: object | None = None
+        self._filter_keep: tuple[object, ...] = ()
+        if not settings.network:
+            self._prepare_seccomp()
+        libc = _get_libc()
+        self._prctl = libc.prctl
+        self._syscall = libc.syscall
+        self._seccomp = _seccomp_nr() or -1
+
+    def _prepare_seccomp(self) -> None:
+        import seccompy
+        from seccompy import ArgCmp, CmpOp
+
+        flt = seccompy.Filter(seccompy.Action.ALLOW)
+        machine = platform.machine().lower()
+
+        def deny(name: str, *conds: ArgCmp) -> None:
+            nr = seccompy.syscall_nr(name)
+            variants = [nr]
+            if machine in ("x86_64", "amd64"):
+                variants.append(nr | _X32_SYSCALL_BIT)  # the x32 ABI shares the numbers
+            for number in variants:
+                flt.errno(number, errno.EPERM, args=list(conds) or None)
+
+        deny("socket", ArgCmp(0, CmpOp.NE, _AF_UNIX))
+        deny("socketpair", ArgCmp(0, CmpOp.NE, _AF_UNIX))
+        deny("sendto", ArgCmp(4, CmpOp.NE, 0))  # send() passes no address and stays allowed
+        for name in (*_DENIED_SOCKET_CALLS, *_DENIED_IO_URING):
+            deny(name)
+        program = flt.program
+        buf = (ctypes.c_char * len(program)).from_buffer_copy(program)
+        fprog = seccompy._syscall.SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
+        self._filter_keep = (buf, fprog)
+        self._filter_ref = ctypes.byref(fprog)
+
+    def apply_in_child(self) -> None:
+        """Runs in the forked child before exec: confine this process and its descendants."""
+        if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            _fail_in_child("prctl(PR_SET_NO_NEW_PRIVS)")
+        if self._syscall(_SYS_LANDLOCK_RESTRICT_SELF, self.fd, 0) != 0:
+            _fail_in_child("landlock_restrict_self")
+        if self._filter_ref is not None and (
+            self._syscall(self._seccomp, _SECCOMP_SET_MODE_FILTER, 0, self._filter_ref) != 0
+        ):
+            _fail_in_child("seccomp(SECCOMP_SET_MODE_FILTER)")
+
+
+_cache: dict[tuple[SandboxSettings, tuple[Path, ...]], LinuxConfinement] = {}
+
+
+def confinement_for(settings: SandboxSettings, cwd: Path) -> LinuxConfinement:
+    """The prepared confinement for `settings` under `cwd` (one per distinct root set)."""
+    roots = writable_roots(settings, cwd)
+    key = (settings, roots)
+    found = _cache.get(key)
+    if found is None:
+        found = _cache[key] = LinuxConfinement(settings, roots)
+    return found
+
+
+def self_test(settings: SandboxSettings) -> str | None:
+    """Confine a real `/bin/sh` the way jobs are and check that a write is refused.
+
+    Catches kernels (or container runtimes) that accept the calls but do not enforce them.
+    Returns why the sandbox is not working, or None.
+    """
+    with tempfile.TemporaryDirectory(prefix="pct-sandbox-probe-") as probe:
+        outside = Path(probe) / "outside"
+        inside = Path(probe) / "inside"
+        outside.mkdir()
+        inside.mkdir()
+        probe_settings = SandboxSettings("workspace-write", settings.network)
+        confinement = LinuxConfinement(probe_settings, (inside.resolve(),))
+        hook: Callable[[], None] = confinement.apply_in_child
+        target = outside / "denied"
+        try:
+            result = subprocess.run(
+                ["/bin/sh", "-c", f"true > '{target}'; true > '{inside / 'allowed'}'"],
+                preexec_fn=hook,
+                capture_output=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"the sandbox self-test could not run /bin/sh ({exc})"
+        if target.exists():
+            return (
+                "the kernel accepted the Landlock ruleset but did not enforce it (a confined "
+                "write outside the workspace succeeded). Run pct on a host where Landlock is "
+                "enforced, or pass --sandbox danger-full-access."
+            )
+        if not (inside / "allowed").exists():
+            detail = result.stderr.decode("utf-8", "replace").strip()
+            return f"the sandbox self-test could not write inside its workspace: {detail}"
+    return None

@@ -202,6 +202,11 @@ def session_sandbox(services: SessionServices) -> Any:
     return services.shared("sandbox", make)
 
 
+def _read_only(services: SessionServices) -> bool:
+    settings = services.sandbox_settings
+    return settings is not None and settings.mode == "read-only"
+
+
 def shell_manager(services: SessionServices) -> Any:
     """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
 
@@ -235,9 +240,15 @@ def code_manager(services: SessionServices) -> Any:
             config = services.config()
             return str(config.code_mode.approval_mode) if config is not None else "confirm"
 
+        read_only = _read_only(services)
+        adapters: list[Any] = create_adapters(shell_manager(services), apply_patch=not read_only)
+        if read_only:
+            from pct_runtime.runtime_sandbox import ReadOnlyPatchAdapter
+
+            adapters.append(ReadOnlyPatchAdapter())
         return CodeManager(
             output_owner(services),
-            create_adapters(shell_manager(services)),
+            adapters,
             admitted=services.admitted,
             refusal=lambda name: _refusal_now(services, name),
             approval_mode=approval_mode,
@@ -258,7 +269,12 @@ def _apply_patch_binding() -> CapabilityBinding:
         def admission() -> None:
             services.admit(APPLY_PATCH_TOOL, "direct")
 
-        return [create_apply_patch_tool(hooks=services.hooks, admission=admission)]
+        tool: Tool = create_apply_patch_tool(hooks=services.hooks, admission=admission)
+        if _read_only(services):
+            from pct_runtime.runtime_sandbox import ReadOnlyPatchTool
+
+            tool = ReadOnlyPatchTool(tool)
+        return [tool]
 
     return CapabilityBinding("apply_patch", (APPLY_PATCH_TOOL,), build, applies_hooks=True)
 
@@ -283,7 +299,7 @@ def _code_binding() -> CapabilityBinding:
 
     def build(services: SessionServices) -> Sequence[Tool]:
         code_manager(services)  # built with the session, as before: output, shell, code
-        return create_code_tools(lambda: code_manager(services))
+        return create_code_tools(lambda: code_manager(services), session_sandbox(services))
 
     return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
 

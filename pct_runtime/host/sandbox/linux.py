@@ -91,14 +91,13 @@ def unsupported_reason(settings: SandboxSettings) -> str | None:
             "list). Run on such a kernel, or pass --sandbox danger-full-access to run "
             "without a sandbox."
         )
-    if not settings.network:
-        if _seccomp_nr() is None or not _seccomp_supported():
-            return (
-                "seccomp filters are not available on this kernel or architecture, so "
-                f"--sandbox {settings.mode} cannot block outbound network. Pass "
-                "--sandbox-network to keep the file-system sandbox with network on, or run "
-                "on a kernel with seccomp."
-            )
+    if not settings.network and (_seccomp_nr() is None or not _seccomp_supported()):
+        return (
+            "seccomp filters are not available on this kernel or architecture, so "
+            f"--sandbox {settings.mode} cannot block outbound network. Pass "
+            "--sandbox-network to keep the file-system sandbox with network on, or run "
+            "on a kernel with seccomp."
+        )
     return None
 
 

@@ -261,7 +261,7 @@ class RuntimeSession:
 
     def status_text(self) -> str:
         """The `/pct status` text of this session (from its committed plan)."""
-        from pct_runtime.status import format_status
+        from pct_runtime.status import format_status, sandbox_lines
 
         plan = self.plan
         if plan is None:
@@ -273,6 +273,7 @@ class RuntimeSession:
             config_error=error.code if error else None,
             config_error_detail=error.detail if error else None,
             apply_error=self.runtime.projection_sync.apply_error(self.id),
+            sandbox=sandbox_lines(self.runtime.sandbox, self.cwd),
         )
 
     # ----------------------------------------------------------------- payload hooks

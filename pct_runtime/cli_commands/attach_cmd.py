@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 
 AGENTS = ("codex", "claude", "pi")
+#: Stdio snippets start pct confined: writes only in the workspace and temp, no network.
+SERVE_ARGS = ("serve", "--sandbox", "workspace-write")
+SERVE = " ".join(SERVE_ARGS)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,10 +79,11 @@ def snippet(
             )
             add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
             return (
-                f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} serve\n\n"
+                f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} {SERVE}\n\n"
                 "# or in ~/.codex/config.toml (required = true makes Codex wait for pct's\n"
                 "# tools before the first turn):\n"
-                f'[mcp_servers.pct]\ncommand = {json.dumps(command)}\nargs = ["serve"]\n'
+                f"[mcp_servers.pct]\ncommand = {json.dumps(command)}\n"
+                f"args = {json.dumps(list(SERVE_ARGS))}\n"
                 f"{env}required = true\ntool_timeout_sec = 120\n"
             )
         return (
@@ -92,13 +96,13 @@ def snippet(
     if agent == "claude":
         if url is None:
             add_env = f" -e PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
-            return f"claude mcp add{add_env} pct -- {command} serve\n"
+            return f"claude mcp add{add_env} pct -- {command} {SERVE}\n"
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
     # pi: built-in MCP (>= 0.99) reads <agent dir>/mcp.json; "direct" exposes first-class tools.
     server: dict[str, object]
     if url is None:
-        server = {"command": command, "args": ["serve"], "exposure": "direct"}
+        server = {"command": command, "args": list(SERVE_ARGS), "exposure": "direct"}
         if agent_dir_env:
             server["env"] = {"PI_CODING_AGENT_DIR": agent_dir_env}
     else:
@@ -109,7 +113,7 @@ def snippet(
         }
     body = json.dumps({"mcpServers": {"pct": server}}, indent=2)
     if url is None:
-        head = f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} serve\n\n# or in "
+        head = f"# one command (Pi >= 0.99):\npi mcp add pct -- {command} {SERVE}\n\n# or in "
     else:
         head = "# in "
     return f"{head}{pi_mcp_json}:\n{body}\n"
@@ -122,6 +126,10 @@ def handle(args: argparse.Namespace) -> int:
     mcp_json = str(agent_dir() / "mcp.json") if custom else "~/.pi/agent/mcp.json"
     text = snippet(args.agent, args.http, _pct_command(), custom, mcp_json)
     if args.http is not None:
-        text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
+        text = (
+            "# the server decides the sandbox: start it with --sandbox workspace-write\n"
+            "# (pct serve --http ... --sandbox workspace-write, or pct-tui --sandbox ...)\n"
+            f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
+        )
     sys.stdout.write(text)
     return 0

@@ -35,6 +35,7 @@ __all__ = [
     "SandboxMode",
     "SandboxSettings",
     "denial_note",
+    "enforcement",
     "looks_denied",
     "resolve_settings",
     "settings_from_config",
@@ -65,6 +66,23 @@ def unsupported_reason(settings: SandboxSettings, *, self_test: bool = True) -> 
         f"--sandbox {settings.mode} is enforced only on Linux (Landlock, seccomp) and macOS "
         f"(sandbox-exec), not on {sys.platform}. Pass --sandbox danger-full-access."
     )
+
+
+def enforcement(settings: SandboxSettings) -> str:
+    """The kernel mechanism behind `settings` here, for status screens (nothing is probed
+    beyond the Landlock version)."""
+    if not settings.confined:
+        return "none"
+    if sys.platform.startswith("linux"):
+        from pct_runtime.host.sandbox.linux import landlock_abi
+
+        parts = [f"Landlock ABI {landlock_abi()}"]
+        if not settings.network:
+            parts.append("seccomp")
+        return ", ".join(parts)
+    if sys.platform == "darwin":
+        return "sandbox-exec"
+    return "unavailable"
 
 
 class Sandbox:

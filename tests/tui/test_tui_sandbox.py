@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from textual.widgets import Header, Static
 
 from pct_runtime.host.sandbox import SandboxSettings
@@ -13,7 +15,13 @@ from pct_tui.app import PctApp
 from tests.tui.conftest import wait_for
 
 
-async def test_header_and_status_show_the_mode(agent_dir: Path) -> None:
+@pytest.fixture
+def root(agent_dir: Path) -> str:
+    """The agent dir as the sandbox names it (symlinks resolved)."""
+    return os.path.realpath(agent_dir)
+
+
+async def test_header_and_status_show_the_mode(agent_dir: Path, root: str) -> None:
     app = PctApp(
         agent_dir=agent_dir,
         serve=False,
@@ -28,7 +36,7 @@ async def test_header_and_status_show_the_mode(agent_dir: Path) -> None:
         assert app.title == "Pi Codex Toolkit · sandbox: workspace-write, network off"
         status = str(app.screen.query_one("#status-text", Static).render())
         assert "Sandbox:\n  mode: workspace-write\n" in status
-        assert f"  writable roots: {agent_dir.resolve()}, " in status
+        assert f"  writable roots: {root}, " in status
         assert "  network: off" in status
 
 

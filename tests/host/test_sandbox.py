@@ -227,3 +227,47 @@ def test_a_child_that_cannot_confine_itself_runs_nothing(tmp_path: Path) -> None
     assert done.returncode == 126
     assert "pct sandbox: landlock_restrict_self failed" in done.stderr
     assert not (tmp_path / "ran").exists()
+
+
+@linux_only
+@needs_landlock
+async def test_a_spawner_that_cannot_confine_itself_spawns_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.host.sandbox.linux import LinuxConfinement
+    from pct_runtime.host.sandbox.spawn import spawn_process
+
+    monkeypatch.setattr(
+        LinuxConfinement, "_confine_calling_thread", lambda self: "landlock_restrict_self"
+    )
+    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)  # a fresh ruleset
+    with pytest.raises(OSError, match="the sandbox could not be applied, so nothing ran") as caught:
+        await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
+    assert caught.value.errno == errno.EPERM
+    assert not (tmp_path / "ran").exists()
+
+
+@linux_only
+@needs_landlock
+def test_self_test_catches_a_sandbox_that_is_not_enforced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pct_runtime.host.sandbox import linux
+
+    assert linux.self_test(SandboxSettings("workspace-write")) is None
+    monkeypatch.setattr(linux.LinuxConfinement, "_confine_calling_thread", lambda self: None)
+    reason = linux.self_test(SandboxSettings("workspace-write"))
+    assert reason is not None
+    assert "accepted the Landlock ruleset but did not enforce it" in reason
+
+
+@linux_only
+@needs_landlock
+async def test_spawned_jobs_report_exit_codes_and_signals(tmp_path: Path) -> None:
+    from pct_runtime.host.sandbox.spawn import spawn_process
+
+    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)
+    done = await spawn_process(sandbox, ["/bin/sh", "-c", "exit 3"])
+    assert await done.wait() == 3
+    killed = await spawn_process(sandbox, ["/bin/sh", "-c", "kill -9 $$"])
+    assert await killed.wait() == -9

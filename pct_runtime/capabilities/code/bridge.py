@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.sandbox.spawn import popen as sandboxed_popen
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
@@ -138,16 +139,15 @@ class Zygote:
                 str(child.fileno()),
                 str(self._memory_limit),
             ]
-            sandbox = self._sandbox
-            # The zygote is confined before exec, so every cell it forks is too.
-            self._proc = subprocess.Popen(
-                sandbox.wrap(argv) if sandbox is not None else argv,
+            # Under --sandbox the zygote starts confined, so every cell it forks is too.
+            self._proc = sandboxed_popen(
+                self._sandbox,
+                argv,
                 pass_fds=[child.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=sandbox.child_hook() if sandbox is not None else None,
             )
         except OSError as exc:
             parent.close()

@@ -24,6 +24,7 @@ from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
 from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.sandbox.spawn import SpawnedProcess, spawn_process
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -168,18 +169,16 @@ class ShellJob:
         argv = [shell.path, *shell.args]
         if not shell.stdin_transport:
             argv.append(command)
-        if sandbox is not None:
-            argv = sandbox.wrap(argv)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            proc = await spawn_process(
+                sandbox,
+                argv,
                 stdin=r0,
                 stdout=w1,
                 stderr=w2,
                 cwd=str(cwd),
                 env=dict(env),
                 start_new_session=True,
-                preexec_fn=sandbox.child_hook() if sandbox is not None else None,
             )
         except BaseException:
             for fd in (w0, r1, r2):
@@ -209,7 +208,7 @@ class ShellJob:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _wait_leader(self, proc: asyncio.subprocess.Process) -> None:
+    async def _wait_leader(self, proc: SpawnedProcess) -> None:
         self.returncode = await proc.wait()
         self.leader_exited = True
         self._news.set()

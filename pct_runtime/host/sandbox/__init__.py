@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pct_runtime.host.sandbox.policy import (
     CONFIG_SECTION,
@@ -25,6 +27,9 @@ from pct_runtime.host.sandbox.policy import (
     settings_from_config,
     writable_roots,
 )
+
+if TYPE_CHECKING:
+    from pct_runtime.host.sandbox.linux import LinuxConfinement
 
 __all__ = [
     "CONFIG_SECTION",
@@ -91,19 +96,26 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, cwd: Path) -> None:
         self.settings = settings
         self.roots = writable_roots(settings, cwd)
-        self._hook: Callable[[], None] | None = None
+        self._linux: LinuxConfinement | None = None
         if settings.confined and sys.platform.startswith("linux"):
             from pct_runtime.host.sandbox.linux import confinement_for
 
-            self._hook = confinement_for(settings, cwd).apply_in_child
+            self._linux = confinement_for(settings, cwd)
 
     @property
     def confined(self) -> bool:
         return self.settings.confined
 
     def child_hook(self) -> Callable[[], None] | None:
-        """The `preexec_fn` for a spawn (None when nothing needs to run in the child)."""
-        return self._hook
+        """A `preexec_fn` that confines a forked child (Linux; None when not needed).
+
+        Spawn sites use `spawn_process`/`popen` instead, which avoid the cost of a full fork.
+        """
+        return self._linux.apply_in_child if self._linux is not None else None
+
+    def spawner(self) -> ThreadPoolExecutor | None:
+        """The confined thread that spawns this sandbox's processes (Linux), else None."""
+        return self._linux.spawner() if self._linux is not None else None
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The argv to spawn: `argv` itself, or behind `sandbox-exec` on macOS."""

@@ -1,15 +1,20 @@
 """Linux enforcement: a Landlock ruleset for writes (and TCP), a seccomp filter for sockets.
 
 Everything costly happens once, in pct: the Landlock ruleset is created and filled here (its
-fd stays open for the life of pct), the seccomp program is compiled here. The forked child
-then makes three system calls before `exec` — `prctl(PR_SET_NO_NEW_PRIVS)`,
-`landlock_restrict_self`, `seccomp(SET_MODE_FILTER)` — with arguments prepared in advance, so
-confining a job costs microseconds, and every descendant (a `setsid` grandchild included)
-inherits the domain and the filter. A child that cannot confine itself exits 126 before it
-runs anything: a sandbox asked for is never silently dropped.
+fd stays open for the life of pct) and the seccomp program is compiled here. Both are then
+applied to one dedicated *spawner thread* per ruleset (`prctl(PR_SET_NO_NEW_PRIVS)`,
+`landlock_restrict_self`, `seccomp(SET_MODE_FILTER)`: all three act on the calling thread
+only). Jobs are spawned from that thread with the ordinary vfork-based `subprocess.Popen`, and
+a child inherits the confinement of the thread that created it — so confining a job costs a
+thread hop instead of a full `fork` with a `preexec_fn`, and every descendant (a `setsid`
+grandchild included) stays inside. pct's other threads are untouched.
 
-Landlockpy and seccompy (pinned) build the ruleset and the BPF program; the child side calls
-libc directly, because their `restrict()`/`load()` do Python-level bookkeeping in the child.
+A spawner thread that cannot confine itself never spawns anything: its executor is broken
+and every spawn fails with EPERM. `apply_in_child` is the same sequence for a `preexec_fn`
+(it exits 126 instead of exec'ing unconfined).
+
+Landlockpy and seccompy (pinned) build the ruleset and the BPF program; the three calls go to
+libc directly with arguments prepared in advance.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ import os
 import platform
 import subprocess
 import tempfile
-from collections.abc import Callable
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
@@ -160,6 +166,8 @@ class LinuxConfinement:
         self._filter_keep: tuple[object, ...] = ()
         if not settings.network:
             self._prepare_seccomp()
+        self._lock = threading.Lock()
+        self._spawner: ThreadPoolExecutor | None = None
         libc = _get_libc()
         self._prctl = libc.prctl
         self._syscall = libc.syscall
@@ -191,16 +199,44 @@ class LinuxConfinement:
         self._filter_keep = (buf, fprog)
         self._filter_ref = ctypes.byref(fprog)
 
-    def apply_in_child(self) -> None:
-        """Runs in the forked child before exec: confine this process and its descendants."""
+    def _confine_calling_thread(self) -> str | None:
+        """Confine the calling thread (and its future children); the failed step, or None."""
         if self._prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-            _fail_in_child("prctl(PR_SET_NO_NEW_PRIVS)")
+            return "prctl(PR_SET_NO_NEW_PRIVS)"
         if self._syscall(_SYS_LANDLOCK_RESTRICT_SELF, self.fd, 0) != 0:
-            _fail_in_child("landlock_restrict_self")
+            return "landlock_restrict_self"
         if self._filter_ref is not None and (
             self._syscall(self._seccomp, _SECCOMP_SET_MODE_FILTER, 0, self._filter_ref) != 0
         ):
-            _fail_in_child("seccomp(SECCOMP_SET_MODE_FILTER)")
+            return "seccomp(SECCOMP_SET_MODE_FILTER)"
+        return None
+
+    def apply_in_child(self) -> None:
+        """A `preexec_fn`: confine the forked child, or exit 126 before anything runs."""
+        failed = self._confine_calling_thread()
+        if failed is not None:
+            _fail_in_child(failed)
+
+    def _confine_spawner(self) -> None:
+        failed = self._confine_calling_thread()
+        if failed is not None:
+            err = ctypes.get_errno()
+            raise OSError(err, f"{failed} failed: {os.strerror(err)}")
+
+    def spawner(self) -> ThreadPoolExecutor:
+        """The one thread that spawns this ruleset's jobs, confined before its first task."""
+        with self._lock:
+            if self._spawner is None:
+                self._spawner = ThreadPoolExecutor(
+                    1, thread_name_prefix="pct-sandbox", initializer=self._confine_spawner
+                )
+            return self._spawner
+
+    def close(self) -> None:
+        """Stop the spawner thread and release the ruleset (only for throwaway rulesets)."""
+        if self._spawner is not None:
+            self._spawner.shutdown(wait=True)
+        self._ruleset.close()
 
 
 _cache: dict[tuple[SandboxSettings, tuple[Path, ...]], LinuxConfinement] = {}
@@ -229,18 +265,21 @@ def self_test(settings: SandboxSettings) -> str | None:
         inside.mkdir()
         probe_settings = SandboxSettings("workspace-write", settings.network)
         confinement = LinuxConfinement(probe_settings, (inside.resolve(),))
-        hook: Callable[[], None] = confinement.apply_in_child
         target = outside / "denied"
+        script = f"true > '{target}'; true > '{inside / 'allowed'}'"
         try:
-            result = subprocess.run(
-                ["/bin/sh", "-c", f"true > '{target}'; true > '{inside / 'allowed'}'"],
-                preexec_fn=hook,
+            future = confinement.spawner().submit(
+                subprocess.run,
+                ["/bin/sh", "-c", script],
                 capture_output=True,
                 timeout=10,
                 check=False,
             )
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"the sandbox self-test could not run /bin/sh ({exc})"
+            result = future.result()
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            return f"the sandbox self-test could not confine /bin/sh ({exc})"
+        finally:
+            confinement.close()
         if target.exists():
             return (
                 "the kernel accepted the Landlock ruleset but did not enforce it (a confined "

@@ -241,7 +241,8 @@ async def test_a_spawner_that_cannot_confine_itself_spawns_nothing(
         LinuxConfinement, "_confine_calling_thread", lambda self: "landlock_restrict_self"
     )
     sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)  # a fresh ruleset
-    with pytest.raises(OSError, match="the sandbox could not be applied, so nothing ran") as caught:
+    refusal = r"the sandbox could not be applied .*; nothing ran"
+    with pytest.raises(OSError, match=refusal) as caught:
         await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
     assert caught.value.errno == errno.EPERM
     assert not (tmp_path / "ran").exists()
@@ -271,3 +272,40 @@ async def test_spawned_jobs_report_exit_codes_and_signals(tmp_path: Path) -> Non
     assert await done.wait() == 3
     killed = await spawn_process(sandbox, ["/bin/sh", "-c", "kill -9 $$"])
     assert await killed.wait() == -9
+
+
+_PROC_PROBE = """
+for p in /proc/{pid}/fd/{fd} /proc/{pid}/task/{tid}/fd/{fd} /proc/{pid}/task/{tid}/mem; do
+  (echo INJECTED > $p) 2>/dev/null && echo "wrote $p"
+done
+python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, {tid}, 0, 0))"
+"""
+
+
+@linux_only
+@needs_landlock
+def test_a_job_cannot_reach_pct_through_the_spawner_thread(tmp_path: Path) -> None:
+    """The spawner thread shares the job's Landlock domain, so /proc/<pct>/task/<it> is
+    open to the job: it must hold no pct descriptor and refuse ptrace."""
+    from pct_runtime.host.sandbox.spawn import popen
+
+    sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
+    spawner = sandbox.spawner()
+    assert spawner is not None
+    tid = spawner._thread.native_id
+    private_r, private_w = os.pipe()  # stands for pct's MCP stdout
+    out_r, out_w = os.pipe()
+    try:
+        script = _PROC_PROBE.format(pid=os.getpid(), tid=tid, fd=private_w)
+        proc = popen(sandbox, ["/bin/sh", "-c", script], stdout=out_w, stderr=out_w)
+        os.close(out_w)
+        assert proc.wait(30) == 0
+        with os.fdopen(out_r, "rb") as reader:
+            report = reader.read().decode()
+        os.close(private_w)
+        leaked = os.read(private_r, 100)
+    finally:
+        os.close(private_r)
+    assert "wrote" not in report
+    assert "ptrace -1" in report
+    assert leaked == b""

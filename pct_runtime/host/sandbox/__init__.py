@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,7 @@ from pct_runtime.host.sandbox.policy import (
 
 if TYPE_CHECKING:
     from pct_runtime.host.sandbox.linux import LinuxConfinement
+    from pct_runtime.host.sandbox.spawner import SpawnerThread
 
 __all__ = [
     "CONFIG_SECTION",
@@ -109,11 +109,11 @@ class Sandbox:
     def child_hook(self) -> Callable[[], None] | None:
         """A `preexec_fn` that confines a forked child (Linux; None when not needed).
 
-        Spawn sites use `spawn_process`/`popen` instead, which avoid the cost of a full fork.
+        Spawn sites use `spawn.spawn_process`/`spawn.popen`, which avoid a full fork.
         """
         return self._linux.apply_in_child if self._linux is not None else None
 
-    def spawner(self) -> ThreadPoolExecutor | None:
+    def spawner(self) -> SpawnerThread | None:
         """The confined thread that spawns this sandbox's processes (Linux), else None."""
         return self._linux.spawner() if self._linux is not None else None
 

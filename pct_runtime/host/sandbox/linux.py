@@ -1,20 +1,18 @@
 """Linux enforcement: a Landlock ruleset for writes (and TCP), a seccomp filter for sockets.
 
 Everything costly happens once, in pct: the Landlock ruleset is created and filled here (its
-fd stays open for the life of pct) and the seccomp program is compiled here. Both are then
-applied to one dedicated *spawner thread* per ruleset (`prctl(PR_SET_NO_NEW_PRIVS)`,
-`landlock_restrict_self`, `seccomp(SET_MODE_FILTER)`: all three act on the calling thread
-only). Jobs are spawned from that thread with the ordinary vfork-based `subprocess.Popen`, and
-a child inherits the confinement of the thread that created it — so confining a job costs a
-thread hop instead of a full `fork` with a `preexec_fn`, and every descendant (a `setsid`
-grandchild included) stays inside. pct's other threads are untouched.
+fd stays open for the life of pct) and the seccomp program is compiled here. They are applied
+(`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self`, `seccomp(SET_MODE_FILTER)`, all with
+arguments prepared in advance) to one confined spawner thread per ruleset (`spawner.py`);
+every job it spawns, and every descendant of that job (a `setsid` grandchild included),
+inherits the confinement. `apply_in_child` is the same sequence as a `preexec_fn`.
 
-A spawner thread that cannot confine itself never spawns anything: its executor is broken
-and every spawn fails with EPERM. `apply_in_child` is the same sequence for a `preexec_fn`
-(it exits 126 instead of exec'ing unconfined).
+The seccomp filter always refuses ptrace-style access (`ptrace`, `process_vm_readv/writev`,
+`pidfd_getfd`, `process_madvise`): a job shares its Landlock domain with pct's spawner thread,
+whose memory is pct's. With network off it also refuses every socket family but AF_UNIX,
+Unix-socket connect/bind/listen/accept, addressed sends and io_uring.
 
-Landlockpy and seccompy (pinned) build the ruleset and the BPF program; the three calls go to
-libc directly with arguments prepared in advance.
+Landlockpy and seccompy (pinned) build the ruleset and the BPF program.
 """
 
 from __future__ import annotations
@@ -26,10 +24,10 @@ import platform
 import subprocess
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
+from pct_runtime.host.sandbox.spawner import SpawnerThread
 
 #: Landlock ABI needed for a sound write sandbox: 3 adds TRUNCATE (Linux 6.2), without which
 #: `truncate(2)` could still empty any file the user owns.
@@ -45,6 +43,14 @@ _AF_UNIX = 1
 _DENIED_SOCKET_CALLS = ("connect", "bind", "listen", "accept", "accept4", "sendmmsg")
 #: io_uring can open and connect sockets without the socket system calls.
 _DENIED_IO_URING = ("io_uring_setup", "io_uring_enter", "io_uring_register")
+#: Ways into another task's memory or descriptors that Landlock allows within one domain.
+_DENIED_ALWAYS = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "pidfd_getfd",
+    "process_madvise",
+)
 
 
 class _Libc:
@@ -97,12 +103,11 @@ def unsupported_reason(settings: SandboxSettings) -> str | None:
             "list). Run on such a kernel, or pass --sandbox danger-full-access to run "
             "without a sandbox."
         )
-    if not settings.network and (_seccomp_nr() is None or not _seccomp_supported()):
+    if _seccomp_nr() is None or not _seccomp_supported():
         return (
-            "seccomp filters are not available on this kernel or architecture, so "
-            f"--sandbox {settings.mode} cannot block outbound network. Pass "
-            "--sandbox-network to keep the file-system sandbox with network on, or run "
-            "on a kernel with seccomp."
+            "seccomp filters are not available on this kernel or architecture (x86_64 and "
+            f"aarch64 are supported), and --sandbox {settings.mode} needs them. Run on such a "
+            "kernel, or pass --sandbox danger-full-access to run without a sandbox."
         )
     return None
 
@@ -164,16 +169,15 @@ class LinuxConfinement:
         self.roots = roots
         self._filter_ref: object | None = None
         self._filter_keep: tuple[object, ...] = ()
-        if not settings.network:
-            self._prepare_seccomp()
+        self._prepare_seccomp(network=settings.network)
         self._lock = threading.Lock()
-        self._spawner: ThreadPoolExecutor | None = None
+        self._spawner: SpawnerThread | None = None
         libc = _get_libc()
         self._prctl = libc.prctl
         self._syscall = libc.syscall
         self._seccomp = _seccomp_nr() or -1
 
-    def _prepare_seccomp(self) -> None:
+    def _prepare_seccomp(self, *, network: bool) -> None:
         import seccompy
         from seccompy import ArgCmp, CmpOp
 
@@ -188,11 +192,14 @@ class LinuxConfinement:
             for number in variants:
                 flt.errno(number, errno.EPERM, args=list(conds) or None)
 
-        deny("socket", ArgCmp(0, CmpOp.NE, _AF_UNIX))
-        deny("socketpair", ArgCmp(0, CmpOp.NE, _AF_UNIX))
-        deny("sendto", ArgCmp(4, CmpOp.NE, 0))  # send() passes no address and stays allowed
-        for name in (*_DENIED_SOCKET_CALLS, *_DENIED_IO_URING):
+        for name in _DENIED_ALWAYS:
             deny(name)
+        if not network:
+            deny("socket", ArgCmp(0, CmpOp.NE, _AF_UNIX))
+            deny("socketpair", ArgCmp(0, CmpOp.NE, _AF_UNIX))
+            deny("sendto", ArgCmp(4, CmpOp.NE, 0))  # send() passes no address: allowed
+            for name in (*_DENIED_SOCKET_CALLS, *_DENIED_IO_URING):
+                deny(name)
         program = flt.program
         buf = (ctypes.c_char * len(program)).from_buffer_copy(program)
         fprog = seccompy._syscall.SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
@@ -217,25 +224,17 @@ class LinuxConfinement:
         if failed is not None:
             _fail_in_child(failed)
 
-    def _confine_spawner(self) -> None:
-        failed = self._confine_calling_thread()
-        if failed is not None:
-            err = ctypes.get_errno()
-            raise OSError(err, f"{failed} failed: {os.strerror(err)}")
-
-    def spawner(self) -> ThreadPoolExecutor:
-        """The one thread that spawns this ruleset's jobs, confined before its first task."""
+    def spawner(self) -> SpawnerThread:
+        """The one thread that spawns this ruleset's jobs (started on first use)."""
         with self._lock:
             if self._spawner is None:
-                self._spawner = ThreadPoolExecutor(
-                    1, thread_name_prefix="pct-sandbox", initializer=self._confine_spawner
-                )
+                self._spawner = SpawnerThread(self._confine_calling_thread)
             return self._spawner
 
     def close(self) -> None:
         """Stop the spawner thread and release the ruleset (only for throwaway rulesets)."""
         if self._spawner is not None:
-            self._spawner.shutdown(wait=True)
+            self._spawner.close()
         self._ruleset.close()
 
 
@@ -268,15 +267,14 @@ def self_test(settings: SandboxSettings) -> str | None:
         target = outside / "denied"
         script = f"true > '{target}'; true > '{inside / 'allowed'}'"
         try:
-            future = confinement.spawner().submit(
-                subprocess.run,
+            proc = confinement.spawner().popen(
                 ["/bin/sh", "-c", script],
-                capture_output=True,
-                timeout=10,
-                check=False,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
-            result = future.result()
-        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            proc.wait(10)
+        except (OSError, subprocess.SubprocessError) as exc:
             return f"the sandbox self-test could not confine /bin/sh ({exc})"
         finally:
             confinement.close()
@@ -287,6 +285,8 @@ def self_test(settings: SandboxSettings) -> str | None:
                 "enforced, or pass --sandbox danger-full-access."
             )
         if not (inside / "allowed").exists():
-            detail = result.stderr.decode("utf-8", "replace").strip()
-            return f"the sandbox self-test could not write inside its workspace: {detail}"
+            return (
+                "the sandbox self-test could not write inside its own workspace; the "
+                "Landlock rules are not usable here. Pass --sandbox danger-full-access."
+            )
     return None

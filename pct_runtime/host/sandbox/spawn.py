@@ -9,11 +9,9 @@ spawner thread (see `linux.py`) and waited for through a pidfd; on macOS the arg
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
 import subprocess
 from collections.abc import Sequence
-from concurrent.futures import BrokenExecutor, Future
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -59,48 +57,24 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _refused(exc: BaseException) -> OSError:
-    return OSError(
-        errno.EPERM, f"the sandbox could not be applied, so nothing ran ({exc or type(exc)})"
-    )
-
-
-def _popen(argv: list[str], kwargs: dict[str, Any]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(argv, **kwargs)
-
-
-def _submit(sandbox: Sandbox, argv: Sequence[str], kwargs: dict[str, Any]) -> Future[Any]:
-    spawner = sandbox.spawner()
-    assert spawner is not None
-    try:
-        return spawner.submit(_popen, list(argv), kwargs)
-    except BrokenExecutor as exc:
-        raise _refused(exc) from None
-
-
 async def spawn_process(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> Any:
     """Start `argv` confined by `sandbox` (None: unconfined); `kwargs` are `Popen`'s.
 
     Returns an object with `pid` and `async wait() -> returncode`. Raises OSError when the
-    process could not be started, including when the sandbox could not be applied.
+    process could not be started, including when the sandbox could not be applied. Like
+    `asyncio.create_subprocess_exec`, the fork and exec happen synchronously.
     """
-    if sandbox is None or sandbox.spawner() is None:
+    spawner = sandbox.spawner() if sandbox is not None else None
+    if spawner is None:
         wrapped = sandbox.wrap(argv) if sandbox is not None else list(argv)
         return await asyncio.create_subprocess_exec(*wrapped, **kwargs)
-    try:
-        popen = await asyncio.wrap_future(_submit(sandbox, argv, kwargs))
-    except BrokenExecutor as exc:
-        raise _refused(exc) from None
-    return ConfinedProcess(popen)
+    return ConfinedProcess(spawner.popen(argv, **kwargs))
 
 
 def popen(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
     """`subprocess.Popen` (blocking), confined by `sandbox` like `spawn_process`."""
-    if sandbox is None or sandbox.spawner() is None:
+    spawner = sandbox.spawner() if sandbox is not None else None
+    if spawner is None:
         wrapped = sandbox.wrap(argv) if sandbox is not None else list(argv)
         return subprocess.Popen(wrapped, **kwargs)
-    try:
-        result: subprocess.Popen[bytes] = _submit(sandbox, argv, kwargs).result()
-    except BrokenExecutor as exc:
-        raise _refused(exc) from None
-    return result
+    return spawner.popen(argv, **kwargs)

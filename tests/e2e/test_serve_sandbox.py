@@ -117,6 +117,8 @@ async def test_read_only_refuses_every_write_and_apply_patch(box: dict[str, Path
         await run(client, f"echo x > {outside}/escape.txt")
         reading = await run(client, "cat /etc/hostname > /dev/null && echo readable")
         assert "readable" in reading
+        cell = await client.call_tool("exec", {"code": "print(6 * 7)"})
+        assert "42" in "".join(getattr(block, "text", "") for block in cell.content)
         patch = "*** Begin Patch\n*** Add File: p.txt\n+hi\n*** End Patch"
         refused = await client.call_tool("apply_patch", {"patch": patch})
         assert refused.is_error
@@ -219,3 +221,35 @@ def test_unsupported_kernel_refuses_to_start(box: dict[str, Path]) -> None:
     assert "cannot start with --sandbox workspace-write" in proc.stderr
     assert "Landlock LSM is not available" in proc.stderr
     assert "--sandbox danger-full-access" in proc.stderr
+
+
+@needs_landlock
+async def test_the_config_key_sets_the_mode(box: dict[str, Path]) -> None:
+    write_config(
+        box["agent"],
+        {"shellSessions": {"enabled": True}, "pct": {"sandbox": {"mode": "workspace-write"}}},
+    )
+    async with Client(params(box), mode="legacy") as client:
+        denied = await run(client, f"echo x > {box['outside']}/escape.txt")
+        assert "Command denied by sandbox: a kernel sandbox (workspace-write)" in denied
+    async with Client(params(box, "--sandbox", "danger-full-access"), mode="legacy") as client:
+        allowed = await run(client, f"echo x > {box['outside']}/flag-wins.txt")
+        assert "exit_code: 0" in allowed
+    assert not (box["outside"] / "escape.txt").exists()
+    assert (box["outside"] / "flag-wins.txt").exists()
+
+
+def test_an_invalid_config_value_stops_pct_serve(box: dict[str, Path]) -> None:
+    write_config(box["agent"], {"pct": {"sandbox": {"mode": "yes"}}})
+    proc = subprocess.run(
+        [PCT, "serve"],
+        cwd=box["work"],
+        env=child_env(box["agent"]),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "pct.sandbox.mode must be one of read-only, workspace-write" in proc.stderr

@@ -235,10 +235,18 @@ class Runtime:
     async def start(self) -> None:
         """Read the config, Pi's models/auth/settings; resolve the default model.
 
-        Raises `UnknownModelError` when an explicit `model` is not in the registry.
+        Raises `UnknownModelError` when an explicit `model` is not in the registry, and
+        `SandboxUnavailableError` when `sandbox` cannot be enforced on this host (an embedder
+        that asked for a sandbox never gets unconfined jobs).
         """
         if self._started:
             return
+        if self.sandbox.confined:
+            from pct_runtime.host.sandbox import SandboxUnavailableError, unsupported_reason
+
+            reason = await asyncio.to_thread(unsupported_reason, self.sandbox, self_test=False)
+            if reason is not None:
+                raise SandboxUnavailableError(reason)
         self._started = True
         self.models = await asyncio.to_thread(ModelRegistry.load, self.agent_dir)
         requested = self._requested_model

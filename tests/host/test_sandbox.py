@@ -309,3 +309,22 @@ def test_a_job_cannot_reach_pct_through_the_spawner_thread(tmp_path: Path) -> No
     assert "wrote" not in report
     assert "ptrace -1" in report
     assert leaked == b""
+
+
+async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.host import sandbox as sandbox_pkg
+    from pct_runtime.host.sandbox import SandboxUnavailableError
+    from pct_runtime.runtime import Runtime
+
+    def no_landlock(settings: SandboxSettings, *, self_test: bool = True) -> str:
+        return "Landlock is not available here"
+
+    monkeypatch.setattr(sandbox_pkg, "unsupported_reason", no_landlock)
+    runtime = Runtime(
+        agent_dir=tmp_path, sandbox=SandboxSettings("workspace-write"), debug_stream=None
+    )
+    with pytest.raises(SandboxUnavailableError, match="Landlock is not available here"):
+        await runtime.start()
+    await runtime.aclose()

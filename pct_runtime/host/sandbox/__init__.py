@@ -39,6 +39,7 @@ __all__ = [
     "SandboxConfigError",
     "SandboxMode",
     "SandboxSettings",
+    "SandboxUnavailableError",
     "denial_note",
     "enforcement",
     "looks_denied",
@@ -47,6 +48,10 @@ __all__ = [
     "unsupported_reason",
     "writable_roots",
 ]
+
+
+class SandboxUnavailableError(RuntimeError):
+    """The requested sandbox cannot be enforced here; `str()` says why and what to do."""
 
 
 def unsupported_reason(settings: SandboxSettings, *, self_test: bool = True) -> str | None:

@@ -53,6 +53,12 @@ _DENIED_ALWAYS = (
 )
 
 
+class _SockFprog(ctypes.Structure):
+    """struct sock_fprog: the instruction count and a pointer to the BPF program."""
+
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
 class _Libc:
     """libc entry points resolved once, in pct, so the child never loads anything."""
 
@@ -165,7 +171,7 @@ class LinuxConfinement:
         for device in WRITABLE_DEVICES:
             if os.path.exists(device):
                 self._ruleset.allow_path(device, file_write)
-        self.fd = self._ruleset._fd  # the kernel object the child restricts itself to
+        self.fd = self._ruleset.fileno()  # the kernel object a thread restricts itself to
         self.roots = roots
         self._filter_ref: object | None = None
         self._filter_keep: tuple[object, ...] = ()
@@ -202,7 +208,7 @@ class LinuxConfinement:
                 deny(name)
         program = flt.program
         buf = (ctypes.c_char * len(program)).from_buffer_copy(program)
-        fprog = seccompy._syscall.SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
+        fprog = _SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
         self._filter_keep = (buf, fprog)
         self._filter_ref = ctypes.byref(fprog)
 

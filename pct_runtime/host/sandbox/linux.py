@@ -37,6 +37,13 @@ _SYS_LANDLOCK_RESTRICT_SELF = 446
 _SECCOMP_SET_MODE_FILTER = 1
 _SYS_SECCOMP = {"x86_64": 317, "amd64": 317, "aarch64": 277, "arm64": 277}
 _X32_SYSCALL_BIT = 0x40000000
+#: x32 calls whose numbers differ from x86_64's (arch/x86/entry/syscalls/syscall_64.tbl).
+_X32_OWN_NUMBERS = {
+    "ptrace": 521,
+    "sendmmsg": 538,
+    "process_vm_readv": 539,
+    "process_vm_writev": 540,
+}
 _AF_UNIX = 1
 #: Socket calls a network-off job may not make at all (Unix sockets can reach outside
 #: services such as a Docker daemon, so connect/bind are refused for every family).
@@ -194,7 +201,8 @@ class LinuxConfinement:
             nr = seccompy.syscall_nr(name)
             variants = [nr]
             if machine in ("x86_64", "amd64"):
-                variants.append(nr | _X32_SYSCALL_BIT)  # the x32 ABI shares the numbers
+                # The x32 ABI: the same number with bit 30, or its own number for a few calls.
+                variants.append(_X32_OWN_NUMBERS.get(name, nr) | _X32_SYSCALL_BIT)
             for number in variants:
                 flt.errno(number, errno.EPERM, args=list(conds) or None)
 

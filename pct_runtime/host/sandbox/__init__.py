@@ -169,8 +169,8 @@ def looks_denied(settings: SandboxSettings, returncode: int | None, output: str)
 def denial_note(settings: SandboxSettings, roots: Sequence[Path]) -> str:
     """The line added to a result that `looks_denied`: what was refused and what to do."""
     return (
-        f"Command denied by sandbox: {describe(settings, roots)}. The failure above is the "
-        "sandbox refusing a write or connection, not a bug to work around; do not retry it "
-        "another way. Work inside the writable roots, or tell the user that the command needs "
-        "a wider --sandbox mode."
+        f"Command denied by sandbox: {describe(settings, roots)}. The command failed with an "
+        "access error, which under this sandbox almost always means it tried to write outside "
+        "the writable roots or to open a network connection. Do not retry it another way; "
+        "work inside the writable roots, or tell the user that it needs a wider --sandbox mode."
     )

@@ -328,3 +328,34 @@ async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(
     with pytest.raises(SandboxUnavailableError, match="Landlock is not available here"):
         await runtime.start()
     await runtime.aclose()
+
+
+@linux_only
+@needs_landlock
+def test_pass_fds_keep_their_numbers_across_the_spawner(tmp_path: Path) -> None:
+    """A child told its descriptor number in argv (the Code Mode zygote) finds it there."""
+    from pct_runtime.host.sandbox.spawn import popen
+
+    sandbox = Sandbox(SandboxSettings("read-only"), tmp_path)
+    read_end, write_end = os.pipe()
+    numbers = [write_end, os.dup(write_end), os.dup2(write_end, 200)]
+    try:
+        for fd in numbers:
+            code = f"import os; os.write({fd}, b'via-{fd} ')"
+            proc = popen(
+                sandbox,
+                [sys.executable, "-c", code],
+                pass_fds=[fd],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            assert proc.wait(30) == 0
+        for fd in numbers:
+            os.close(fd)
+        got = b""
+        while chunk := os.read(read_end, 1000):
+            got += chunk
+    finally:
+        os.close(read_end)
+    assert got.decode().split() == [f"via-{fd}" for fd in numbers]

@@ -10,6 +10,9 @@
     OS temp dir), so disk write speed bounds this number; the table also shows the run with
     the file on tmpfs (/dev/shm) when available.
 (c) 16 concurrent `exec_command` jobs (`echo`) to completion vs 16 concurrent bare spawns.
+(d) `--sandbox workspace-write` beside `danger-full-access` in the same run: the `true` round
+    trip of (a) and the throughput of (b), each against the unsandboxed manager. Goal: ≤ 1.2×
+    the unsandboxed time. Skipped (with the reason) where the kernel cannot enforce it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pct_runtime.capabilities.shell import (
     ShellManager,
     create_shell_tools,
 )
+from pct_runtime.host.sandbox import Sandbox, SandboxSettings, unsupported_reason
 from pct_runtime.output import OutputOwner
 
 MB = 1_000_000
@@ -95,9 +99,39 @@ def producer(nbytes: int) -> str:
     return f"yes {line} | head -c {nbytes}"
 
 
-async def bench_bulk(nbytes: int, temp: str) -> tuple[float, int, str]:
+async def bench_true_sandboxed(runs: int, temp: str, sandbox: Sandbox) -> tuple[float, float]:
+    """Median `exec_command true` round trip: sandboxed manager, then the unsandboxed one."""
     owner = OutputOwner(temp_root=temp)
-    manager = ShellManager(owner, same_shell)
+    plain = ShellManager(owner, same_shell)
+    boxed = ShellManager(owner, same_shell, sandbox=sandbox)
+    times: dict[str, list[float]] = {"plain": [], "boxed": []}
+
+    async def once(name: str, manager: ShellManager) -> None:
+        t = time.perf_counter()
+        result = await manager.start({"cmd": "true"}, cwd=Path.cwd())
+        times[name].append(time.perf_counter() - t)
+        assert result.details["status"] == "completed"
+        assert result.details["exit_code"] == 0, result.text
+
+    for _ in range(10):
+        await once("plain", plain)
+        await once("boxed", boxed)
+    times = {"plain": [], "boxed": []}
+    for i in range(runs):
+        pair = [("boxed", boxed), ("plain", plain)]
+        for name, manager in pair if i % 2 == 0 else reversed(pair):
+            await once(name, manager)
+    await boxed.close()
+    await plain.close()
+    await owner.close()
+    return statistics.median(times["boxed"]), statistics.median(times["plain"])
+
+
+async def bench_bulk(
+    nbytes: int, temp: str, sandbox: Sandbox | None = None
+) -> tuple[float, int, str]:
+    owner = OutputOwner(temp_root=temp)
+    manager = ShellManager(owner, same_shell, sandbox=sandbox)
     baseline = rss()
     peak = [baseline]
     done = asyncio.Event()
@@ -165,6 +199,38 @@ async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
     return statistics.median(ours), statistics.median(peer)
 
 
+async def sandbox_rows(
+    runs: int, temp: str, nbytes: int, mb: int
+) -> list[tuple[str, str, str, str, str]]:
+    settings = SandboxSettings("workspace-write")
+    reason = unsupported_reason(settings)
+    if reason is not None:
+        return [("(d) --sandbox workspace-write", "skipped", reason[:60], "", "")]
+    sandbox = Sandbox(settings, Path.cwd())
+    boxed, plain = await bench_true_sandboxed(runs, temp, sandbox)
+    rows = [
+        (
+            "(d) exec_command `true`, workspace-write (median)",
+            f"{boxed * 1e3:.2f} ms",
+            f"{plain * 1e3:.2f} ms full access",
+            f"{boxed / plain:.2f}×",
+            "≤ 1.20×",
+        )
+    ]
+    plain_rate, _, _ = await bench_bulk(nbytes, temp)
+    boxed_rate, _, _ = await bench_bulk(nbytes, temp, sandbox)
+    rows.append(
+        (
+            f"    {mb} MB through one job, workspace-write",
+            f"{boxed_rate:.0f} MB/s",
+            f"{plain_rate:.0f} MB/s full access",
+            f"{plain_rate / boxed_rate:.2f}× time",
+            "≤ 1.20×",
+        )
+    )
+    return rows
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300)
@@ -217,6 +283,7 @@ async def main() -> None:
             "",
         )
     )
+    rows += await sandbox_rows(args.runs, args.temp, nbytes, args.mb)
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     header = ("benchmark", "pct", "peer", "ratio", "goal")
     widths = [max(w, len(h)) for w, h in zip(widths, header, strict=True)]

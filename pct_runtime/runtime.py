@@ -29,6 +29,7 @@ from pct_runtime.debug import DebugSink
 from pct_runtime.host.events import EventBus
 from pct_runtime.host.models import Model, ModelRegistry, load_settings
 from pct_runtime.host.names import NATIVE_TOOLS
+from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
@@ -97,6 +98,7 @@ class Runtime:
         cwd: Path | None = None,
         platform: str | None = None,
         debug_stream: TextIO | Literal["stderr"] | None = "stderr",
+        sandbox: SandboxSettings | None = None,
     ) -> None:
         from pct_runtime.config import default_config
         from pct_runtime.config.paths import CONFIG_FILE_NAME
@@ -122,6 +124,8 @@ class Runtime:
             frozenset(allowlist) if allowlist is not None else None
         )
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        #: `--sandbox`: every session's shell jobs and Code Mode workers run confined by it.
+        self.sandbox: SandboxSettings = sandbox if sandbox is not None else SandboxSettings()
         self.platform = platform or current_platform()
         self._requested_model = model
         self.default_model: Model | None = model if isinstance(model, Model) else None
@@ -231,10 +235,18 @@ class Runtime:
     async def start(self) -> None:
         """Read the config, Pi's models/auth/settings; resolve the default model.
 
-        Raises `UnknownModelError` when an explicit `model` is not in the registry.
+        Raises `UnknownModelError` when an explicit `model` is not in the registry, and
+        `SandboxUnavailableError` when `sandbox` cannot be enforced on this host (an embedder
+        that asked for a sandbox never gets unconfined jobs).
         """
         if self._started:
             return
+        if self.sandbox.confined:
+            from pct_runtime.host.sandbox import SandboxUnavailableError, unsupported_reason
+
+            reason = await asyncio.to_thread(unsupported_reason, self.sandbox, self_test=False)
+            if reason is not None:
+                raise SandboxUnavailableError(reason)
         self._started = True
         self.models = await asyncio.to_thread(ModelRegistry.load, self.agent_dir)
         requested = self._requested_model

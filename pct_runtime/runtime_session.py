@@ -102,6 +102,7 @@ class RuntimeSession:
                 RUNTIME_EVENTS_CHANNEL, {"type": "service-built", "session": self.id, "key": key}
             ),
             debug=runtime.debug,
+            sandbox_settings=runtime.sandbox,
         )
         self._tools: dict[str, Tool] = {}
         self._self_hooked: set[str] = set()
@@ -260,7 +261,7 @@ class RuntimeSession:
 
     def status_text(self) -> str:
         """The `/pct status` text of this session (from its committed plan)."""
-        from pct_runtime.status import format_status
+        from pct_runtime.status import format_status, sandbox_lines
 
         plan = self.plan
         if plan is None:
@@ -272,6 +273,7 @@ class RuntimeSession:
             config_error=error.code if error else None,
             config_error_detail=error.detail if error else None,
             apply_error=self.runtime.projection_sync.apply_error(self.id),
+            sandbox=sandbox_lines(self.runtime.sandbox, self.cwd),
         )
 
     # ----------------------------------------------------------------- payload hooks

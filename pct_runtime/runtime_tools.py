@@ -68,6 +68,8 @@ class SessionServices:
     #: Called with the key whenever `shared` builds an instance (the first time, or again
     #: after `drop`), so viewers can subscribe to a manager the session just (re)bound.
     on_built: Callable[[str], None] = lambda key: None
+    #: The runtime's `--sandbox` settings (`host.sandbox.SandboxSettings`; None: no sandbox).
+    sandbox_settings: Any = None
     _shared: dict[str, Any] = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _slots: set[str] = field(default_factory=set)
@@ -186,6 +188,25 @@ async def _close_manager(manager: Any) -> None:
     await manager.close()
 
 
+def session_sandbox(services: SessionServices) -> Any:
+    """The session's `Sandbox` (writable roots from its directory); None without a sandbox."""
+    settings = services.sandbox_settings
+    if settings is None or not settings.confined:
+        return None
+
+    def make() -> Any:
+        from pct_runtime.host.sandbox import Sandbox
+
+        return Sandbox(settings, services.cwd)
+
+    return services.shared("sandbox", make)
+
+
+def _read_only(services: SessionServices) -> bool:
+    settings = services.sandbox_settings
+    return settings is not None and settings.mode == "read-only"
+
+
 def shell_manager(services: SessionServices) -> Any:
     """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
 
@@ -193,7 +214,7 @@ def shell_manager(services: SessionServices) -> Any:
         from pct_runtime.capabilities.shell import ShellManager
 
         output = output_owner(services)  # created first, so it is closed after the manager
-        return ShellManager(output)
+        return ShellManager(output, sandbox=session_sandbox(services))
 
     return services.shared("shell", make, _close_manager)
 
@@ -219,13 +240,20 @@ def code_manager(services: SessionServices) -> Any:
             config = services.config()
             return str(config.code_mode.approval_mode) if config is not None else "confirm"
 
+        read_only = _read_only(services)
+        adapters: list[Any] = create_adapters(shell_manager(services), apply_patch=not read_only)
+        if read_only:
+            from pct_runtime.runtime_sandbox import ReadOnlyPatchAdapter
+
+            adapters.append(ReadOnlyPatchAdapter())
         return CodeManager(
             output_owner(services),
-            create_adapters(shell_manager(services)),
+            adapters,
             admitted=services.admitted,
             refusal=lambda name: _refusal_now(services, name),
             approval_mode=approval_mode,
             hooks=services.hooks,
+            sandbox=session_sandbox(services),
         )
 
     # close() raises cleanup-incomplete naming unconfirmed cells; the session's aclose()
@@ -241,7 +269,12 @@ def _apply_patch_binding() -> CapabilityBinding:
         def admission() -> None:
             services.admit(APPLY_PATCH_TOOL, "direct")
 
-        return [create_apply_patch_tool(hooks=services.hooks, admission=admission)]
+        tool: Tool = create_apply_patch_tool(hooks=services.hooks, admission=admission)
+        if _read_only(services):
+            from pct_runtime.runtime_sandbox import ReadOnlyPatchTool
+
+            tool = ReadOnlyPatchTool(tool)
+        return [tool]
 
     return CapabilityBinding("apply_patch", (APPLY_PATCH_TOOL,), build, applies_hooks=True)
 
@@ -266,7 +299,7 @@ def _code_binding() -> CapabilityBinding:
 
     def build(services: SessionServices) -> Sequence[Tool]:
         code_manager(services)  # built with the session, as before: output, shell, code
-        return create_code_tools(lambda: code_manager(services))
+        return create_code_tools(lambda: code_manager(services), session_sandbox(services))
 
     return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
 

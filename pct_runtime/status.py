@@ -6,9 +6,12 @@ Every `key: value` line keeps its space after the colon even when the value is e
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pct_runtime.decide.decisions import DASH, Decision
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.host.sandbox import SandboxSettings, enforcement, writable_roots
 
 SIDECAR_NOTE = "  Sidecar uses a separate OpenAI request with additional latency and cost."
 REMOTE_NOTE = (
@@ -26,6 +29,30 @@ DISCOVERY_NOTE = (
 )
 
 
+SANDBOX_NOTE = "  covers every shell job and Code Mode worker; set with --sandbox or pct.sandbox."
+NO_SANDBOX_NOTE = (
+    "  no sandbox: pass --sandbox workspace-write (or set pct.sandbox.mode) to confine shell "
+    "jobs and Code Mode workers."
+)
+
+
+def sandbox_lines(settings: SandboxSettings, cwd: Path) -> list[str]:
+    """The `Sandbox:` block: mode, writable roots, network and the kernel mechanism."""
+    roots = writable_roots(settings, cwd)
+    if not settings.confined:
+        where = "everywhere (no sandbox: jobs run with the user's own permissions)"
+    else:
+        where = ", ".join(str(root) for root in roots) or "none (read-only)"
+    return [
+        "Sandbox:",
+        f"  mode: {settings.mode}",
+        f"  writable roots: {where}",
+        f"  network: {'on' if settings.network_allowed else 'off'}",
+        f"  enforced by: {enforcement(settings)}",
+        SANDBOX_NOTE if settings.confined else NO_SANDBOX_NOTE,
+    ]
+
+
 def _head(decision: Decision) -> list[str]:
     return [
         f"  configured: {'on' if decision.configured else 'off'}",
@@ -40,10 +67,12 @@ def format_status(
     config_error: str | None = None,
     config_error_detail: str | None = None,
     apply_error: str | None = None,
+    sandbox: list[str] | None = None,
 ) -> str:
     """Render the status text. `config_error` is a read-error code (`invalid-json`,
     `invalid-config`, `config-read-failed`) with optional detail; `apply_error` is the
-    fixed text `ProjectionSync.apply_error` reports."""
+    fixed text `ProjectionSync.apply_error` reports. `sandbox` (from `sandbox_lines`) is
+    appended after the toolkit's own blocks, which stay byte for byte."""
     model = plan.model
     lines = [
         "Pi Codex Toolkit",
@@ -103,4 +132,6 @@ def format_status(
         f"  loaded this session: {disc.loaded or 0}",
         DISCOVERY_NOTE,
     ]
+    if sandbox:
+        lines += sandbox
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from pct_runtime.config import ConfigRead, reload_message
+from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime
 from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
@@ -88,12 +89,17 @@ class PctApp(App[None]):
         clock: Callable[[], str] = default_clock,
         model: str | None = None,
         cwd: Path | None = None,
+        sandbox: SandboxSettings | None = None,
     ) -> None:
         super().__init__()
         if agent_dir is None and path is not None:
             agent_dir = Path(path).parent.parent
         # The console owns the terminal: debug records go to the Events screen only.
-        self.runtime = Runtime(agent_dir=agent_dir, model=model, cwd=cwd, debug_stream=None)
+        self.runtime = Runtime(
+            agent_dir=agent_dir, model=model, cwd=cwd, debug_stream=None, sandbox=sandbox
+        )
+        # The header always names the sandbox, so full access is never invisible.
+        self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
         self.attach_info = attach_info
@@ -258,15 +264,29 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
-    args = parser.parse_args()
+    from pct_runtime.cli_commands.sandbox_opts import (
+        SandboxStartError,
+        add_sandbox_arguments,
+        startup_sandbox,
+    )
     from pct_runtime.config.paths import config_path
+
+    add_sandbox_arguments(parser)
+    args = parser.parse_args()
     from pct_runtime.config.reload import not_regular_message
 
     refused = not_regular_message(config_path())
     if refused is not None:  # before drawing: a FIFO would otherwise be read on boot
         print(f"pct-tui: {refused}", file=sys.stderr)
         raise SystemExit(1)
-    PctApp(port=args.port, model=args.model).run()
+    try:
+        sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
+    except SandboxStartError as exc:
+        print(f"pct-tui: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if warning:
+        print(warning, file=sys.stderr)
+    PctApp(port=args.port, model=args.model, sandbox=sandbox).run()
 
 
 if __name__ == "__main__":  # pragma: no cover

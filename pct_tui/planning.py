@@ -12,7 +12,7 @@ from pct_runtime.config import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.models import Model
 from pct_runtime.runtime import Runtime
-from pct_runtime.status import format_status
+from pct_runtime.status import format_status, sandbox_lines
 
 
 def fresh_plan(
@@ -29,4 +29,5 @@ def fresh_status_text(runtime: Runtime) -> str:
         config_path=os.fspath(runtime.config_path),
         config_error=error.code if error else None,
         config_error_detail=error.detail if error else None,
+        sandbox=sandbox_lines(runtime.sandbox, runtime.cwd),
     )

@@ -66,8 +66,33 @@ def test_new_install_prints_the_golden_text(
     expected = (GOLDEN / "new_install.txt").read_text(encoding="utf-8").split("\n")
     expected[1] = f"Config: {agent / 'extensions' / 'pi-codex-toolkit.json'}"
     assert (code, err) == (0, "")
-    assert out == "\n".join(expected) + "\n"
+    toolkit, sandbox = out.split("\nSandbox:\n")
+    assert toolkit == "\n".join(expected).rstrip("\n")  # the toolkit's blocks stay byte for byte
+    assert sandbox.startswith("  mode: danger-full-access\n")
     assert not (agent / "extensions").exists()  # status never writes
+
+
+def test_sandbox_block_reads_the_config_key_and_flags_win(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(agent, {"pct": {"sandbox": {"mode": "read-only", "network": True}}})
+    _, out, _ = run(capsys)
+    block = section(out, "Sandbox:")
+    assert block[:3] == [
+        "  mode: read-only",
+        "  writable roots: none (read-only)",
+        "  network: on",
+    ]
+    _, out, _ = run(capsys, "--sandbox", "workspace-write")
+    block = section(out, "Sandbox:")
+    assert block[0] == "  mode: workspace-write"
+    assert block[1].startswith(f"  writable roots: {os.path.realpath(os.getcwd())}, ")
+    write_config(agent, {"pct": {"sandbox": {"mode": "everything"}}})
+    _, out, _ = run(capsys)
+    assert section(out, "Sandbox:")[0] == (
+        "  config error: pct.sandbox.mode must be one of read-only, workspace-write, "
+        "danger-full-access (pct serve refuses to start)"
+    )
 
 
 def test_broken_config_still_exits_zero(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:

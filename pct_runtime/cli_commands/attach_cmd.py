@@ -14,7 +14,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from pct_runtime.cli_commands.attach_pi import detect_pi_version, parse_pi_version, pi_snippet
+from pct_runtime.cli_commands.attach_pi import (
+    SERVE,
+    SERVE_ARGS,
+    detect_pi_version,
+    parse_pi_version,
+    pi_snippet,
+)
 
 AGENTS = ("codex", "claude", "pi")
 
@@ -85,10 +91,11 @@ def snippet(
             )
             add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
             return (
-                f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} serve\n\n"
+                f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} {SERVE}\n\n"
                 "# or in ~/.codex/config.toml (required = true makes Codex wait for pct's\n"
                 "# tools before the first turn):\n"
-                f'[mcp_servers.pct]\ncommand = {json.dumps(command)}\nargs = ["serve"]\n'
+                f"[mcp_servers.pct]\ncommand = {json.dumps(command)}\n"
+                f"args = {json.dumps(list(SERVE_ARGS))}\n"
                 f"{env}required = true\ntool_timeout_sec = 120\n"
             )
         return (
@@ -101,7 +108,7 @@ def snippet(
     if agent == "claude":
         if url is None:
             add_env = f" -e PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
-            return f"claude mcp add{add_env} pct -- {command} serve\n"
+            return f"claude mcp add{add_env} pct -- {command} {SERVE}\n"
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
     return pi_snippet(url, command, agent_dir_env, pi_agent_dir, pi_version)
@@ -125,6 +132,10 @@ def handle(args: argparse.Namespace) -> int:
             version = detect_pi_version()
     text = snippet(args.agent, args.http, _pct_command(), custom, pi_dir, version)
     if args.http is not None:
-        text = f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
+        text = (
+            "# the server decides the sandbox: start it with --sandbox workspace-write\n"
+            "# (pct serve --http ... --sandbox workspace-write, or pct-tui --sandbox ...)\n"
+            f"# first, in the agent's environment:\n{_token_line()}\n\n{text}"
+        )
     sys.stdout.write(text)
     return 0

@@ -17,6 +17,9 @@ import subprocess
 
 #: First Pi with the built-in MCP client (`pi mcp add`, `exposure`).
 BUILTIN_MCP = (0, 99)
+#: Stdio snippets start pct confined: writes only in the workspace and temp, no network.
+SERVE_ARGS = ("serve", "--sandbox", "workspace-write")
+SERVE = " ".join(SERVE_ARGS)
 _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -55,7 +58,7 @@ def _server(
 ) -> dict[str, object]:
     server: dict[str, object]
     if url is None:
-        server = {"command": command, "args": ["serve"]}
+        server = {"command": command, "args": list(SERVE_ARGS)}
         if agent_dir_env:
             server["env"] = {"PI_CODING_AGENT_DIR": agent_dir_env}
     else:
@@ -72,7 +75,7 @@ def builtin_snippet(url: str | None, command: str, agent_dir_env: str | None, di
     """Pi >= 0.99: `pi mcp add … --exposure direct`, or the same entry in `mcp.json`."""
     if url is None:
         add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
-        one = f"pi mcp add pct --exposure direct{add_env} -- {command} serve"
+        one = f"pi mcp add pct --exposure direct{add_env} -- {command} {SERVE}"
     else:
         one = f"pi mcp add pct --url {url} --bearer-token-env-var PCT_TOKEN --exposure direct"
     body = _body(_server(url, command, agent_dir_env, {"exposure": "direct"}))

@@ -1,4 +1,5 @@
-"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT] [--structured-content]`."""
+"""`pct serve [--model P/ID] [--tools A,B] [--http [HOST:]PORT] [--structured-content]
+[--sandbox MODE] [--sandbox-network]`: serve MCP."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Claude Code then show the model that JSON instead of the result text"
         ),
     )
+    from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
+
+    add_sandbox_arguments(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -85,6 +89,15 @@ def handle(args: argparse.Namespace) -> int:
     load_host_model(agent_dir(), model, Path.cwd())
     allowlist = parse_allowlist(args.tools)
     warn_unknown_tools(allowlist)
+    from pct_runtime.cli_commands.sandbox_opts import SandboxStartError, startup_sandbox
+    from pct_runtime.config.paths import config_path
+
+    try:
+        sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
+    except SandboxStartError as exc:
+        raise CliError(str(exc), code=1) from None
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     from pct_runtime.serve import run
 
     structured: bool = args.structured_content
@@ -97,10 +110,17 @@ def handle(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliError(f"--http: {exc}") from None
         coro = run.serve_http(
-            host, port, model=model, allowlist=allowlist, structured_content=structured
+            host,
+            port,
+            model=model,
+            allowlist=allowlist,
+            structured_content=structured,
+            sandbox=sandbox,
         )
     else:
-        coro = run.serve_stdio(model=model, allowlist=allowlist, structured_content=structured)
+        coro = run.serve_stdio(
+            model=model, allowlist=allowlist, structured_content=structured, sandbox=sandbox
+        )
     try:
         return run.run(coro)
     except OSError as exc:

@@ -46,6 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="print the live status of every running runtime (pct serve, the console)",
     )
+    from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
+
+    add_sandbox_arguments(parser)
     parser.set_defaults(handler=run)
 
 
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
             or args.tools is not None
             or args.headless
             or args.session != "mcp"
+            or args.sandbox is not None
+            or args.sandbox_network
         ):
             raise LiveCliError(
                 "--live shows the running runtimes as they are; "
@@ -116,9 +121,28 @@ def run(args: argparse.Namespace) -> int:
         config_path=os.fspath(config_path()),
         config_error=read.error.code if read.error else None,
         config_error_detail=read.error.detail if read.error else None,
+        sandbox=_sandbox_block(args, read.raw),
     )
     sys.stdout.write(text + "\n")
     return 0
+
+
+def _sandbox_block(args: argparse.Namespace, raw: dict[str, object]) -> list[str]:
+    """What `pct serve` with the same flags would confine jobs with (flags > config)."""
+    from pct_runtime.host.sandbox import SandboxConfigError, resolve_settings
+    from pct_runtime.host.sandbox import settings_from_config as configured_sandbox
+    from pct_runtime.status import sandbox_lines
+
+    problem = None
+    try:
+        configured = configured_sandbox(raw)
+    except SandboxConfigError as exc:
+        configured, problem = None, str(exc)
+    settings = resolve_settings(args.sandbox, args.sandbox_network, configured)
+    lines = sandbox_lines(settings, Path.cwd())
+    if problem is not None:
+        lines.insert(1, f"  config error: {problem} (pct serve refuses to start)")
+    return lines
 
 
 def _computer_use_probe(enabled: bool, platform: str, ui: bool, model: object) -> str | None:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer
 from pct_runtime.serve.live import control_token
@@ -44,10 +45,11 @@ async def serve_stdio(
     model: str | None = None,
     allowlist: Sequence[str] | None = None,
     structured_content: bool = False,
+    sandbox: SandboxSettings | None = None,
 ) -> int:
     from mcp.server.stdio import stdio_server
 
-    runtime = Runtime(model=model, allowlist=allowlist)
+    runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     session = await runtime.open_session("mcp")
     mcp = PctMCPServer(runtime, single_session=session, structured_content=structured_content)
@@ -84,10 +86,11 @@ async def serve_http(
     model: str | None = None,
     allowlist: Sequence[str] | None = None,
     structured_content: bool = False,
+    sandbox: SandboxSettings | None = None,
 ) -> int:
     from pct_runtime.serve.http import PctHttpServer, exposure_warning
 
-    runtime = Runtime(model=model, allowlist=allowlist)
+    runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     mcp = PctMCPServer(runtime, structured_content=structured_content)
     token = load_or_create_token(runtime.agent_dir)

@@ -21,6 +21,8 @@ from pct_runtime.cli_commands.attach_pi import detect_pi_version, parse_pi_versi
 BUILTIN = "# Pi 0.99 or newer (built-in MCP)"
 ADAPTER = "# Pi 0.58 to 0.87 (no built-in MCP)"
 
+SERVE = ["serve", "--sandbox", "workspace-write"]
+
 
 def bodies(text: str) -> list[dict[str, object]]:
     """Every JSON object the snippet prints, in order."""
@@ -37,12 +39,14 @@ def bodies(text: str) -> list[dict[str, object]]:
 def test_builtin_one_liner_and_mcp_json_expose_tools_directly() -> None:
     text = snippet("pi", None, "/opt/pct", pi_version=(1, 6, 0))
     assert text.startswith("# for Pi 1.6.0:\n" + BUILTIN)
-    assert "\npi mcp add pct --exposure direct -- /opt/pct serve\n" in text
+    assert (
+        "\npi mcp add pct --exposure direct -- /opt/pct serve --sandbox workspace-write\n" in text
+    )
     assert "\n# or in ~/.pi/agent/mcp.json:\n" in text
     assert ADAPTER not in text
     assert "directTools" not in text
     assert bodies(text) == [
-        {"mcpServers": {"pct": {"command": "/opt/pct", "args": ["serve"], "exposure": "direct"}}}
+        {"mcpServers": {"pct": {"command": "/opt/pct", "args": SERVE, "exposure": "direct"}}}
     ]
 
 
@@ -60,7 +64,7 @@ def test_adapter_snippet_for_pi_before_builtin_mcp(version: tuple[int, int, int]
     assert "exposure" not in text
     assert "~/.pi/agent/mcp.json (pi-mcp-adapter 2.x)" in text
     assert "~/.pi/agent/mcp-adapter.json (pi-mcp-adapter 3.x)" in text
-    server = {"command": "pct", "args": ["serve"], "lifecycle": "keep-alive", "directTools": True}
+    server = {"command": "pct", "args": SERVE, "lifecycle": "keep-alive", "directTools": True}
     assert bodies(text) == [{"mcpServers": {"pct": server}}]
 
 
@@ -74,8 +78,8 @@ def test_unknown_version_prints_both_newest_first() -> None:
     ]
     assert "# or, on Pi 0.58 to 0.73 (@mariozechner/pi-coding-agent;" in text
     assert [b["mcpServers"]["pct"] for b in bodies(text)] == [  # type: ignore[index]
-        {"command": "pct", "args": ["serve"], "exposure": "direct"},
-        {"command": "pct", "args": ["serve"], "lifecycle": "keep-alive", "directTools": True},
+        {"command": "pct", "args": SERVE, "exposure": "direct"},
+        {"command": "pct", "args": SERVE, "lifecycle": "keep-alive", "directTools": True},
     ]
 
 

@@ -20,17 +20,28 @@ from pct_runtime.serve.token import load_or_create_token, token_matches, token_p
 
 def test_stdio_snippets_start_pct_serve() -> None:
     codex = snippet("codex", None, "/opt/pct")
-    assert "codex mcp add pct -- /opt/pct serve" in codex
-    assert '[mcp_servers.pct]\ncommand = "/opt/pct"\nargs = ["serve"]\nrequired = true' in codex
+    assert "codex mcp add pct -- /opt/pct serve --sandbox workspace-write\n" in codex
+    args = 'args = ["serve", "--sandbox", "workspace-write"]'
+    assert f'[mcp_servers.pct]\ncommand = "/opt/pct"\n{args}\nrequired = true' in codex
     custom = snippet("codex", None, "pct", "/srv/agent")
     assert 'env = { PI_CODING_AGENT_DIR = "/srv/agent" }' in custom
-    assert "codex mcp add pct --env PI_CODING_AGENT_DIR=/srv/agent -- pct serve" in custom
+    assert "codex mcp add pct --env PI_CODING_AGENT_DIR=/srv/agent -- pct serve --sandbox" in custom
     assert (
         snippet("claude", None, "pct", "/a")
-        == "claude mcp add -e PI_CODING_AGENT_DIR=/a pct -- pct serve\n"
+        == "claude mcp add -e PI_CODING_AGENT_DIR=/a pct -- pct serve --sandbox workspace-write\n"
     )
-    assert snippet("claude", None, "pct") == "claude mcp add pct -- pct serve\n"
+    assert (
+        snippet("claude", None, "pct")
+        == "claude mcp add pct -- pct serve --sandbox workspace-write\n"
+    )
     # Pi's snippets: tests/serve/test_attach_pi.py
+
+
+def test_http_snippets_say_the_server_chooses_the_sandbox(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["attach", "claude", "--http", "http://127.0.0.1:9/mcp"]) == 0
+    assert "start it with --sandbox workspace-write" in capsys.readouterr().out
 
 
 def test_codex_one_liners_say_they_do_not_set_required() -> None:

@@ -23,6 +23,8 @@ from typing import Any
 
 from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
+from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.sandbox.spawn import popen as sandboxed_popen
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
@@ -49,8 +51,15 @@ class FrameError(RuntimeError):
 class Zygote:
     """One idle, preloaded Python process that forks a fresh process per cell."""
 
-    def __init__(self, memory_limit: int = MEMORY_LIMIT_BYTES, spares: int = SPARE_WORKERS):
+    def __init__(
+        self,
+        memory_limit: int = MEMORY_LIMIT_BYTES,
+        spares: int = SPARE_WORKERS,
+        *,
+        sandbox: Sandbox | None = None,
+    ):
         self._memory_limit = memory_limit
+        self._sandbox = sandbox
         self._proc: subprocess.Popen[bytes] | None = None
         self._ctrl: socket.socket | None = None
         self._lock = asyncio.Lock()
@@ -123,16 +132,19 @@ class Zygote:
     def _spawn(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    str(WORKER_SCRIPT),
-                    "zygote",
-                    str(child.fileno()),
-                    str(self._memory_limit),
-                ],
+            argv = [
+                sys.executable,
+                "-I",
+                "-S",
+                str(WORKER_SCRIPT),
+                "zygote",
+                str(child.fileno()),
+                str(self._memory_limit),
+            ]
+            # Under --sandbox the zygote starts confined, so every cell it forks is too.
+            self._proc = sandboxed_popen(
+                self._sandbox,
+                argv,
                 pass_fds=[child.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

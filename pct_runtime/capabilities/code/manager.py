@@ -49,6 +49,7 @@ from pct_runtime.capabilities.code.render import (
     STOP_REQUEST,
     unknown_cell_message,
 )
+from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.output import OutputOwner
 
@@ -91,8 +92,11 @@ class CodeManager:
         approval_mode: Callable[[], str] | str = "confirm",
         hooks: InvocationHooks | None = None,
         memory_limit: int = MEMORY_LIMIT_BYTES,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._owner = output_owner
+        #: The session's `--sandbox` confinement, applied to the zygote and so every cell.
+        self.sandbox = sandbox
         if isinstance(adapters, Mapping):
             self._adapters: dict[str, CodeAdapter] = dict(adapters)
         else:
@@ -106,7 +110,7 @@ class CodeManager:
             hooks=hooks,
             closed=lambda: self._closed,
         )
-        self._zygote = Zygote(memory_limit)
+        self._zygote = Zygote(memory_limit, sandbox=sandbox)
         self._cells: dict[str, Cell] = {}
         self._closed = False
         self._background: set[asyncio.Task[Any]] = set()

@@ -25,6 +25,7 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_DEFAULT_MS,
     YIELD_MAX_MS,
 )
+from pct_runtime.host.sandbox import Sandbox
 
 ADAPTER_HELP = "\n".join(
     [
@@ -53,6 +54,11 @@ ADAPTER_HELP = "\n".join(
     ]
 )
 
+_NOT_A_SANDBOX = (
+    "This is a supported-API boundary, not a sandbox: only run trusted code; it runs with "
+    "the user's permissions."
+)
+
 EXEC_DESCRIPTION = "\n".join(
     [
         "Run Python code to orchestrate/compose tool calls",
@@ -68,8 +74,8 @@ EXEC_DESCRIPTION = "\n".join(
         "- Runs plain Python with restricted builtins: no `open`, `input`, `exit`, no file, "
         "process or network API. Imports are limited to: "
         + ", ".join(ALLOWED_MODULES)
-        + " (and `asyncio` for `gather` only). This is a supported-API boundary, not a "
-        "sandbox: only run trusted code; it runs with the user's permissions.",
+        + " (and `asyncio` for `gather` only). "
+        + _NOT_A_SANDBOX,
         f"- Each cell process has a {MEMORY_LIMIT_BYTES // (1024 * 1024)} MiB address-space "
         "limit; a CPU-bound cell can be stopped with `wait` terminate=true.",
         "- Accepts raw Python source text, not JSON, quoted strings, or markdown code fences.",
@@ -204,12 +210,22 @@ class _CellTool:
         return await self._method(_current(self._manager), args, ctx)
 
 
-def create_code_tools(manager: ManagerRef) -> list[Tool]:
+def exec_description(sandbox: Sandbox | None = None) -> str:
+    """`exec`'s description; under `--sandbox` it says what the cell process may touch."""
+    if sandbox is None or not sandbox.confined:
+        return EXEC_DESCRIPTION
+    return EXEC_DESCRIPTION.replace(
+        _NOT_A_SANDBOX,
+        f"This is a supported-API boundary; the cell process itself runs in {sandbox.summary()}.",
+    )
+
+
+def create_code_tools(manager: ManagerRef, sandbox: Sandbox | None = None) -> list[Tool]:
     """The atomic pair `[exec, wait]` over one manager (or a getter of the current one)."""
     exec_spec = ToolSpec(
         "exec",
         "Exec Code",
-        EXEC_DESCRIPTION,
+        exec_description(sandbox),
         EXEC_SCHEMA,
         meta={GRAMMAR_META_KEY: {"syntax": "lark", "definition": EXEC_LARK_GRAMMAR}},
     )

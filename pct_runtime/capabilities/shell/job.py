@@ -25,6 +25,8 @@ from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
 from pct_runtime.host.lifeline import lifeline, protect_child
+from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.sandbox.spawn import SpawnedProcess, spawn_process
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 256 * 1024
@@ -177,7 +179,13 @@ class ShellJob:
 
     # -- spawn ---------------------------------------------------------------------------
     async def spawn(
-        self, shell: ShellConfig, command: str, cwd: Path, env: Mapping[str, str]
+        self,
+        shell: ShellConfig,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        *,
+        sandbox: Sandbox | None = None,
     ) -> None:
         """Launch exactly once. Raises OSError (the manager reports `spawn-failed`)."""
         r0, w0 = os.pipe()
@@ -187,8 +195,9 @@ class ShellJob:
         if not shell.stdin_transport:
             argv.append(command)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            proc = await spawn_process(
+                sandbox,
+                argv,
                 stdin=r0,
                 stdout=w1,
                 stderr=w2,
@@ -225,7 +234,7 @@ class ShellJob:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _wait_leader(self, proc: asyncio.subprocess.Process) -> None:
+    async def _wait_leader(self, proc: SpawnedProcess) -> None:
         self.returncode = await proc.wait()
         self.leader_exited = True
         self._news.set()

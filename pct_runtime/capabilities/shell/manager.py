@@ -35,6 +35,7 @@ from pct_runtime.capabilities.shell.format import (
 )
 from pct_runtime.capabilities.shell.job import ShellJob, StdinWrite
 from pct_runtime.capabilities.shell.resolve import ShellConfig, default_resolver
+from pct_runtime.host.sandbox import Sandbox, denial_note, looks_denied
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, OutputOwner, RecoveryRecord
 
 MAX_UNSETTLED_JOBS = 16
@@ -109,8 +110,11 @@ class ShellManager:
         stdin_max_calls: int = STDIN_MAX_CALLS,
         preview_limit: int = PREVIEW_LIMIT_BYTES,
         clock: Callable[[], float] = time.monotonic,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._output = output
+        #: The session's `--sandbox` confinement; every job spawns inside it.
+        self.sandbox = sandbox
         self._resolve_shell = resolve_shell
         self._env = dict(os.environ if environ is None else environ)
         self._kill_grace = kill_grace
@@ -223,7 +227,7 @@ class ShellManager:
         )
         self._starting += 1
         try:
-            await job.spawn(shell, parsed.command, workdir, env)
+            await job.spawn(shell, parsed.command, workdir, env, sandbox=self.sandbox)
         except OSError as exc:
             raise ToolError(
                 "spawn-failed",
@@ -404,7 +408,7 @@ class ShellManager:
             status = "running"
         if settled:
             self._forget(job)  # this observer releases the handle
-        return format_shell_result(
+        result = format_shell_result(
             ShellObservation(
                 session_id=job.id,
                 status=status,
@@ -420,6 +424,16 @@ class ShellManager:
                 preview_limit=self._preview_limit,
             )
         )
+        if settled and self.sandbox is not None and job.leader_exited:
+            self._note_denial(result, job.returncode, out.text + err.text)
+        return result
+
+    def _note_denial(self, result: ToolResult, returncode: int | None, output: str) -> None:
+        """Tell the model a confined command failed on the sandbox, not on its own."""
+        assert self.sandbox is not None
+        if looks_denied(self.sandbox.settings, returncode, output):
+            result.text += "\n" + denial_note(self.sandbox.settings, self.sandbox.roots)
+            result.details["sandbox_denied"] = True
 
     # -- stop ----------------------------------------------------------------------------
     async def _terminate(

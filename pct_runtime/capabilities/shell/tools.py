@@ -26,7 +26,12 @@ from pct_runtime.capabilities.shell.dialect import (
     resolve_workdir,
 )
 from pct_runtime.capabilities.shell.manager import ShellManager
+from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+
+_NO_SANDBOX = (
+    "The command runs with the user's own permissions; there is no sandbox and no timeout."
+)
 
 EXEC_COMMAND_DESCRIPTION = (
     "Run a shell command once through the user's shell and return the output it has produced "
@@ -38,7 +43,7 @@ EXEC_COMMAND_DESCRIPTION = (
     "that session_id (empty chars to poll, terminate=true to stop), never with wait. Output is "
     "limited to maxOutputBytes (default 51200) per call, stdout first; clipped text is kept in "
     "the recovery file named in the result — read that file, never rerun the command to see "
-    "it. The command runs with the user's own permissions; there is no sandbox and no timeout."
+    "it. " + _NO_SANDBOX
 )
 
 WRITE_STDIN_DESCRIPTION = (
@@ -141,6 +146,17 @@ WRITE_STDIN_SPEC = ToolSpec(
 Admission = Callable[[], None]
 
 
+def exec_command_description(sandbox: Sandbox) -> str:
+    """The description under `--sandbox`: what a command may write and reach, and what a
+    refusal looks like, so the model plans for it instead of retrying."""
+    return EXEC_COMMAND_DESCRIPTION.replace(
+        _NO_SANDBOX,
+        f"The command runs in {sandbox.summary()}; there is no timeout. A write or connection "
+        "the sandbox does not allow fails (Permission denied / Operation not permitted) and "
+        "the result then says `Command denied by sandbox`.",
+    )
+
+
 def _merge_env(*overlays: Mapping[str, str] | None) -> dict[str, str] | None:
     merged: dict[str, str] = {}
     for overlay in overlays:
@@ -157,7 +173,10 @@ class ExecCommandTool:
 
     @property
     def spec(self) -> ToolSpec:
-        return EXEC_COMMAND_SPEC
+        sandbox = self.manager.sandbox
+        if sandbox is None or not sandbox.confined:
+            return EXEC_COMMAND_SPEC
+        return replace(EXEC_COMMAND_SPEC, description=exec_command_description(sandbox))
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
         parsed = normalize_exec_command_args(args)

@@ -1,0 +1,69 @@
+"""`--sandbox MODE` / `--sandbox-network` for `pct serve` and `pct-tui`, and the start-up check.
+
+The flags win over `pct.sandbox` in the configuration file. A mode this host cannot enforce
+is a start-up error that says why and what to do: pct never serves unconfined after a
+sandbox was asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pct_runtime.host.sandbox import (
+    SANDBOX_MODES,
+    SandboxConfigError,
+    SandboxSettings,
+    resolve_settings,
+    settings_from_config,
+    unsupported_reason,
+)
+
+
+class SandboxStartError(RuntimeError):
+    """The requested sandbox cannot be used; `str()` is the whole message for stderr."""
+
+
+def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        metavar="MODE",
+        help="confine every shell job and Code Mode worker: read-only, workspace-write "
+        "(writes only under the working directory and the temp dir) or danger-full-access "
+        "(no sandbox; the default, unless pct.sandbox.mode in the config file says otherwise)",
+    )
+    parser.add_argument(
+        "--sandbox-network",
+        action="store_true",
+        help="keep outbound network for confined jobs (off by default in read-only and "
+        "workspace-write)",
+    )
+
+
+def startup_sandbox(
+    flag_mode: str | None, flag_network: bool, config_path: Path
+) -> tuple[SandboxSettings, str | None]:
+    """The settings to serve with, plus a warning to print (or None).
+
+    Raises `SandboxStartError` when the configuration's value is invalid or the host cannot
+    enforce the chosen mode.
+    """
+    from pct_runtime.config.store import ConfigStore
+
+    read = ConfigStore(config_path).read()
+    warning = None
+    try:
+        configured = settings_from_config(read.raw)
+    except SandboxConfigError as exc:
+        raise SandboxStartError(f"{config_path}: {exc}") from None
+    if read.error is not None and flag_mode is None:
+        warning = (
+            f"pct: warning: {config_path} could not be read, so a sandbox set there "
+            "(pct.sandbox) is not applied; pass --sandbox MODE to choose one."
+        )
+    settings = resolve_settings(flag_mode, flag_network, configured)
+    reason = unsupported_reason(settings)
+    if reason is not None:
+        raise SandboxStartError(f"cannot start with --sandbox {settings.mode}: {reason}")
+    return settings, warning

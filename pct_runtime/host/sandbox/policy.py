@@ -1,0 +1,121 @@
+"""What a sandbox mode allows, independent of the kernel mechanism that enforces it.
+
+The names are Codex's: `read-only`, `workspace-write`, `danger-full-access`. The policy is a
+pure value (mode, network, writable roots) so status screens, tool descriptions and the
+enforcing backends all read the same facts.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "danger-full-access")
+DEFAULT_MODE: SandboxMode = "danger-full-access"
+
+#: Where pct's own configuration keeps its sandbox choice: `{"pct": {"sandbox": {...}}}`.
+#: Pi does not know the `pct` key and keeps it on save, as the spec requires for unknown keys.
+CONFIG_SECTION = ("pct", "sandbox")
+
+#: Device files every confined job may write (their writes go nowhere on disk).
+WRITABLE_DEVICES: tuple[str, ...] = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
+
+
+class SandboxConfigError(ValueError):
+    """`pct.sandbox` in the configuration file has a value pct cannot use."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    """The operator's choice: a mode and whether confined jobs keep outbound network."""
+
+    mode: SandboxMode = DEFAULT_MODE
+    network: bool = False
+
+    @property
+    def confined(self) -> bool:
+        return self.mode != "danger-full-access"
+
+    @property
+    def network_allowed(self) -> bool:
+        return not self.confined or self.network
+
+    def label(self) -> str:
+        """One line for headers and status: `workspace-write, network off`."""
+        if not self.confined:
+            return "danger-full-access (no sandbox)"
+        return f"{self.mode}, network {'on' if self.network else 'off'}"
+
+
+def temp_roots(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The temp directories a `workspace-write` job may write: $TMPDIR and the OS temp dir.
+
+    pct's own capture folder (`pct-output-*`) lives in the OS temp dir; jobs never need to
+    write it (pct writes it from outside the sandbox), but it is covered either way.
+    """
+    environ = os.environ if env is None else env
+    roots: list[Path] = []
+    for candidate in (environ.get("TMPDIR"), tempfile.gettempdir()):
+        if candidate and os.path.isabs(candidate):
+            path = Path(os.path.realpath(candidate))
+            if path not in roots:
+                roots.append(path)
+    return tuple(roots)
+
+
+def writable_roots(settings: SandboxSettings, cwd: Path) -> tuple[Path, ...]:
+    """The directory trees a job may write under `settings` (devices not included).
+
+    Empty for `read-only`; the session's working directory plus the temp roots for
+    `workspace-write`; `/` for `danger-full-access`.
+    """
+    if settings.mode == "danger-full-access":
+        return (Path("/"),)
+    if settings.mode == "read-only":
+        return ()
+    roots = [Path(os.path.realpath(cwd))]
+    roots += [root for root in temp_roots() if root not in roots]
+    return tuple(roots)
+
+
+def settings_from_config(raw: Mapping[str, Any]) -> SandboxSettings | None:
+    """`pct.sandbox` from a raw configuration document; None when the file sets nothing.
+
+    Raises `SandboxConfigError` naming the field and what it must be (never the value).
+    """
+    section: Any = raw
+    for key in CONFIG_SECTION:
+        if not isinstance(section, Mapping) or key not in section:
+            return None
+        section = section[key]
+    where = ".".join(CONFIG_SECTION)
+    if not isinstance(section, Mapping):
+        raise SandboxConfigError(f"{where} must be an object")
+    mode = section.get("mode", DEFAULT_MODE)
+    if mode not in SANDBOX_MODES:
+        raise SandboxConfigError(f"{where}.mode must be one of {', '.join(SANDBOX_MODES)}")
+    network = section.get("network", False)
+    if not isinstance(network, bool):
+        raise SandboxConfigError(f"{where}.network must be true or false")
+    return SandboxSettings(cast(SandboxMode, mode), network)
+
+
+def resolve_settings(
+    flag_mode: str | None, flag_network: bool, config: SandboxSettings | None
+) -> SandboxSettings:
+    """Command-line flags win over the configuration file, which wins over the default."""
+    base = config or SandboxSettings()
+    mode = cast(SandboxMode, flag_mode) if flag_mode is not None else base.mode
+    return SandboxSettings(mode, flag_network or base.network)

@@ -1,0 +1,51 @@
+"""What `--sandbox read-only` changes above the kernel: `apply_patch` is refused outright.
+
+Shell jobs and Code Mode workers are confined by the kernel (`host.sandbox`); `apply_patch`
+runs inside pct itself, so under `read-only` it is refused before it reads anything — both
+the direct tool and the nested Code Mode call — instead of failing halfway through a patch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
+
+READ_ONLY_PATCH_MESSAGE = (
+    "apply_patch is refused: pct runs with --sandbox read-only, which allows no file changes. "
+    "Nothing was changed. Do not try to write the file another way; tell the user that this "
+    "edit needs pct restarted with --sandbox workspace-write."
+)
+
+
+def _refuse() -> ToolError:
+    return ToolError("sandbox-read-only", READ_ONLY_PATCH_MESSAGE)
+
+
+@dataclass(frozen=True)
+class ReadOnlyPatchTool:
+    """The direct `apply_patch` under `read-only`: same spec, every call refused."""
+
+    inner: Tool
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self.inner.spec
+
+    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+        raise _refuse()
+
+
+class ReadOnlyPatchAdapter:
+    """The nested `apply_patch` under `read-only`: refused at prepare, before any approval."""
+
+    name = "apply_patch"
+    sequential = True
+
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> Any:
+        raise _refuse()
+
+    async def execute(self, prepared: Any, ctx: CallContext) -> ToolResult:
+        raise _refuse()

@@ -89,7 +89,7 @@ class ApplyResult:
 @dataclass
 class _Plan:
     summary: OperationSummary
-    kind: Literal["add", "update", "delete"]
+    kind: Literal["add", "update", "delete", "rename"]
     target: str  # absolute path written (or unlinked for a delete)
     source: str | None  # absolute path read (update/move/delete)
     content: bytes | TextFile | None  # a TextFile is encoded block by block while staging
@@ -312,6 +312,8 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             os.path.dirname(target),
             _identity(st),
         )
+    if op.move_to is not None and not op.chunks:
+        return _rename_plan(cwd, op.path, op.move_to)
     source, st = _read_source(cwd, op.path, "update")
     new_lines = apply_chunks(source.lines, op.chunks, op.path.display)
     updated = TextFile(new_lines, source.eol, source.bom, source.final_newline)
@@ -340,6 +342,31 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
         missing,
         stage_dir,
         _identity(st),
+    )
+
+
+def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
+    """A move without hunks: the file is renamed as is (any bytes, its mode and inode kept),
+    so nothing is decoded or staged."""
+    walk = _walk(cwd, path)
+    if walk.stat is None or not stat.S_ISREG(walk.stat.st_mode):
+        problem = "does not exist" if walk.stat is None else f"is {_kind_name(walk.stat)}"
+        raise PreflightError(
+            f"Cannot move '{path.display}' (patch line {path.line}): it {problem}; "
+            "apply_patch only moves files. Nothing was changed."
+        )
+    missing, stage_dir = _check_new(cwd, move_to, path)
+    source_abs = _abs(cwd, path)
+    return _Plan(
+        OperationSummary("move", move_to.display, path.display),
+        "rename",
+        _abs(cwd, move_to),
+        source_abs,
+        None,
+        None,
+        missing,
+        stage_dir,
+        _identity(walk.stat),
     )
 
 
@@ -444,6 +471,10 @@ def _commit_one(plan: _Plan) -> None:
                 raise
     if plan.kind == "delete":
         os.unlink(plan.target)
+        return
+    if plan.kind == "rename":
+        assert plan.source is not None
+        os.rename(plan.source, plan.target)
         return
     assert plan.staged is not None
     os.rename(plan.staged, plan.target)

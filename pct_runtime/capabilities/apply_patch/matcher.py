@@ -170,8 +170,9 @@ def _quote_lines(lines: Sequence[str]) -> str:
 def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> list[str]:
     """Return the file's new lines after every chunk, or raise `MatchError`.
 
-    Pure additions (a hunk with no context or removed lines) go to the end of the file, after
-    any locator, as in Codex (0.171 appends after a final blank line too).
+    A pure addition (only '+' lines; the parser made sure it has an anchor) goes right after
+    its last locator's line, or at the end of the file when it ends with `*** End of File`
+    (Codex appends every pure addition at the end, even after a locator).
     """
     wanted: list[str] = []
     for chunk in chunks:
@@ -202,7 +203,8 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
         texts = list(chunk.texts)
         old = chunk.old_lines
         if not old:
-            replacements.append((len(lines), 0, chunk.new_lines))
+            at = len(lines) if chunk.end_of_file or not chunk.locators else cursor
+            replacements.append((at, 0, chunk.new_lines))
             continue
         tier, found = matcher.find(old, cursor, chunk.end_of_file)
         if not found and len(old) > 1 and old[-1] == "":

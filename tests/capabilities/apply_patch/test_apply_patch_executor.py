@@ -95,8 +95,8 @@ def _mode(path: Path) -> int:
         (b"a\r\nb", ["@@", "-b", "+c"], b"a\r\nc"),
         (b"\xef\xbb\xbfa\nb\n", ["@@", "-a", "+z"], b"\xef\xbb\xbfz\nb\n"),
         (b"\xef\xbb\xbfa\r\n", ["@@", "-a", "+z", "+y"], b"\xef\xbb\xbfz\r\ny\r\n"),
-        (b"", ["@@", "+x"], b"x\n"),
-        (b"\xef\xbb\xbf", ["@@", "+x"], b"\xef\xbb\xbfx\n"),
+        (b"", ["@@", "+x", "*** End of File"], b"x\n"),
+        (b"\xef\xbb\xbf", ["@@", "+x", "*** End of File"], b"\xef\xbb\xbfx\n"),
         (b"only\n", ["@@", "-only"], b""),
         (
             "na\u00efve caf\u00e9\n".encode(),

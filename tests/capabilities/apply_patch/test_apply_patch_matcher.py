@@ -73,7 +73,7 @@ def test_locator_moves_the_cursor_and_stacked_locators_narrow() -> None:
 
 def test_locator_not_found_text() -> None:
     with pytest.raises(MatchError) as info:
-        run(["a"], "@@ def nowhere():", " a")
+        run(["a"], "@@ def nowhere():", " a", "+b")
     assert str(info.value) == (
         "Cannot update 'f.txt': the locator '@@ def nowhere():' on patch line 3 was not found "
         "in the file. After '@@ ' write the exact text of one line of the file (such as the "
@@ -131,11 +131,20 @@ def test_the_retry_never_reduces_to_an_empty_pattern() -> None:
         run(["a"], "@@", "", "+x")
 
 
-def test_pure_addition_goes_to_the_end_of_the_file_like_codex() -> None:
-    assert run(["a", "b"], "@@", "+c") == ["a", "b", "c"]
-    assert run(["a", ""], "@@", "+c") == ["a", "", "c"]
-    assert run(["a", "b"], "@@ a", "+c") == ["a", "b", "c"]  # even after a locator
-    assert run([], "@@", "+c") == ["c"]
+def test_pure_addition_after_a_locator_goes_right_after_its_line() -> None:
+    # Codex appends it at the end of the file; the toolkit moves the cursor after a locator.
+    assert run(["a", "b", "c"], "@@ a", "+x", "+y") == ["a", "x", "y", "b", "c"]
+    assert run(["k", "a", "k", "b"], "@@ a", "@@ k", "+x") == ["k", "a", "k", "x", "b"]
+    # After an earlier hunk: inserted before a later hunk that starts on the next line.
+    assert run(["a", "b", "c"], "@@ a", "+x", "@@", "-b", "+B") == ["a", "x", "B", "c"]
+    assert run(["a", "b"], "@@ b", "+c") == ["a", "b", "c"]
+
+
+def test_pure_addition_with_end_of_file_goes_to_the_end() -> None:
+    assert run(["a", "b"], "@@", "+c", "*** End of File") == ["a", "b", "c"]
+    assert run(["a", ""], "+c", "*** End of File") == ["a", "", "c"]
+    assert run(["a", "b"], "@@ a", "+c", "*** End of File") == ["a", "b", "c"]
+    assert run([], "@@", "+c", "*** End of File") == ["c"]
 
 
 def test_index_only_visits_positions_after_the_cursor() -> None:

@@ -4,10 +4,12 @@ Order (each step only starts when the previous one passed for the whole patch):
 1. resolve the working directory; parse the whole patch;
 2. walk every path from the working directory: no symbolic link anywhere, every parent a
    directory; Add and Move destinations must not exist, Update and Delete sources must be
-   regular files; no two paths may be the same file on disk;
+   regular files; no two paths may be the same file on disk; every new name and whole path
+   fits the file system's NAME_MAX and PATH_MAX (`pathlimits`);
 3. read and validate every source (UTF-8, one line-ending style) and match every hunk;
 4. (optional approval by the caller, between `prepare_patch` and `commit_prepared`);
-5. abort check, stage every new content as `.pct-apply-patch-<pid>-<uuid>.tmp` next to its
+5. abort check, remove staging files of dead writers in the directories the patch touches
+   (`staging`), stage every new content as `.pct-apply-patch-<pid>-<uuid>.tmp` next to its
    target (exclusive create, the source's mode from the first byte), abort check;
 6. commit in patch order by mkdir/rename/unlink. A failure here reports what was already
    committed and what is unknown; nothing is retried or rolled back.
@@ -19,9 +21,9 @@ component for a link between steps 2 and 6 is outside the threat model.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +44,8 @@ from pct_runtime.capabilities.apply_patch.parser import (
     UpdateFile,
     parse_patch,
 )
+from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path
+from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
 from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
 
 OperationName = Literal["add", "update", "delete", "move"]
@@ -134,6 +138,8 @@ def _walk(cwd: str, path: PatchPath) -> _Walk:
         except FileNotFoundError:
             return _Walk(None, depth)
         except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # cannot exist; `check_new_path` explains
+                return _Walk(None, depth)
             raise PreflightError(
                 f"Cannot apply patch: checking '{path.display}' (patch line {path.line}) "
                 f"failed: {exc.strerror or exc}. Nothing was changed."
@@ -226,6 +232,7 @@ def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[lis
         )
     missing = [_abs(cwd, path, depth) for depth in range(walk.existing + 1, len(path.parts))]
     stage_dir = _abs(cwd, path, walk.existing) if walk.existing else cwd
+    check_new_path(cwd, path, walk.existing, stage_dir, source)
     return missing, stage_dir
 
 
@@ -370,6 +377,13 @@ def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
     )
 
 
+def _touched_directories(plans: list[_Plan]) -> list[str]:
+    """Existing directories the patch writes in: staging dirs and moved or deleted sources'."""
+    dirs = [plan.stage_dir for plan in plans]
+    dirs += [os.path.dirname(plan.source) for plan in plans if plan.source is not None]
+    return dirs
+
+
 def _cleanup(plans: list[_Plan]) -> None:
     for plan in plans:
         if plan.staged is not None:
@@ -380,8 +394,7 @@ def _cleanup(plans: list[_Plan]) -> None:
 
 def _stage(plan: _Plan) -> None:
     assert plan.content is not None
-    name = f".pct-apply-patch-{os.getpid()}-{uuid.uuid4().hex}.tmp"
-    staged = os.path.join(plan.stage_dir, name)
+    staged = os.path.join(plan.stage_dir, staging_name())
     create_mode = _NEW_FILE_MODE if plan.mode is None else plan.mode & 0o777
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
     fd = os.open(staged, flags, create_mode)
@@ -426,6 +439,7 @@ def commit_prepared(prepared: PreparedPatch, should_abort: AbortCheck | None = N
     plans = prepared.plans
     if should_abort is not None and should_abort():
         raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    remove_stale_staging(_touched_directories(plans))
     for plan in plans:
         if plan.content is None:
             continue

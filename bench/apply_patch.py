@@ -10,8 +10,9 @@ Columns (median of repeated runs, file restored between runs, untimed):
   pct process  `pct apply-patch --cwd DIR FILE` as a whole process
   codex        `codex --codex-run-as-apply-patch PATCH` as a whole process
 
-Goals: in-process faster than Codex at 100k; the 10x case costs at most 12x the 1x case
-(in-process); the whole `pct apply-patch` process within 2x of Codex at 100k.
+Goals: in-process faster than Codex at 100k; the 10x case costs at most 11x the 1x case
+(in-process, on a busy machine: the cost must be linear with margin); the whole
+`pct apply-patch` process within 2x of Codex at 100k.
 
 Run: /work/venv/bin/python bench/apply_patch.py [--runs N]
 """
@@ -154,8 +155,8 @@ def main() -> int:
     assert one["pct_process"] is not None
     scale = ten["in_process"] / one["in_process"]
     print(
-        f"\n10x / 1x in-process cost: {scale:.2f}x (goal <= 12x): "
-        f"{'met' if scale <= 12 else 'NOT met'}"
+        f"\n10x / 1x in-process cost: {scale:.2f}x (goal <= 11x): "
+        f"{'met' if scale <= 11 else 'NOT met'}"
     )
     if ten["codex_process"] is None:
         print("codex at 10x: n/a (patch exceeds the 128 KiB single-argument limit)")

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
     ApplyPatchError,
     CommitError,
@@ -45,8 +47,8 @@ from pct_runtime.capabilities.apply_patch.parser import (
     parse_patch,
 )
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path
+from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
-from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
 
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
@@ -96,7 +98,7 @@ class _Plan:
     kind: Literal["add", "update", "delete", "rename"]
     target: str  # absolute path written (or unlinked for a delete)
     source: str | None  # absolute path read (update/move/delete)
-    content: bytes | TextFile | None  # a TextFile is encoded block by block while staging
+    content: bytes | Rewrite | None  # a Rewrite is written piece by piece while staging
     mode: int | None  # exact mode for the staged file; None → new-file default
     missing_dirs: list[str]
     stage_dir: str
@@ -172,21 +174,10 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-_READ_BLOCK = 1 << 20
-
-
-def _fd_blocks(fd: int) -> Iterator[bytes]:
-    while True:
-        block = os.read(fd, _READ_BLOCK)
-        if not block:
-            return
-        yield block
-
-
 def _read_source(
     cwd: str, path: PatchPath, verb: Literal["update", "delete"]
-) -> tuple[TextFile, os.stat_result]:
-    """Open without following links, then decode and validate block by block."""
+) -> tuple[Source, os.stat_result]:
+    """Open without following links, read the whole file into one buffer and validate it."""
     walk = _walk(cwd, path)
     if walk.stat is None:
         hint = f" Use '*** Add File: {path.display}' to create it." if verb == "update" else ""
@@ -209,7 +200,9 @@ def _read_source(
         ) from None
     try:
         st = os.fstat(fd)
-        return decode_blocks(_fd_blocks(fd), path.display, verb, path.line), st
+        with io.FileIO(fd, closefd=False) as raw:
+            data = raw.readall()  # one exact-size buffer (sized from fstat), no join
+        return load_source(data, path.display, verb, path.line), st
     finally:
         os.close(fd)
 
@@ -248,6 +241,11 @@ def _resolve_cwd(cwd: Path | str) -> str:
 
 def prepare_patch(patch: str, cwd: Path | str) -> PreparedPatch:
     """Parse and preflight a whole patch (steps 1–3). Raises an `ApplyPatchError`; never writes."""
+    with collector_paused():
+        return _prepare(patch, cwd)
+
+
+def _prepare(patch: str, cwd: Path | str) -> PreparedPatch:
     real_cwd = _resolve_cwd(cwd)
     parsed = parse_patch(patch)
     prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed)
@@ -322,8 +320,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
     if op.move_to is not None and not op.chunks:
         return _rename_plan(cwd, op.path, op.move_to)
     source, st = _read_source(cwd, op.path, "update")
-    new_lines = apply_chunks(source.lines, op.chunks, op.path.display)
-    updated = TextFile(new_lines, source.eol, source.bom, source.final_newline)
+    updated = Rewrite(source, apply_chunks(source, op.chunks, op.path.display))
     source_abs = _abs(cwd, op.path)
     mode = stat.S_IMODE(st.st_mode)
     if op.move_to is None:
@@ -402,7 +399,7 @@ def _stage(plan: _Plan) -> None:
     try:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
-        blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.iter_encoded()
+        blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.pieces()
         for block in blocks:
             view = memoryview(block)
             while view:
@@ -435,6 +432,11 @@ def _recheck(prepared: PreparedPatch) -> None:
 
 def commit_prepared(prepared: PreparedPatch, should_abort: AbortCheck | None = None) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`."""
+    with collector_paused():
+        return _commit(prepared, should_abort)
+
+
+def _commit(prepared: PreparedPatch, should_abort: AbortCheck | None) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans
     if should_abort is not None and should_abort():
@@ -532,7 +534,8 @@ def apply_patch_text(
     patch: str, cwd: Path | str, should_abort: AbortCheck | None = None
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
-    return commit_prepared(prepare_patch(patch, cwd), should_abort)
+    with collector_paused():
+        return commit_prepared(prepare_patch(patch, cwd), should_abort)
 
 
 __all__ = [

@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from pct_runtime.capabilities.apply_patch.errors import MatchError
-from pct_runtime.capabilities.apply_patch.matcher import LineMatcher, apply_chunks
+from pct_runtime.capabilities.apply_patch.matcher import Key, LineMatcher, apply_chunks
 from pct_runtime.capabilities.apply_patch.parser import UpdateFile, parse_patch
+from pct_runtime.capabilities.apply_patch.source import Source, load_source
+
+
+def source_of(lines: list[str]) -> Source:
+    return load_source("".join(line + "\n" for line in lines).encode(), "f.txt", "update", 2)
+
+
+def offset(lines: list[str], index: int) -> int:
+    """Byte offset where line `index` starts in `source_of(lines)`."""
+    return sum(len(line.encode()) + 1 for line in lines[:index])
 
 
 def run(source: list[str], *hunk_lines: str) -> list[str]:
@@ -15,7 +25,10 @@ def run(source: list[str], *hunk_lines: str) -> list[str]:
     )
     op = patch.operations[0]
     assert isinstance(op, UpdateFile)
-    return apply_chunks(list(source), op.chunks, "f.txt")
+    buffer = source_of(source)
+    edits = apply_chunks(buffer, op.chunks, "f.txt")
+    text = b"".join(bytes(piece) for piece in buffer.rewrite(edits)).decode()
+    return text.split("\n")[:-1]
 
 
 def test_exact_tier() -> None:
@@ -149,11 +162,12 @@ def test_pure_addition_with_end_of_file_goes_to_the_end() -> None:
 
 def test_index_only_visits_positions_after_the_cursor() -> None:
     lines = [f"line {i}" for i in range(1000)] + ["dup", "dup"]
-    matcher = LineMatcher(lines, ["line 500", "dup"])
-    assert matcher.find(["line 500"], 0, at_end=False) == (0, [500])
-    assert matcher.find(["line 500"], 501, at_end=False) == (-1, [])
-    assert matcher.find(["dup"], 1001, at_end=False) == (0, [1001])
-    assert matcher.find(["dup"], 0, at_end=False) == (0, [1000, 1001])
+    at = {i: offset(lines, i) for i in (500, 501, 1000, 1001)}
+    matcher = LineMatcher(source_of(lines), ["line 500", "dup"])
+    assert matcher.find(["line 500"], 0, at_end=False) == (0, [at[500]])
+    assert matcher.find(["line 500"], at[501], at_end=False) == (-1, [])
+    assert matcher.find(["dup"], at[1001], at_end=False) == (0, [at[1001]])
+    assert matcher.find(["dup"], 0, at_end=False) == (0, [at[1000], at[1001]])
 
 
 def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,11 +183,11 @@ def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> N
     real_window = LineMatcher._window_matches
     real_index = LineMatcher._index
 
-    def count_window(self: LineMatcher, tier: int, keys: list[str], start: int) -> bool:
+    def count_window(self: LineMatcher, tier: int, keys: list[Key], start: int) -> bool:
         windows["n"] += 1
         return real_window(self, tier, keys, start)
 
-    def count_index(self: LineMatcher, tier: int) -> dict[str, int | list[int]]:
+    def count_index(self: LineMatcher, tier: int) -> dict[Key, int | list[int]]:
         if self._tiers[tier].index is None:
             passes["n"] += 1
         return real_index(self, tier)

@@ -25,7 +25,7 @@ import errno
 import io
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -400,13 +400,37 @@ def _stage(plan: _Plan) -> None:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
         blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.pieces()
-        for block in blocks:
-            view = memoryview(block)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+        _write_all(fd, blocks)
     finally:
         os.close(fd)
+
+
+_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
+
+
+def _write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
+    """Write every piece in order with few system calls (an edit is often one short line)."""
+    batch: list[memoryview] = []
+    for piece in pieces:
+        if len(piece):
+            batch.append(memoryview(piece))
+            if len(batch) == _IOV_BATCH:
+                _writev_all(fd, batch)
+                batch = []
+    if batch:
+        _writev_all(fd, batch)
+
+
+def _writev_all(fd: int, views: list[memoryview]) -> None:
+    while views:
+        written = os.writev(fd, views)
+        done = 0
+        while done < len(views) and written >= len(views[done]):
+            written -= len(views[done])
+            done += 1
+        views = views[done:]
+        if views and written:
+            views[0] = views[0][written:]
 
 
 def _recheck(prepared: PreparedPatch) -> None:

@@ -156,6 +156,8 @@ class LineMatcher:
                 continue
             index = self._index(tier)
             # Anchor on the pattern line with the fewest occurrences at or after the cursor.
+            # One is as few as a match allows: stop looking there (a line with none would
+            # only make that single window fail its check).
             best: tuple[int, int, int] | None = None
             for j, k in enumerate(keys):
                 bucket = _positions(index, k)
@@ -163,7 +165,7 @@ class LineMatcher:
                 remaining = len(bucket) - first
                 if best is None or remaining < best[0]:
                     best = (remaining, j, first)
-                    if remaining == 0:
+                    if remaining <= 1:
                         break
             assert best is not None
             remaining, anchor, at = best

@@ -82,7 +82,10 @@ class Source:
 
     def line_number(self, pos: int) -> int:
         """1-based line number of the line at `pos` (for messages only: it counts)."""
-        return self.data.count(b"\n", self.start, pos) + 1
+        number = self.data.count(b"\n", self.start, pos) + 1
+        if pos >= len(self.data) > self.start and not self.final_newline:
+            number += 1  # past an unterminated last line
+        return number
 
     def rewrite(self, edits: Sequence[tuple[int, int, list[str]]]) -> Iterator[bytes | memoryview]:
         """The new content: `edits` are (start, end, new lines) replacing the lines in

@@ -1,4 +1,4 @@
-"""Staged content is written in batches of pieces; short writes never lose or repeat bytes."""
+"""Writing the new content: batches of pieces, short writes, positions in messages."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from apply_patch_helpers import envelope
 
 from pct_runtime.capabilities.apply_patch import executor
+from pct_runtime.capabilities.apply_patch.errors import MatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
 
@@ -52,3 +53,14 @@ def test_more_pieces_than_one_batch(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_bytes(data)
     apply_patch_text(patch, tmp_path)
     assert (tmp_path / "big.txt").read_bytes() == expected
+
+
+def test_line_numbers_past_an_unterminated_last_line(tmp_path: Path) -> None:
+    # The cursor after the last line of a file without a final newline is on "line 2".
+    (tmp_path / "f.txt").write_bytes(b"  beta")
+    patch = envelope("*** Update File: f.txt", "@@", "-  beta", "+x", "@@   beta", "+y")
+    with pytest.raises(MatchError) as info:
+        apply_patch_text(patch, tmp_path)
+    assert "was not found in the file at or after line 2 (after the previous hunk)" in str(
+        info.value
+    )

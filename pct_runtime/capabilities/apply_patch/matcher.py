@@ -108,7 +108,8 @@ class LineMatcher:
         state = self._tiers[tier]
         if state.index is None:
             source = self.source
-            wanted = dict.fromkeys(self.keys(tier, self._wanted))
+            # A set, not a dict: a miss (most lines) then costs one probe of its table.
+            wanted = frozenset(self.keys(tier, self._wanted))
             # One pass at C speed over short-lived line slices: the start offsets of the
             # lines whose key the patch uses.
             for_starts, for_keys = tee(source.lines())

@@ -46,7 +46,7 @@ from pct_runtime.capabilities.apply_patch.parser import (
     UpdateFile,
     parse_patch,
 )
-from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path
+from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
 
@@ -129,7 +129,10 @@ class _Walk:
     existing: int  # how many leading components exist (all directories but maybe the last)
 
 
-def _walk(cwd: str, path: PatchPath) -> _Walk:
+def _walk(cwd: str, path: PatchPath, new: bool = False) -> _Walk:
+    """Check each component from the working directory; `new`: the path is to be created,
+    so a name too long to exist ends the walk like a missing one (`check_new_path` then
+    says which limit it breaks)."""
     current = cwd
     last = len(path.parts) - 1
     st: os.stat_result | None = None
@@ -140,11 +143,13 @@ def _walk(cwd: str, path: PatchPath) -> _Walk:
         except FileNotFoundError:
             return _Walk(None, depth)
         except OSError as exc:
-            if exc.errno == errno.ENAMETOOLONG:  # cannot exist; `check_new_path` explains
+            too_long = exc.errno == errno.ENAMETOOLONG
+            if too_long and new:
                 return _Walk(None, depth)
+            hint = " (longer than the file system allows); use a shorter path" if too_long else ""
             raise PreflightError(
                 f"Cannot apply patch: checking '{path.display}' (patch line {path.line}) "
-                f"failed: {exc.strerror or exc}. Nothing was changed."
+                f"failed: {exc.strerror or exc}{hint}. Nothing was changed."
             ) from None
         shown = "/".join(path.parts[: depth + 1])
         if stat.S_ISLNK(st.st_mode):
@@ -209,7 +214,7 @@ def _read_source(
 
 def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:
     """A destination that must not exist: returns (directories to create, staging dir)."""
-    walk = _walk(cwd, path)
+    walk = _walk(cwd, path, new=True)
     if walk.stat is not None:
         kind = "a directory" if stat.S_ISDIR(walk.stat.st_mode) else "a file"
         if source is None:
@@ -250,9 +255,9 @@ def _prepare(patch: str, cwd: Path | str) -> PreparedPatch:
     parsed = parse_patch(patch)
     prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed)
     for op in parsed.operations:  # step 2 for every path before reading any file
-        _walk(real_cwd, op.path)
+        _walk(real_cwd, op.path, new=isinstance(op, AddFile))
         if isinstance(op, UpdateFile) and op.move_to is not None:
-            _walk(real_cwd, op.move_to)
+            _walk(real_cwd, op.move_to, new=True)
     seen: dict[object, PatchPath] = {}
     for op in parsed.operations:
         try:
@@ -324,6 +329,7 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
     source_abs = _abs(cwd, op.path)
     mode = stat.S_IMODE(st.st_mode)
     if op.move_to is None:
+        check_staging_room(os.path.dirname(source_abs), op.path)
         return _Plan(
             OperationSummary("update", op.path.display),
             "update",

@@ -84,3 +84,16 @@ def check_new_path(
             f"{path_max - 1} bytes for a whole path. Use a shorter path or fewer directories. "
             "Nothing was changed."
         )
+
+
+def check_staging_room(directory: str, path: PatchPath) -> None:
+    """An update in place stages its new content next to the file: that name must fit too."""
+    path_max = _limit(directory, "PC_PATH_MAX", _DEFAULT_PATH_MAX)
+    staging = len(os.fsencode(directory)) + 1 + STAGING_NAME_BYTES
+    if staging >= path_max:
+        raise PreflightError(
+            f"Cannot update '{_short(path.display)}' (patch line {path.line}): the path is too "
+            f"long: the temporary file written next to it needs {staging} bytes; the file "
+            f"system allows at most {path_max - 1} bytes for a whole path. Move the file to a "
+            "shorter path first. Nothing was changed."
+        )

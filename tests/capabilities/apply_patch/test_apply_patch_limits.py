@@ -139,3 +139,46 @@ def test_a_too_long_staging_path_is_refused_in_preflight(
         apply_patch_text(envelope("*** Add File: new.txt", "+x"), work)
     assert "the temporary file written next to it needs" in str(info.value)
     assert os.listdir(work) == []
+
+
+def test_an_update_in_place_needs_room_for_its_staging_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "f.txt").write_text("a\n")
+    real = os.path.realpath(tmp_path)
+    limit = len(os.fsencode(real)) + 1 + 10  # room for "f.txt", not for the staging name
+    monkeypatch.setattr(
+        "pct_runtime.capabilities.apply_patch.pathlimits._limit",
+        lambda directory, name, default: limit if name == "PC_PATH_MAX" else default,
+    )
+    before = snapshot(tmp_path)
+    with pytest.raises(PreflightError) as info:
+        apply_patch_text(envelope("*** Update File: f.txt", "@@", "-a", "+b"), tmp_path)
+    assert str(info.value).startswith(
+        "Cannot update 'f.txt' (patch line 2): the path is too long: the temporary file "
+        "written next to it needs"
+    )
+    assert snapshot(tmp_path) == before
+
+
+def test_an_existing_file_beyond_path_max_is_refused_with_the_reason(work: Path) -> None:
+    # Built with directory descriptors, as another program could: no absolute path reaches it.
+    names = [f"d{i:02d}" + "x" * 197 for i in range(25)]
+    fd = os.open(work, os.O_RDONLY)
+    try:
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        with os.fdopen(os.open("f.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+            f.write("a\n")
+    finally:
+        os.close(fd)
+    deep = "/".join([*names, "f.txt"])
+    done = pct_apply_patch(work, envelope(f"*** Update File: {deep}", "@@", "-a", "+b"))
+    assert done.returncode == 1
+    assert "File name too long (longer than the file system allows); use a shorter path." in (
+        done.stderr
+    )
+    assert done.stderr.rstrip("\n").endswith("Nothing was changed.")

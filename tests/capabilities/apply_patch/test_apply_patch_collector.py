@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from apply_patch_helpers import envelope
 
-from pct_runtime.capabilities.apply_patch import executor
+from pct_runtime.capabilities.apply_patch import matcher
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
@@ -19,13 +19,13 @@ def test_paused_while_matching_and_restored_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[bool] = []
-    real = executor.apply_chunks
+    real = matcher.apply_chunks
 
     def spy(*args: object) -> object:
         seen.append(gc.isenabled())
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(executor, "apply_chunks", spy)
+    monkeypatch.setattr("pct_runtime.capabilities.apply_patch.executor.apply_chunks", spy)
     (tmp_path / "f.txt").write_text("a\n")
     assert gc.isenabled()
     apply_patch_text(envelope("*** Update File: f.txt", "@@", "-a", "+b"), tmp_path)

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from apply_patch_helpers import envelope
 
-from pct_runtime.capabilities.apply_patch import executor
 from pct_runtime.capabilities.apply_patch.errors import MatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
@@ -40,7 +39,7 @@ def test_short_writes_are_resumed_exactly(tmp_path: Path, monkeypatch: pytest.Mo
                 break
         return real(fd, head)
 
-    monkeypatch.setattr(executor.os, "writev", short_writev)
+    monkeypatch.setattr(os, "writev", short_writev)
     data, patch, expected = many_hunks(2_000, 10)
     (tmp_path / "big.txt").write_bytes(data)
     apply_patch_text(patch, tmp_path)

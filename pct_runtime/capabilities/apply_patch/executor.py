@@ -357,7 +357,8 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
 
 def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
     """A move without hunks: the file is renamed as is (any bytes, its mode and inode kept),
-    so nothing is decoded or staged."""
+    so nothing is decoded or staged. Onto another file system a rename would fail at commit,
+    so there the bytes are staged next to the destination instead (the inode is new)."""
     walk = _walk(cwd, path)
     if walk.stat is None or not stat.S_ISREG(walk.stat.st_mode):
         problem = "does not exist" if walk.stat is None else f"is {_kind_name(walk.stat)}"
@@ -367,17 +368,51 @@ def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
         )
     missing, stage_dir = _check_new(cwd, move_to, path)
     source_abs = _abs(cwd, path)
+    summary = OperationSummary("move", move_to.display, path.display)
+    target = _abs(cwd, move_to)
+    if _same_device(walk.stat, stage_dir):
+        return _Plan(
+            summary,
+            "rename",
+            target,
+            source_abs,
+            None,
+            None,
+            missing,
+            stage_dir,
+            _identity(walk.stat),
+        )
+    data, st = _read_bytes(source_abs, path)
     return _Plan(
-        OperationSummary("move", move_to.display, path.display),
-        "rename",
-        _abs(cwd, move_to),
+        summary,
+        "update",
+        target,
         source_abs,
-        None,
-        None,
+        data,
+        stat.S_IMODE(st.st_mode),
         missing,
         stage_dir,
-        _identity(walk.stat),
+        _identity(st),
     )
+
+
+def _same_device(st: os.stat_result, directory: str) -> bool:
+    return os.lstat(directory).st_dev == st.st_dev
+
+
+def _read_bytes(source: str, path: PatchPath) -> tuple[bytes, os.stat_result]:
+    try:
+        fd = os.open(source, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+    except OSError as exc:
+        raise PreflightError(
+            f"Cannot move '{path.display}' (patch line {path.line}): reading it failed: "
+            f"{exc.strerror or exc}. Nothing was changed."
+        ) from None
+    try:
+        with io.FileIO(fd, closefd=False) as raw:
+            return raw.readall(), os.fstat(fd)
+    finally:
+        os.close(fd)
 
 
 def _touched_directories(plans: list[_Plan]) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from apply_patch_helpers import envelope, snapshot
 
+from pct_runtime.capabilities.apply_patch import executor
 from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError, PreflightError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
@@ -37,6 +38,21 @@ def test_a_move_without_hunks_renames_the_file_with_its_bytes_mode_and_inode(
     assert moved.read_bytes() == data
     assert moved.stat().st_mode & 0o7777 == 0o751
     assert moved.stat().st_ino == inode
+
+
+def test_a_rename_onto_another_file_system_copies_the_bytes_and_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # os.rename cannot cross file systems: the bytes are staged next to the destination.
+    monkeypatch.setattr(executor, "_same_device", lambda st, directory: False)
+    data = b"\x00\xffbinary\r"
+    (tmp_path / "a.bin").write_bytes(data)
+    os.chmod(tmp_path / "a.bin", 0o640)
+    apply_patch_text(envelope("*** Update File: a.bin", "*** Move to: sub/b.bin"), tmp_path)
+    moved = tmp_path / "sub" / "b.bin"
+    assert moved.read_bytes() == data
+    assert moved.stat().st_mode & 0o7777 == 0o640
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["b.bin", "sub"]
 
 
 def test_renames_chain_with_other_operations(tmp_path: Path) -> None:

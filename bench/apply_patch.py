@@ -10,8 +10,10 @@ Columns (median of repeated runs, file restored between runs, untimed):
   pct process  `pct apply-patch --cwd DIR FILE` as a whole process
   codex        `codex --codex-run-as-apply-patch PATCH` as a whole process
 
-Goals: in-process faster than Codex at 100k; the 10x case costs at most 12x the 1x case
-(in-process); the whole `pct apply-patch` process within 2x of Codex at 100k.
+Goals: in-process faster than Codex at 100k; the 10x case costs at most 11x the 1x case
+(in-process, on a busy machine: the cost must be linear with margin; measured separately,
+1x and 10x runs interleaved, as wall and CPU time); the whole `pct apply-patch` process
+within 2x of Codex at 100k.
 
 Run: python bench/apply_patch.py [--runs N]
 """
@@ -125,6 +127,34 @@ def bench_case(
     return result
 
 
+def scaling(runs: int) -> tuple[float, float]:
+    """(wall, CPU) median ratio of the 10x to the 1x in-process cost, runs interleaved.
+
+    On a shared machine a burst of other work during the 10x runs alone would skew a ratio of
+    two separately measured medians: alternating the cases exposes both to the same load,
+    and CPU time leaves out the time other processes held the CPU.
+    """
+    sizes = [(100_000, 400), (1_000_000, 4_000)]
+    with tempfile.TemporaryDirectory() as tmp:
+        setups = []
+        for index, (lines, replacements) in enumerate(sizes):
+            source, patch = make_case(lines, replacements)
+            work = Path(tmp) / str(index)
+            work.mkdir()
+            setups.append((work, source, patch))
+        walls: list[list[float]] = [[], []]
+        cpus: list[list[float]] = [[], []]
+        for _ in range(runs):
+            for index, (work, source, patch) in enumerate(setups):
+                (work / "big.txt").write_bytes(source)
+                wall, cpu = time.perf_counter(), time.process_time()
+                apply_patch_text(patch, work)
+                walls[index].append(time.perf_counter() - wall)
+                cpus[index].append(time.process_time() - cpu)
+    med = statistics.median
+    return med(walls[1]) / med(walls[0]), med(cpus[1]) / med(cpus[0])
+
+
 def fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 1000:9.1f} ms"
 
@@ -152,10 +182,16 @@ def main() -> int:
     assert one["in_process"] is not None
     assert ten["in_process"] is not None
     assert one["pct_process"] is not None
-    scale = ten["in_process"] / one["in_process"]
+    wall_scale, cpu_scale = scaling(2 * args.runs + 1)
+    sequential = ten["in_process"] / one["in_process"]
     print(
-        f"\n10x / 1x in-process cost: {scale:.2f}x (goal <= 12x): "
-        f"{'met' if scale <= 12 else 'NOT met'}"
+        f"\n10x / 1x in-process cost from the table (cases run one after the other): "
+        f"{sequential:.2f}x"
+    )
+    print(
+        f"10x / 1x in-process cost, {2 * args.runs + 1} interleaved runs: wall "
+        f"{wall_scale:.2f}x, CPU {cpu_scale:.2f}x (goal <= 11x): "
+        f"{'met' if max(wall_scale, cpu_scale) <= 11 else 'NOT met'}"
     )
     if ten["codex_process"] is None:
         print("codex at 10x: n/a (patch exceeds the 128 KiB single-argument limit)")

@@ -4,10 +4,12 @@ Order (each step only starts when the previous one passed for the whole patch):
 1. resolve the working directory; parse the whole patch;
 2. walk every path from the working directory: no symbolic link anywhere, every parent a
    directory; Add and Move destinations must not exist, Update and Delete sources must be
-   regular files; no two paths may be the same file on disk;
+   regular files; no two paths may be the same file on disk; every new name and whole path
+   fits the file system's NAME_MAX and PATH_MAX (`pathlimits`);
 3. read and validate every source (UTF-8, one line-ending style) and match every hunk;
 4. (optional approval by the caller, between `prepare_patch` and `commit_prepared`);
-5. abort check, stage every new content as `.pct-apply-patch-<pid>-<uuid>.tmp` next to its
+5. abort check, remove staging files of dead writers in the directories the patch touches
+   (`staging`), stage every new content as `.pct-apply-patch-<pid>-<uuid>.tmp` next to its
    target (exclusive create, the source's mode from the first byte), abort check;
 6. commit in patch order by mkdir/rename/unlink. A failure here reports what was already
    committed and what is unknown; nothing is retried or rolled back.
@@ -19,14 +21,16 @@ component for a link between steps 2 and 6 is outside the threat model.
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import os
 import stat
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
     ApplyPatchError,
     CommitError,
@@ -42,7 +46,9 @@ from pct_runtime.capabilities.apply_patch.parser import (
     UpdateFile,
     parse_patch,
 )
-from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
+from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
+from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
+from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
 
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
@@ -89,10 +95,10 @@ class ApplyResult:
 @dataclass
 class _Plan:
     summary: OperationSummary
-    kind: Literal["add", "update", "delete"]
+    kind: Literal["add", "update", "delete", "rename"]
     target: str  # absolute path written (or unlinked for a delete)
     source: str | None  # absolute path read (update/move/delete)
-    content: bytes | TextFile | None  # a TextFile is encoded block by block while staging
+    content: bytes | Rewrite | None  # a Rewrite is written piece by piece while staging
     mode: int | None  # exact mode for the staged file; None → new-file default
     missing_dirs: list[str]
     stage_dir: str
@@ -123,7 +129,10 @@ class _Walk:
     existing: int  # how many leading components exist (all directories but maybe the last)
 
 
-def _walk(cwd: str, path: PatchPath) -> _Walk:
+def _walk(cwd: str, path: PatchPath, new: bool = False) -> _Walk:
+    """Check each component from the working directory; `new`: the path is to be created,
+    so a name too long to exist ends the walk like a missing one (`check_new_path` then
+    says which limit it breaks)."""
     current = cwd
     last = len(path.parts) - 1
     st: os.stat_result | None = None
@@ -134,9 +143,13 @@ def _walk(cwd: str, path: PatchPath) -> _Walk:
         except FileNotFoundError:
             return _Walk(None, depth)
         except OSError as exc:
+            too_long = exc.errno == errno.ENAMETOOLONG
+            if too_long and new:
+                return _Walk(None, depth)
+            hint = " (longer than the file system allows); use a shorter path" if too_long else ""
             raise PreflightError(
                 f"Cannot apply patch: checking '{path.display}' (patch line {path.line}) "
-                f"failed: {exc.strerror or exc}. Nothing was changed."
+                f"failed: {exc.strerror or exc}{hint}. Nothing was changed."
             ) from None
         shown = "/".join(path.parts[: depth + 1])
         if stat.S_ISLNK(st.st_mode):
@@ -166,21 +179,10 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-_READ_BLOCK = 1 << 20
-
-
-def _fd_blocks(fd: int) -> Iterator[bytes]:
-    while True:
-        block = os.read(fd, _READ_BLOCK)
-        if not block:
-            return
-        yield block
-
-
 def _read_source(
     cwd: str, path: PatchPath, verb: Literal["update", "delete"]
-) -> tuple[TextFile, os.stat_result]:
-    """Open without following links, then decode and validate block by block."""
+) -> tuple[Source, os.stat_result]:
+    """Open without following links, read the whole file into one buffer and validate it."""
     walk = _walk(cwd, path)
     if walk.stat is None:
         hint = f" Use '*** Add File: {path.display}' to create it." if verb == "update" else ""
@@ -203,14 +205,16 @@ def _read_source(
         ) from None
     try:
         st = os.fstat(fd)
-        return decode_blocks(_fd_blocks(fd), path.display, verb, path.line), st
+        with io.FileIO(fd, closefd=False) as raw:
+            data = raw.readall()  # one exact-size buffer (sized from fstat), no join
+        return load_source(data, path.display, verb, path.line), st
     finally:
         os.close(fd)
 
 
 def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:
     """A destination that must not exist: returns (directories to create, staging dir)."""
-    walk = _walk(cwd, path)
+    walk = _walk(cwd, path, new=True)
     if walk.stat is not None:
         kind = "a directory" if stat.S_ISDIR(walk.stat.st_mode) else "a file"
         if source is None:
@@ -226,6 +230,7 @@ def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[lis
         )
     missing = [_abs(cwd, path, depth) for depth in range(walk.existing + 1, len(path.parts))]
     stage_dir = _abs(cwd, path, walk.existing) if walk.existing else cwd
+    check_new_path(cwd, path, walk.existing, stage_dir, source)
     return missing, stage_dir
 
 
@@ -241,13 +246,18 @@ def _resolve_cwd(cwd: Path | str) -> str:
 
 def prepare_patch(patch: str, cwd: Path | str) -> PreparedPatch:
     """Parse and preflight a whole patch (steps 1–3). Raises an `ApplyPatchError`; never writes."""
+    with collector_paused():
+        return _prepare(patch, cwd)
+
+
+def _prepare(patch: str, cwd: Path | str) -> PreparedPatch:
     real_cwd = _resolve_cwd(cwd)
     parsed = parse_patch(patch)
     prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed)
     for op in parsed.operations:  # step 2 for every path before reading any file
-        _walk(real_cwd, op.path)
+        _walk(real_cwd, op.path, new=isinstance(op, AddFile))
         if isinstance(op, UpdateFile) and op.move_to is not None:
-            _walk(real_cwd, op.move_to)
+            _walk(real_cwd, op.move_to, new=True)
     seen: dict[object, PatchPath] = {}
     for op in parsed.operations:
         try:
@@ -312,12 +322,14 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             os.path.dirname(target),
             _identity(st),
         )
+    if op.move_to is not None and not op.chunks:
+        return _rename_plan(cwd, op.path, op.move_to)
     source, st = _read_source(cwd, op.path, "update")
-    new_lines = apply_chunks(source.lines, op.chunks, op.path.display)
-    updated = TextFile(new_lines, source.eol, source.bom, source.final_newline)
+    updated = Rewrite(source, apply_chunks(source, op.chunks, op.path.display))
     source_abs = _abs(cwd, op.path)
     mode = stat.S_IMODE(st.st_mode)
     if op.move_to is None:
+        check_staging_room(os.path.dirname(source_abs), op.path)
         return _Plan(
             OperationSummary("update", op.path.display),
             "update",
@@ -343,6 +355,73 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
     )
 
 
+def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
+    """A move without hunks: the file is renamed as is (any bytes, its mode and inode kept),
+    so nothing is decoded or staged. Onto another file system a rename would fail at commit,
+    so there the bytes are staged next to the destination instead (the inode is new)."""
+    walk = _walk(cwd, path)
+    if walk.stat is None or not stat.S_ISREG(walk.stat.st_mode):
+        problem = "does not exist" if walk.stat is None else f"is {_kind_name(walk.stat)}"
+        raise PreflightError(
+            f"Cannot move '{path.display}' (patch line {path.line}): it {problem}; "
+            "apply_patch only moves files. Nothing was changed."
+        )
+    missing, stage_dir = _check_new(cwd, move_to, path)
+    source_abs = _abs(cwd, path)
+    summary = OperationSummary("move", move_to.display, path.display)
+    target = _abs(cwd, move_to)
+    if _same_device(walk.stat, stage_dir):
+        return _Plan(
+            summary,
+            "rename",
+            target,
+            source_abs,
+            None,
+            None,
+            missing,
+            stage_dir,
+            _identity(walk.stat),
+        )
+    data, st = _read_bytes(source_abs, path)
+    return _Plan(
+        summary,
+        "update",
+        target,
+        source_abs,
+        data,
+        stat.S_IMODE(st.st_mode),
+        missing,
+        stage_dir,
+        _identity(st),
+    )
+
+
+def _same_device(st: os.stat_result, directory: str) -> bool:
+    return os.lstat(directory).st_dev == st.st_dev
+
+
+def _read_bytes(source: str, path: PatchPath) -> tuple[bytes, os.stat_result]:
+    try:
+        fd = os.open(source, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+    except OSError as exc:
+        raise PreflightError(
+            f"Cannot move '{path.display}' (patch line {path.line}): reading it failed: "
+            f"{exc.strerror or exc}. Nothing was changed."
+        ) from None
+    try:
+        with io.FileIO(fd, closefd=False) as raw:
+            return raw.readall(), os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def _touched_directories(plans: list[_Plan]) -> list[str]:
+    """Existing directories the patch writes in: staging dirs and moved or deleted sources'."""
+    dirs = [plan.stage_dir for plan in plans]
+    dirs += [os.path.dirname(plan.source) for plan in plans if plan.source is not None]
+    return dirs
+
+
 def _cleanup(plans: list[_Plan]) -> None:
     for plan in plans:
         if plan.staged is not None:
@@ -353,8 +432,7 @@ def _cleanup(plans: list[_Plan]) -> None:
 
 def _stage(plan: _Plan) -> None:
     assert plan.content is not None
-    name = f".pct-apply-patch-{os.getpid()}-{uuid.uuid4().hex}.tmp"
-    staged = os.path.join(plan.stage_dir, name)
+    staged = os.path.join(plan.stage_dir, staging_name())
     create_mode = _NEW_FILE_MODE if plan.mode is None else plan.mode & 0o777
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
     fd = os.open(staged, flags, create_mode)
@@ -362,14 +440,38 @@ def _stage(plan: _Plan) -> None:
     try:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
-        blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.iter_encoded()
-        for block in blocks:
-            view = memoryview(block)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+        blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.pieces()
+        _write_all(fd, blocks)
     finally:
         os.close(fd)
+
+
+_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
+
+
+def _write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
+    """Write every piece in order with few system calls (an edit is often one short line)."""
+    batch: list[memoryview] = []
+    for piece in pieces:
+        if len(piece):
+            batch.append(memoryview(piece))
+            if len(batch) == _IOV_BATCH:
+                _writev_all(fd, batch)
+                batch = []
+    if batch:
+        _writev_all(fd, batch)
+
+
+def _writev_all(fd: int, views: list[memoryview]) -> None:
+    while views:
+        written = os.writev(fd, views)
+        done = 0
+        while done < len(views) and written >= len(views[done]):
+            written -= len(views[done])
+            done += 1
+        views = views[done:]
+        if views and written:
+            views[0] = views[0][written:]
 
 
 def _recheck(prepared: PreparedPatch) -> None:
@@ -395,10 +497,16 @@ def _recheck(prepared: PreparedPatch) -> None:
 
 def commit_prepared(prepared: PreparedPatch, should_abort: AbortCheck | None = None) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`."""
+    with collector_paused():
+        return _commit(prepared, should_abort)
+
+
+def _commit(prepared: PreparedPatch, should_abort: AbortCheck | None) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans
     if should_abort is not None and should_abort():
         raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    remove_stale_staging(_touched_directories(plans))
     for plan in plans:
         if plan.content is None:
             continue
@@ -445,6 +553,10 @@ def _commit_one(plan: _Plan) -> None:
     if plan.kind == "delete":
         os.unlink(plan.target)
         return
+    if plan.kind == "rename":
+        assert plan.source is not None
+        os.rename(plan.source, plan.target)
+        return
     assert plan.staged is not None
     os.rename(plan.staged, plan.target)
     plan.staged = None
@@ -487,7 +599,8 @@ def apply_patch_text(
     patch: str, cwd: Path | str, should_abort: AbortCheck | None = None
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
-    return commit_prepared(prepare_patch(patch, cwd), should_abort)
+    with collector_paused():
+        return commit_prepared(prepare_patch(patch, cwd), should_abort)
 
 
 __all__ = [

@@ -8,7 +8,9 @@ text, so a fuzzy match never rewrites the lines it only used as an anchor.
 
 Cost is linear in file size plus patch size: each tier builds, at most once per file and only
 when first needed, an index from line key to positions restricted to keys the patch uses;
-a hunk then only visits positions at or after the cursor of its rarest line.
+a hunk then only visits positions at or after the cursor of its rarest line. A position is
+the byte offset where a line starts in the source buffer (`source.Source`): lines only exist
+as short-lived slices, so nothing grows with the file but the buffer itself.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import compress, count
+from itertools import accumulate, compress, tee
 
 from pct_runtime.capabilities.apply_patch.errors import EXPECTED_LINES, MatchError
 from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
+from pct_runtime.capabilities.apply_patch.source import Source
 
 # Rust's `char::is_whitespace` (Unicode White_Space); Python's default strip() also removes
 # U+001C..U+001F, which Codex keeps, so the set is spelled out.
@@ -63,34 +66,65 @@ TIERS: tuple[tuple[str, Callable[[str], str]], ...] = (
 )
 
 
+Key = str | bytes
+#: (start, end, new lines): the lines in the byte range [start, end) become `new lines`.
+Edit = tuple[int, int, list[str]]
+
+
 @dataclass
 class _Tier:
     key: Callable[[str], str]
-    index: dict[str, int | list[int]] | None = None
+    index: dict[Key, int | list[int]] | None = None
+
+
+def _decoded(line: bytes) -> str:
+    return line.decode("utf-8")
 
 
 class LineMatcher:
-    """Finds unique windows of pattern lines in `lines`, searching forward from a cursor."""
+    """Finds unique windows of pattern lines in a source, searching forward from a cursor.
 
-    def __init__(self, lines: Sequence[str], wanted: Sequence[str]):
-        self.lines = lines
+    Tier 0 compares raw bytes (the pattern line encoded, plus the file's line ending). The
+    fuzzy tiers compare `key(text)`; every fuzzy key strips trailing whitespace, so the text
+    they are given may keep its line ending.
+    """
+
+    def __init__(self, source: Source, wanted: Sequence[str]):
+        self.source = source
         self._wanted = wanted
         self._tiers = [_Tier(key) for _, key in TIERS]
 
-    def _index(self, tier: int) -> dict[str, int | list[int]]:
+    def keys(self, tier: int, pattern: Sequence[str]) -> list[Key]:
+        if tier == 0:
+            eol = self.source.eol
+            return [line.encode("utf-8") + eol for line in pattern]
+        key = self._tiers[tier].key
+        return [key(line) for line in pattern]
+
+    def _line_key(self, tier: int, raw: bytes) -> Key:
+        return raw if tier == 0 else self._tiers[tier].key(raw.decode("utf-8"))
+
+    def _index(self, tier: int) -> dict[Key, int | list[int]]:
         state = self._tiers[tier]
         if state.index is None:
-            key = state.key
-            wanted = dict.fromkeys(key(w) for w in self._wanted)
-            # One pass at C speed: positions whose key the patch uses, then bucket those few.
-            keys = self.lines if tier == 0 else map(key, self.lines)
-            hits = compress(count(), map(wanted.__contains__, keys))
-            lines = self.lines
+            source = self.source
+            # A set, not a dict: a miss (most lines) then costs one probe of its table.
+            wanted = frozenset(self.keys(tier, self._wanted))
+            # One pass at C speed over short-lived line slices: the start offsets of the
+            # lines whose key the patch uses.
+            for_starts, for_keys = tee(source.lines())
+            starts = accumulate(map(len, for_starts), initial=source.start)
+            keys = for_keys if tier == 0 else map(state.key, map(_decoded, for_keys))
+            hits = list(compress(starts, map(wanted.__contains__, keys)))
+            last = source.last_line()
+            if tier == 0 and last is not None and not source.final_newline:
+                # The unterminated last line was read without its line ending: look again.
+                hits += [last] if source.raw(last)[0] in wanted else []
             # A key seen once maps to its position (an int: no container for the GC to
             # track); only repeated keys get a list.
-            index: dict[str, int | list[int]] = {}
+            index: dict[Key, int | list[int]] = {}
             for position in hits:
-                k = lines[position] if tier == 0 else key(lines[position])
+                k = self._line_key(tier, source.raw(position)[0])
                 bucket = index.get(k)
                 if bucket is None:
                     index[k] = position
@@ -102,31 +136,37 @@ class LineMatcher:
         return state.index
 
     def find(self, pattern: Sequence[str], cursor: int, at_end: bool) -> tuple[int, list[int]]:
-        """Return (tier, up to two start positions) for the first tier with any candidate.
+        """Return (tier, up to two start offsets) for the first tier with any candidate.
 
         `at_end` restricts the search to the single window ending at the last line.
         Returns (-1, []) when no tier matches.
         """
-        n, m = len(self.lines), len(pattern)
-        if m == 0 or m > n:
+        if not pattern:
             return -1, []
-        for tier, (_, key) in enumerate(TIERS):
-            keys = [key(p) for p in pattern]
+        for tier in range(len(TIERS)):
+            keys = self.keys(tier, pattern)
             if at_end:
-                start = n - m
-                if start >= cursor and self._window_matches(tier, keys, start):
+                last = self.source.last_line()
+                start = None if last is None else self._back(last, len(pattern) - 1)
+                if (
+                    start is not None
+                    and start >= cursor
+                    and self._window_matches(tier, keys, start)
+                ):
                     return tier, [start]
                 continue
             index = self._index(tier)
             # Anchor on the pattern line with the fewest occurrences at or after the cursor.
+            # One is as few as a match allows: stop looking there (a line with none would
+            # only make that single window fail its check).
             best: tuple[int, int, int] | None = None
             for j, k in enumerate(keys):
                 bucket = _positions(index, k)
-                first = bisect_left(bucket, cursor + j)
+                first = bisect_left(bucket, cursor)
                 remaining = len(bucket) - first
                 if best is None or remaining < best[0]:
                     best = (remaining, j, first)
-                    if remaining == 0:
+                    if remaining <= 1:
                         break
             assert best is not None
             remaining, anchor, at = best
@@ -134,12 +174,13 @@ class LineMatcher:
                 continue
             positions = _positions(index, keys[anchor])
             found: list[int] = []
-            last_start = n - m
             while at < len(positions):
-                start = positions[at] - anchor
-                if start > last_start:
-                    break
-                if self._window_matches(tier, keys, start):
+                start = self._back(positions[at], anchor)
+                if (
+                    start is not None
+                    and start >= cursor
+                    and self._window_matches(tier, keys, start)
+                ):
                     found.append(start)
                     if len(found) == 2:
                         break
@@ -148,15 +189,29 @@ class LineMatcher:
                 return tier, found
         return -1, []
 
-    def _window_matches(self, tier: int, keys: list[str], start: int) -> bool:
-        lines = self.lines
-        if tier == 0:
-            return all(lines[start + j] == k for j, k in enumerate(keys))
-        key = self._tiers[tier].key
-        return all(key(lines[start + j]) == k for j, k in enumerate(keys))
+    def _back(self, pos: int, lines: int) -> int | None:
+        """Where the line `lines` lines before the one at `pos` starts (None: before line 1)."""
+        source = self.source
+        for _ in range(lines):
+            if pos <= source.start:
+                return None
+            pos = source.previous(pos)
+        return pos
+
+    def _window_matches(self, tier: int, keys: Sequence[Key], start: int) -> bool:
+        source = self.source
+        end = source.end
+        pos = start
+        for k in keys:
+            if pos >= end:
+                return False
+            raw, pos = source.raw(pos)
+            if self._line_key(tier, raw) != k:
+                return False
+        return True
 
 
-def _positions(index: dict[str, int | list[int]], key: str) -> Sequence[int]:
+def _positions(index: dict[Key, int | list[int]], key: Key) -> Sequence[int]:
     bucket = index.get(key)
     if bucket is None:
         return ()
@@ -167,42 +222,45 @@ def _quote_lines(lines: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> list[str]:
-    """Return the file's new lines after every chunk, or raise `MatchError`.
+def apply_chunks(source: Source, chunks: Sequence[Chunk], display: str) -> list[Edit]:
+    """Return the edits of every chunk, sorted by position, or raise `MatchError`.
 
-    Pure additions (a hunk with no context or removed lines) go to the end of the file, after
-    any locator, as in Codex (0.171 appends after a final blank line too).
+    A pure addition (only '+' lines; the parser made sure it has an anchor) goes right after
+    its last locator's line, or at the end of the file when it ends with `*** End of File`
+    (Codex appends every pure addition at the end, even after a locator).
     """
     wanted: list[str] = []
     for chunk in chunks:
         wanted.extend(loc.text for loc in chunk.locators)
         wanted.extend(chunk.old_lines)
-    matcher = LineMatcher(lines, wanted)
-    replacements: list[tuple[int, int, list[str]]] = []
-    cursor = 0
+    matcher = LineMatcher(source, wanted)
+    edits: list[Edit] = []
+    cursor = source.start
     for chunk in chunks:
         for loc in chunk.locators:
             tier, found = matcher.find([loc.text], cursor, at_end=False)
             if not found:
                 raise MatchError(
                     f"Cannot update '{display}': the locator '@@ {loc.text}' on patch line "
-                    f"{loc.line} was not found in the file{_after(cursor)}. After '@@ ' write "
-                    "the exact text of one line of the file (such as the enclosing function "
-                    "or class header), or use a bare '@@'."
+                    f"{loc.line} was not found in the file{_after(source, cursor)}. After '@@ ' "
+                    "write the exact text of one line of the file (such as the enclosing "
+                    "function or class header), or use a bare '@@'."
                 )
             if len(found) > 1:
                 raise MatchError(
                     f"Cannot update '{display}': ambiguous context: the locator '@@ {loc.text}' "
                     f"on patch line {loc.line} matches more than one line (file lines "
-                    f"{found[0] + 1} and {found[1] + 1}, {TIERS[tier][0]}). Use a more specific "
-                    "locator, or add a second '@@' line to narrow it down."
+                    f"{source.line_number(found[0])} and {source.line_number(found[1])}, "
+                    f"{TIERS[tier][0]}). Use a more specific locator, or add a second '@@' "
+                    "line to narrow it down."
                 )
-            cursor = found[0] + 1
+            cursor = source.raw(found[0])[1]
         kinds: list[LineKind] = list(chunk.kinds)  # type: ignore[arg-type]
         texts = list(chunk.texts)
         old = chunk.old_lines
         if not old:
-            replacements.append((len(lines), 0, chunk.new_lines))
+            at = source.end if chunk.end_of_file or not chunk.locators else cursor
+            edits.append((at, at, chunk.new_lines))
             continue
         tier, found = matcher.find(old, cursor, chunk.end_of_file)
         if not found and len(old) > 1 and old[-1] == "":
@@ -213,7 +271,7 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
             if found:
                 kinds, texts = _drop_trailing_empty(kinds, texts)
         if not found:
-            where = " at the end of the file" if chunk.end_of_file else _after(cursor)
+            where = " at the end of the file" if chunk.end_of_file else _after(source, cursor)
             raise MatchError(
                 f"Cannot update '{display}': the hunk at patch line {chunk.line} does not match "
                 f"the file{where}. Re-read the file and make the context (' ') and removed "
@@ -222,32 +280,25 @@ def apply_chunks(lines: list[str], chunks: Sequence[Chunk], display: str) -> lis
         if len(found) > 1:
             raise MatchError(
                 f"Cannot update '{display}': ambiguous context: the hunk at patch line "
-                f"{chunk.line} matches more than one place (file lines {found[0] + 1} and "
-                f"{found[1] + 1}, {TIERS[tier][0]}). Add context lines, or an '@@' locator "
-                "naming the enclosing function or class, so it matches exactly one place."
+                f"{chunk.line} matches more than one place (file lines "
+                f"{source.line_number(found[0])} and {source.line_number(found[1])}, "
+                f"{TIERS[tier][0]}). Add context lines, or an '@@' locator naming the "
+                "enclosing function or class, so it matches exactly one place."
             )
-        start = found[0]
+        start = pos = found[0]
         new: list[str] = []
-        offset = 0
         for kind, text in zip(kinds, texts, strict=True):
             if kind == " ":
-                new.append(lines[start + offset])
-                offset += 1
+                new.append(source.text(pos))  # context keeps the file's text
+                pos = source.raw(pos)[1]
             elif kind == "-":
-                offset += 1
+                pos = source.raw(pos)[1]
             else:
                 new.append(text)
-        replacements.append((start, len(old), new))
-        cursor = start + len(old)
-    replacements.sort(key=lambda r: r[0])
-    result: list[str] = []
-    at = 0
-    for start, length, new in replacements:
-        result.extend(lines[at:start])
-        result.extend(new)
-        at = start + length
-    result.extend(lines[at:])
-    return result
+        edits.append((start, pos, new))
+        cursor = pos
+    edits.sort(key=lambda edit: edit[0])
+    return edits
 
 
 def _drop_trailing_empty(
@@ -267,5 +318,7 @@ def _drop_trailing_empty(
     return kinds, texts
 
 
-def _after(cursor: int) -> str:
-    return f" at or after line {cursor + 1} (after the previous hunk)" if cursor else ""
+def _after(source: Source, cursor: int) -> str:
+    if cursor <= source.start:
+        return ""
+    return f" at or after line {source.line_number(cursor)} (after the previous hunk)"

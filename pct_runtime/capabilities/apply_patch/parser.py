@@ -380,8 +380,43 @@ class _SectionParser:
                 Chunk(tuple(locators), "".join(kinds), tuple(body), end_of_file, chunk_line or 0)
             )
         if not chunks:
-            raise _hunk_error(path.line, f"Update file hunk for path '{path.display}' is empty")
+            if move_to is not None:
+                return UpdateFile(path=path, move_to=move_to, chunks=())  # a pure rename
+            raise _hunk_error(
+                path.line,
+                f"Update file hunk for path '{path.display}' is empty. Add a hunk ('@@', then "
+                "'-'/'+' lines), or follow the header with '*** Move to: <new path>' to only "
+                "rename the file.",
+            )
+        for chunk in chunks:
+            _check_chunk(chunk, path)
         return UpdateFile(path=path, move_to=move_to, chunks=tuple(chunks))
+
+
+def _check_chunk(chunk: Chunk, path: PatchPath) -> None:
+    """Refuse hunks that would change nothing, or add lines with nothing saying where.
+
+    Codex applies both silently: a context-only hunk is a no-op, and a pure addition goes to
+    the end of the file even after an `@@ <locator>` (toolkit: a locator moves the cursor
+    after it; a pure addition needs an anchor).
+    """
+    if "+" not in chunk.kinds and "-" not in chunk.kinds:
+        raise _hunk_error(
+            chunk.line,
+            f"The hunk for '{path.display}' has only context lines (' ') and no '+' or '-' "
+            "line, so it would change nothing. Add the '-' lines to remove and the '+' lines "
+            "to add, or drop the hunk.",
+        )
+    if chunk.kinds.strip("+") or chunk.locators or chunk.end_of_file:
+        return
+    raise _hunk_error(
+        chunk.line,
+        f"The hunk for '{path.display}' only adds lines ('+') and nothing says where they go. "
+        "Anchor it: put ' ' context lines (the file's lines just before and after the new "
+        "ones) around the '+' lines, or start the hunk with '@@ <exact text of the line to "
+        "insert after>', or end the update with '*** End of File' to append at the end of the "
+        "file.",
+    )
 
 
 def _unexpected_update_line(line: str) -> str:

@@ -46,12 +46,12 @@ DESCRIPTION = "\n".join(
         "*** Add File: <path> — then every line of the new file, each prefixed with '+'.",
         "*** Delete File: <path> — nothing follows.",
         "*** Update File: <path> — optionally followed by '*** Move to: <new path>', then "
-        "hunks. A hunk starts with '@@', or '@@ <exact text of a line of the file>' (such as "
-        "the enclosing function or class) to jump past it; several '@@ <line>' in a row narrow "
-        "further. Each hunk line starts with ' ' (context), '-' (removed) or '+' (added); a "
-        "bare empty line is an empty context line. Show about 3 lines of context around each "
-        "change. End the final hunk with '*** End of File' when it must match the end of the "
-        "file.",
+        "hunks (with '*** Move to:' and no hunk, the file is only renamed, unchanged). A hunk "
+        "starts with '@@', or '@@ <exact text of a line of the file>' (such as the enclosing "
+        "function or class) to jump past it; several '@@ <line>' in a row narrow further. "
+        "Each hunk line starts with ' ' (context), '-' (removed) or '+' (added); a bare empty "
+        "line is an empty context line. Show about 3 lines of context around each change. End "
+        "the final hunk with '*** End of File' when it must match the end of the file.",
         "",
         "Rules:",
         "- Use real newlines (U+000A), never the two characters backslash and n; no Markdown "
@@ -62,10 +62,13 @@ DESCRIPTION = "\n".join(
         "matched and keep CRLF.",
         "- Paths are relative to the working directory: no absolute paths, no '..', no "
         "symbolic links. Add File and Move to need a path that does not exist yet.",
-        "- Existing files (including Delete File targets) must be UTF-8 text with one "
-        "line-ending style, all LF or all CRLF; deleting binary files is not supported.",
+        "- Files to update or delete must be UTF-8 text with one line-ending style, all LF "
+        "or all CRLF; deleting binary files is not supported (a rename moves any file).",
         "- Context must match exactly one place in the file (differences in surrounding "
         "whitespace and typographic punctuation are tolerated).",
+        "- Every hunk adds or removes at least one line. A hunk of only '+' lines needs an "
+        "anchor: after '@@ <line>' the lines are inserted right after that line; ending with "
+        "'*** End of File' appends them at the end of the file.",
         "- A rejected patch changes nothing: fix what the error says and send the corrected patch.",
     ]
 )

@@ -5,14 +5,17 @@ deliberate difference: a missing final newline is preserved (Codex adds one to e
 rewrites). (Codex 0.171 also keeps CRLF and the file's text of fuzzy-matched context lines, so
 those are compared as equal; v0.125.0 did neither.)
 Patches only one side accepts (our stricter grammar, no overwrites, ambiguity refused; or our
-stacked '@@' locators, which Codex rejects) are not compared.
+stacked '@@' locators, which Codex rejects) are not compared, except the deliberate
+differences in `DELIBERATE`, where Codex is silently wrong (toolkit.md 3.9: a locator moves
+the cursor after it; a pure addition needs an anchor): each runs through both and must still
+differ the documented way, so a Codex release that changes the behaviour is noticed.
 """
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -108,9 +111,6 @@ CASES: list[tuple[dict[str, bytes], str]] = [
         {"t.txt": b"end\nmid\nend\n"},
         envelope("*** Update File: t.txt", "@@", "-end", "+END", "*** End of File"),
     ),
-    ({"i.txt": b"a\nb\n"}, envelope("*** Update File: i.txt", "@@", "+c", "+d")),
-    ({"i.txt": b"a\nb\n\n"}, envelope("*** Update File: i.txt", "@@", "+c")),
-    ({"i.txt": b"a\nb\nc\n"}, envelope("*** Update File: i.txt", "@@ a", "+x")),
     (
         {"q.txt": "say(\u201chi\u201d) \u2014 ok\nold\n".encode()},
         envelope("*** Update File: q.txt", "@@", ' say("hi") - ok', "-old", "+new"),
@@ -135,6 +135,8 @@ CASES: list[tuple[dict[str, bytes], str]] = [
     ),
     ({"w.txt": b"keep\nx\n"}, envelope("*** Update File: w.txt", "@@", " keep", "-x", "+y", "")),
     ({"c.txt": b"a\r\nb\r\nc\r\n"}, envelope("*** Update File: c.txt", "@@", " a", "-b", "+B")),
+    ({"i.txt": b"a\nb\n"}, envelope("*** Update File: i.txt", "+c", "+d", "*** End of File")),
+    ({"i.txt": b"a\nb\nc\n"}, envelope("*** Update File: i.txt", "@@ c", "+x")),
     ({"n.txt": b"a\nb"}, envelope("*** Update File: n.txt", "@@", "-a", "+z")),
     ({"n.txt": b"a\nb"}, envelope("*** Update File: n.txt", "@@", " b", "+c", "+")),
     (
@@ -142,6 +144,99 @@ CASES: list[tuple[dict[str, bytes], str]] = [
         envelope("*** Update File: u.txt", "@@", " na\u00efve caf\u00e9", "-\u2603", "+\u2705"),
     ),
 ]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A patch where pct deliberately differs from Codex: `ours` is our resulting tree, or
+    None for a rejection starting with `refusal`; `codex` is Codex's tree (None: refused)."""
+
+    why: str
+    tree: dict[str, bytes]
+    patch: str
+    ours: dict[str, bytes] | None
+    codex: dict[str, bytes] | None
+    refusal: str = ""
+
+
+DELIBERATE: list[Difference] = [
+    Difference(
+        "a Move without hunks is a pure rename (any bytes, mode kept); Codex refuses it as an "
+        "empty update, so a model would have to re-send the whole file to rename it",
+        {"old.bin": b"\xff\x00raw"},
+        envelope("*** Update File: old.bin", "*** Move to: new/name.bin"),
+        {"new/name.bin": b"\xff\x00raw"},
+        None,
+    ),
+    Difference(
+        "a pure addition after '@@ <locator>' goes right after the locator's line; Codex "
+        "appends it at the end of the file, far from where the model meant",
+        {"p.py": b"def a():\n    pass\ndef b():\n    pass\n"},
+        envelope("*** Update File: p.py", "@@ def a():", "+    # doc"),
+        {"p.py": b"def a():\n    # doc\n    pass\ndef b():\n    pass\n"},
+        {"p.py": b"def a():\n    pass\ndef b():\n    pass\n    # doc\n"},
+    ),
+    Difference(
+        "a pure addition with neither a locator nor '*** End of File' says nothing about where "
+        "it goes; Codex silently appends it at the end of the file",
+        {"i.txt": b"a\nb\n"},
+        envelope("*** Update File: i.txt", "@@", "+c"),
+        None,
+        {"i.txt": b"a\nb\nc\n"},
+        "Invalid patch hunk on line 3: The hunk for 'i.txt' only adds lines ('+') and nothing "
+        "says where they go. Anchor it:",
+    ),
+    Difference(
+        "a hunk with only context lines changes nothing, which is never what the model meant; "
+        "Codex applies it as a no-op and reports success",
+        {"c.txt": b"a\nb\n"},
+        envelope("*** Update File: c.txt", "@@", " a", " b"),
+        None,
+        {"c.txt": b"a\nb\n"},
+        "Invalid patch hunk on line 3: The hunk for 'c.txt' has only context lines (' ') and "
+        "no '+' or '-' line, so it would change nothing.",
+    ),
+]
+
+
+def run_each(tree: dict[str, bytes], patch: str) -> tuple[object, object]:
+    """Apply with each side separately: (our tree or error text, Codex's tree or None)."""
+    assert CODEX is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, theirs = Path(tmp) / "ours", Path(tmp) / "codex"
+        for root in (ours, theirs):
+            root.mkdir()
+            for rel, data in tree.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_bytes(data)
+        before = files_of(ours)
+        mine: object
+        try:
+            apply_patch_text(patch, ours)
+            mine = {k: v for k, v in files_of(ours).items() if v is not None}
+        except ApplyPatchError as exc:
+            assert files_of(ours) == before, "a rejection must change nothing"
+            mine = str(exc)
+        done = subprocess.run(
+            [CODEX, "--codex-run-as-apply-patch", patch],
+            cwd=theirs,
+            capture_output=True,
+            timeout=60,
+        )
+        other = {k: v for k, v in files_of(theirs).items() if v is not None}
+        return mine, (other if done.returncode == 0 else None)
+
+
+@pytest.mark.parametrize("case", DELIBERATE, ids=lambda c: c.why.split(";")[0][:48])
+def test_deliberate_differences_from_codex(case: Difference) -> None:
+    mine, theirs = run_each(case.tree, case.patch)
+    if case.ours is None:
+        assert isinstance(mine, str), case.why
+        assert mine.startswith(case.refusal), mine
+        assert mine.endswith("Nothing was changed.")
+    else:
+        assert mine == case.ours, case.why
+    assert theirs == case.codex, case.why
 
 
 @pytest.mark.parametrize(("tree", "patch"), CASES)

@@ -22,7 +22,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
     commit_prepared,
     prepare_patch,
 )
-from pct_runtime.capabilities.apply_patch.textfile import TextFile, decode_blocks
+from pct_runtime.capabilities.apply_patch.source import Source, load_source
 
 
 def update(path: str, *lines: str) -> str:
@@ -95,8 +95,8 @@ def _mode(path: Path) -> int:
         (b"a\r\nb", ["@@", "-b", "+c"], b"a\r\nc"),
         (b"\xef\xbb\xbfa\nb\n", ["@@", "-a", "+z"], b"\xef\xbb\xbfz\nb\n"),
         (b"\xef\xbb\xbfa\r\n", ["@@", "-a", "+z", "+y"], b"\xef\xbb\xbfz\r\ny\r\n"),
-        (b"", ["@@", "+x"], b"x\n"),
-        (b"\xef\xbb\xbf", ["@@", "+x"], b"\xef\xbb\xbfx\n"),
+        (b"", ["@@", "+x", "*** End of File"], b"x\n"),
+        (b"\xef\xbb\xbf", ["@@", "+x", "*** End of File"], b"\xef\xbb\xbfx\n"),
         (b"only\n", ["@@", "-only"], b""),
         (
             "na\u00efve caf\u00e9\n".encode(),
@@ -492,37 +492,56 @@ SOURCE_BYTES = st.lists(
 ).map(b"".join)
 
 
-def _decoded(blocks: list[bytes]) -> object:
+def _loaded(data: bytes) -> object:
     try:
-        tf = decode_blocks(blocks, "f", "update", 2)
+        source = load_source(data, "f", "update", 2)
     except PreflightError as exc:
         return str(exc)
-    return (tf.lines, tf.eol, tf.bom, tf.final_newline)
+    lines = [source.text(pos) for pos in _starts(source)]
+    return (lines, source.eol.decode(), source.bom, source.final_newline)
 
 
-@settings(max_examples=400, deadline=None)
-@given(
-    data=st.one_of(SOURCE_BYTES, SOURCE_BYTES.map(lambda b: b"\xef\xbb\xbf" + b)),
-    cuts=st.lists(st.integers(0, 30), max_size=6),
+def _starts(source: Source) -> list[int]:
+    starts, pos = [], source.start
+    while pos < source.end:
+        starts.append(pos)
+        pos = source.raw(pos)[1]
+    return starts
+
+
+def test_line_iteration_and_offsets_agree() -> None:
+    for data in (b"a\nbb\n", b"\xef\xbb\xbfa\r\nb", b"", b"\n\n", b"x"):
+        source = load_source(data, "f", "update", 2)
+        starts = _starts(source)
+        ends = [*starts[1:], source.end] if starts else []
+        assert [len(line) for line in source.lines()] == [
+            b - a for a, b in zip(starts, ends, strict=True)
+        ]
+        assert source.last_line() == (starts[-1] if starts else None)
+        assert [source.line_number(pos) for pos in starts] == list(range(1, len(starts) + 1))
+
+
+@pytest.mark.parametrize(
+    ("data", "edits", "expected"),
+    [
+        (b"a\nb", [(2, 3, [])], b"a"),
+        (b"a\nb", [(3, 3, ["c"])], b"a\nb\nc"),
+        (b"a\nb", [(2, 3, ["x", ""])], b"a\nx\n"),
+        (b"\xef\xbb\xbfa\r\nb\r\n", [(3, 6, ["z"])], b"\xef\xbb\xbfz\r\nb\r\n"),
+        (b"\xef\xbb\xbf", [(3, 3, ["x"])], b"\xef\xbb\xbfx\n"),
+        (b"only", [(0, 4, [])], b""),
+        (b"a\nb\n", [(2, 2, ["i"]), (2, 4, ["B"])], b"a\ni\nB\n"),
+    ],
 )
-def test_block_boundaries_never_change_the_result(data: bytes, cuts: list[int]) -> None:
-    points = sorted({min(c, len(data)) for c in cuts})
-    blocks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
-    assert _decoded(blocks) == _decoded([data])
-
-
-def test_iter_encoded_matches_encode() -> None:
-    for tf in (
-        TextFile(["a", "b", "c"], "\r\n", True, False),
-        TextFile(["a", "b", "c", "d"], "\n", False, True),
-        TextFile([], "\n", True, True),
-        TextFile([""], "\n", False, True),
-    ):
-        assert b"".join(tf.iter_encoded(block_lines=2)) == tf.encode()
+def test_rewrite_keeps_bom_line_endings_and_a_missing_final_newline(
+    data: bytes, edits: list[tuple[int, int, list[str]]], expected: bytes
+) -> None:
+    source = load_source(data, "f", "update", 2)
+    assert b"".join(bytes(piece) for piece in source.rewrite(edits)) == expected
 
 
 def _reference(data: bytes) -> object:
-    """The whole-file definition, written independently of the block decoder."""
+    """The whole-file definition, written independently of the source loader."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -561,5 +580,5 @@ def _kind(result: object) -> object:
 
 @settings(max_examples=400, deadline=None)
 @given(data=st.one_of(SOURCE_BYTES, SOURCE_BYTES.map(lambda b: b"\xef\xbb\xbf" + b)))
-def test_block_decoder_matches_the_whole_file_definition(data: bytes) -> None:
-    assert _kind(_decoded([data[:7], data[7:13], data[13:]])) == _reference(data)
+def test_source_loader_matches_the_whole_file_definition(data: bytes) -> None:
+    assert _kind(_loaded(data)) == _reference(data)

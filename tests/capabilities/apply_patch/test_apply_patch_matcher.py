@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from pct_runtime.capabilities.apply_patch.errors import MatchError
-from pct_runtime.capabilities.apply_patch.matcher import LineMatcher, apply_chunks
+from pct_runtime.capabilities.apply_patch.matcher import Key, LineMatcher, apply_chunks
 from pct_runtime.capabilities.apply_patch.parser import UpdateFile, parse_patch
+from pct_runtime.capabilities.apply_patch.source import Source, load_source
+
+
+def source_of(lines: list[str]) -> Source:
+    return load_source("".join(line + "\n" for line in lines).encode(), "f.txt", "update", 2)
+
+
+def offset(lines: list[str], index: int) -> int:
+    """Byte offset where line `index` starts in `source_of(lines)`."""
+    return sum(len(line.encode()) + 1 for line in lines[:index])
 
 
 def run(source: list[str], *hunk_lines: str) -> list[str]:
@@ -15,7 +25,10 @@ def run(source: list[str], *hunk_lines: str) -> list[str]:
     )
     op = patch.operations[0]
     assert isinstance(op, UpdateFile)
-    return apply_chunks(list(source), op.chunks, "f.txt")
+    buffer = source_of(source)
+    edits = apply_chunks(buffer, op.chunks, "f.txt")
+    text = b"".join(bytes(piece) for piece in buffer.rewrite(edits)).decode()
+    return text.split("\n")[:-1]
 
 
 def test_exact_tier() -> None:
@@ -73,7 +86,7 @@ def test_locator_moves_the_cursor_and_stacked_locators_narrow() -> None:
 
 def test_locator_not_found_text() -> None:
     with pytest.raises(MatchError) as info:
-        run(["a"], "@@ def nowhere():", " a")
+        run(["a"], "@@ def nowhere():", " a", "+b")
     assert str(info.value) == (
         "Cannot update 'f.txt': the locator '@@ def nowhere():' on patch line 3 was not found "
         "in the file. After '@@ ' write the exact text of one line of the file (such as the "
@@ -131,20 +144,30 @@ def test_the_retry_never_reduces_to_an_empty_pattern() -> None:
         run(["a"], "@@", "", "+x")
 
 
-def test_pure_addition_goes_to_the_end_of_the_file_like_codex() -> None:
-    assert run(["a", "b"], "@@", "+c") == ["a", "b", "c"]
-    assert run(["a", ""], "@@", "+c") == ["a", "", "c"]
-    assert run(["a", "b"], "@@ a", "+c") == ["a", "b", "c"]  # even after a locator
-    assert run([], "@@", "+c") == ["c"]
+def test_pure_addition_after_a_locator_goes_right_after_its_line() -> None:
+    # Codex appends it at the end of the file; the toolkit moves the cursor after a locator.
+    assert run(["a", "b", "c"], "@@ a", "+x", "+y") == ["a", "x", "y", "b", "c"]
+    assert run(["k", "a", "k", "b"], "@@ a", "@@ k", "+x") == ["k", "a", "k", "x", "b"]
+    # After an earlier hunk: inserted before a later hunk that starts on the next line.
+    assert run(["a", "b", "c"], "@@ a", "+x", "@@", "-b", "+B") == ["a", "x", "B", "c"]
+    assert run(["a", "b"], "@@ b", "+c") == ["a", "b", "c"]
+
+
+def test_pure_addition_with_end_of_file_goes_to_the_end() -> None:
+    assert run(["a", "b"], "@@", "+c", "*** End of File") == ["a", "b", "c"]
+    assert run(["a", ""], "+c", "*** End of File") == ["a", "", "c"]
+    assert run(["a", "b"], "@@ a", "+c", "*** End of File") == ["a", "b", "c"]
+    assert run([], "@@", "+c", "*** End of File") == ["c"]
 
 
 def test_index_only_visits_positions_after_the_cursor() -> None:
     lines = [f"line {i}" for i in range(1000)] + ["dup", "dup"]
-    matcher = LineMatcher(lines, ["line 500", "dup"])
-    assert matcher.find(["line 500"], 0, at_end=False) == (0, [500])
-    assert matcher.find(["line 500"], 501, at_end=False) == (-1, [])
-    assert matcher.find(["dup"], 1001, at_end=False) == (0, [1001])
-    assert matcher.find(["dup"], 0, at_end=False) == (0, [1000, 1001])
+    at = {i: offset(lines, i) for i in (500, 501, 1000, 1001)}
+    matcher = LineMatcher(source_of(lines), ["line 500", "dup"])
+    assert matcher.find(["line 500"], 0, at_end=False) == (0, [at[500]])
+    assert matcher.find(["line 500"], at[501], at_end=False) == (-1, [])
+    assert matcher.find(["dup"], at[1001], at_end=False) == (0, [at[1001]])
+    assert matcher.find(["dup"], 0, at_end=False) == (0, [at[1000], at[1001]])
 
 
 def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,11 +183,11 @@ def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> N
     real_window = LineMatcher._window_matches
     real_index = LineMatcher._index
 
-    def count_window(self: LineMatcher, tier: int, keys: list[str], start: int) -> bool:
+    def count_window(self: LineMatcher, tier: int, keys: list[Key], start: int) -> bool:
         windows["n"] += 1
         return real_window(self, tier, keys, start)
 
-    def count_index(self: LineMatcher, tier: int) -> dict[str, int | list[int]]:
+    def count_index(self: LineMatcher, tier: int) -> dict[Key, int | list[int]]:
         if self._tiers[tier].index is None:
             passes["n"] += 1
         return real_index(self, tier)

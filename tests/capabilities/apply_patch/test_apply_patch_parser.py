@@ -27,6 +27,16 @@ FENCE_HINT = (
     ". Remove the Markdown code fence lines (```): send only the patch, from "
     "'*** Begin Patch' to '*** End Patch'. Nothing was changed."
 )
+CONTEXT_ONLY = (
+    "The hunk for '{}' has only context lines (' ') and no '+' or '-' line, so it would "
+    "change nothing. Add the '-' lines to remove and the '+' lines to add, or drop the hunk."
+)
+UNANCHORED = (
+    "The hunk for '{}' only adds lines ('+') and nothing says where they go. Anchor it: put "
+    "' ' context lines (the file's lines just before and after the new ones) around the '+' "
+    "lines, or start the hunk with '@@ <exact text of the line to insert after>', or end the "
+    "update with '*** End of File' to append at the end of the file."
+)
 UNEXPECTED_HELP = (
     "Every line should start with ' ' (context line), '+' (added line), or '-' (removed line)"
 )
@@ -186,13 +196,40 @@ REJECTIONS: list[tuple[str, str]] = [
     ),
     (
         envelope("*** Update File: foo.txt"),
-        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty. Nothing was "
-        "changed.",
+        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty. Add a hunk "
+        "('@@', then '-'/'+' lines), or follow the header with '*** Move to: <new path>' to only "
+        "rename the file. Nothing was changed.",
     ),
     (
-        envelope("*** Update File: foo.txt", "*** Move to: bar.txt"),
-        "Invalid patch hunk on line 2: Update file hunk for path 'foo.txt' is empty. Nothing was "
+        envelope("*** Update File: foo.txt", "*** Move to: bar.txt", "*** End of File"),
+        "Invalid patch hunk on line 4: Update hunk does not contain any lines. Nothing was "
         "changed.",
+    ),
+    # A hunk that would change nothing (Codex applies it as a no-op).
+    (
+        envelope("*** Update File: foo.txt", "@@ def f():", " a", "", " b"),
+        "Invalid patch hunk on line 3: " + CONTEXT_ONLY.format("foo.txt") + " Nothing was changed.",
+    ),
+    (
+        envelope("*** Update File: foo.txt", "-a", "+b", "@@", " c", "*** End of File"),
+        "Invalid patch hunk on line 5: " + CONTEXT_ONLY.format("foo.txt") + " Nothing was changed.",
+    ),
+    (
+        envelope("*** Update File: foo.txt", "*** Move to: bar.txt", ""),
+        "Invalid patch hunk on line 4: " + CONTEXT_ONLY.format("foo.txt") + " Nothing was changed.",
+    ),
+    # A pure addition with nothing saying where (Codex appends it at the end of the file).
+    (
+        envelope("*** Update File: foo.txt", "+a"),
+        "Invalid patch hunk on line 3: " + UNANCHORED.format("foo.txt") + " Nothing was changed.",
+    ),
+    (
+        envelope("*** Update File: foo.txt", "@@", "+a", "+b"),
+        "Invalid patch hunk on line 3: " + UNANCHORED.format("foo.txt") + " Nothing was changed.",
+    ),
+    (
+        envelope("*** Update File: foo.txt", "@@ x", "+a", "@@", "+b", "@@ y", "+c"),
+        "Invalid patch hunk on line 5: " + UNANCHORED.format("foo.txt") + " Nothing was changed.",
     ),
     (
         envelope("*** Update File: foo.txt", "@@"),
@@ -234,7 +271,7 @@ REJECTIONS: list[tuple[str, str]] = [
         "Nothing was changed.",
     ),
     (
-        envelope("*** Update File: foo.txt", " a", "*** Move to: b"),
+        envelope("*** Update File: foo.txt", "-a", "*** Move to: b"),
         "Invalid patch hunk on line 4: '*** Move to: b' is not a valid hunk header. "
         + HEADER_HELP
         + ". Nothing was changed.",
@@ -351,8 +388,15 @@ ACCEPTED = [
     envelope("*** Delete File: a b/c d.txt"),
     envelope("*** Update File: a", "@@", " x", "", "-y", "+z"),
     envelope("*** Update File: a", "-y", "@@ q", "+z", "*** End of File"),
-    envelope("*** Update File: a", "@@ q", "@@ r", " x", "*** Add File: b", "+1"),
-    envelope("*** Update File: a", "*** Move to: b/c", "@@", "+z"),
+    envelope("*** Update File: a", "@@ q", "@@ r", " x", "+y", "*** Add File: b", "+1"),
+    envelope("*** Update File: a", "*** Move to: b/c", "@@ q", "+z"),
+    envelope("*** Update File: a", "*** Move to: b/c"),
+    envelope("*** Update File: a", "*** Move to: b", "*** Update File: c", "*** Move to: d"),
+    envelope("*** Update File: a", "@@", "@@ q", "@@", "+z", "@@", "-x"),
+    envelope("*** Update File: a", "+z", " x"),
+    envelope("*** Update File: a", "+z", "*** End of File"),
+    envelope("*** Update File: a", "-x", "@@", "+z", "*** End of File"),
+    envelope("*** Update File: a", " x", "", "+z", " y"),
     envelope("*** Add File: a/..b", "+x", "*** Add File: x...", "+y"),
     envelope("*** Add File: \u00fcnicode/\u6587\u4ef6.txt", "+\u2603"),
 ]

@@ -34,6 +34,12 @@ DELIBERATE: dict[str, tuple[str, str]] = {
         "commits the Add before failing)",
         "Cannot update 'missing.txt' (patch line 4): the file does not exist.",
     ),
+    "016_pure_addition_update_chunk": (
+        "a pure addition needs an anchor ('@@ <line>' or '*** End of File'); Codex appends it "
+        "at the end of the file whatever the model meant",
+        "Invalid patch hunk on line 3: The hunk for 'input.txt' only adds lines ('+') and "
+        "nothing says where they go.",
+    ),
     "017_whitespace_padded_hunk_header": (
         "headers must be exact; padded headers are refused (Codex trims them)",
         "Invalid patch hunk on line 2: '  *** Update File: foo.txt' is not a valid hunk header.",

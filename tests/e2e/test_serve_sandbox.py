@@ -1,7 +1,7 @@
 """`pct serve --sandbox MODE` confines shell jobs and Code Mode cells (Linux: Landlock, seccomp).
 
 Every test drives a real `pct serve` over stdio. TMPDIR points into the test's own directory,
-so the system /tmp (where pytest keeps tmp_path) is *outside* the writable roots and a write
+so the system temp dir (where pytest keeps tmp_path) is *outside* the writable roots and a write
 there is a real escape attempt.
 """
 

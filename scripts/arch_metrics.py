@@ -1,0 +1,155 @@
+"""Measure the shape of the code: the numbers docs/ARCHITECTURE.md tracks.
+
+Run `python scripts/arch_metrics.py` from the repository root. It reads the code's own imports
+with an AST scan (no import is executed) and prints:
+
+- files outside each capability package that import it, and that name it (its identifier or
+  config key, e.g. `computer_use`/`computerUse`);
+- `Any` used as a type (names and attributes spelled `Any`);
+- imports inside functions (deferred imports);
+- import cycles between modules (strongly connected components of the import graph);
+- the largest module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("pct_runtime", "pct_tui")
+#: capability package -> the words that name it in code (identifier and config key).
+CAPABILITIES = {
+    "apply_patch": ("apply_patch", "applyPatch"),
+    "shell": ("shell_sessions", "shellSessions"),
+    "code": ("code_mode", "codeMode"),
+    "discovery": ("tool_discovery", "toolDiscovery"),
+    "web_search": ("web_search", "webSearch"),
+    "image": ("image_generation", "imageGeneration"),
+    "compaction": ("remote_compaction", "remoteCompaction"),
+    "computer_use": ("computer_use", "computerUse"),
+}
+
+
+def modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parts = module.split(".")
+            keep = len(parts) - node.level + (1 if is_package else 0)
+            base = ".".join(parts[:keep] + ([base] if base else []))
+        return [base] + [f"{base}.{alias.name}" for alias in node.names]
+    return []
+
+
+def main() -> int:
+    mods = modules()
+    graph: dict[str, set[str]] = defaultdict(set)
+    any_count = 0
+    deferred = 0
+    largest = ("", 0)
+    naming: dict[str, set[str]] = {name: set() for name in CAPABILITIES}
+    words: dict[str, set[str]] = {name: set() for name in CAPABILITIES}
+    for module, path in mods.items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.count("\n") + 1
+        if lines > largest[1]:
+            largest = (str(path.relative_to(ROOT)), lines)
+        tree = ast.parse(text)
+        is_package = path.name == "__init__.py"
+        func_nodes: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                        func_nodes.add(id(inner))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Name) and node.id == "Any") or (
+                isinstance(node, ast.Attribute) and node.attr == "Any"
+            ):
+                any_count += 1
+            targets = imported(node, module, is_package)
+            if not targets:
+                continue
+            if id(node) in func_nodes:
+                deferred += 1
+            for target in targets:
+                if target in mods and target != module:
+                    graph[module].add(target)
+        for name in CAPABILITIES:
+            own = f"pct_runtime.capabilities.{name}"
+            if module == own or module.startswith(own + "."):
+                continue
+            if f"capabilities.{name}" in text or f"capabilities import {name}" in text:
+                naming[name].add(str(path.relative_to(ROOT)))
+            if any(re.search(rf"\b{word}\b", text) for word in CAPABILITIES[name]):
+                words[name].add(str(path.relative_to(ROOT)))
+    cycles = strongly_connected(graph)
+    print("files outside a capability's package that import it / name it:")
+    for name, files in naming.items():
+        print(f"  {name:13} {len(files):3} / {len(words[name]):3}")
+    print(f"Any: {any_count}")
+    print(f"deferred imports: {deferred}")
+    print(f"import cycles: {len(cycles)}")
+    for cycle in cycles:
+        print("  " + " <-> ".join(sorted(cycle)))
+    print(f"largest module: {largest[0]} ({largest[1]} lines)")
+    return 0
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm; components of more than one module are cycles."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    result: list[set[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(10_000)
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: set[str] = set()
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.add(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                result.append(component)
+
+    for node in list(graph):
+        if node not in index:
+            visit(node)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -258,7 +259,24 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
     args = parser.parse_args()
+    check_model_arg(args.model)
     PctApp(port=args.port, model=args.model).run()
+
+
+def check_model_arg(model: str | None) -> None:
+    """Refuse an unknown `--model` as `pct serve` does (stderr, exit 2) before drawing:
+    a console running with every capability off would look like a working one."""
+    if model is None:
+        return
+    from pct_runtime.cli import CliError
+    from pct_runtime.cli_commands.host_checks import load_host_model
+    from pct_runtime.config.paths import agent_dir
+
+    try:
+        load_host_model(agent_dir(), model, Path.cwd())
+    except CliError as exc:
+        print(f"pct-tui: {exc}", file=sys.stderr)
+        sys.exit(exc.code)
 
 
 if __name__ == "__main__":  # pragma: no cover

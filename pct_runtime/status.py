@@ -26,7 +26,7 @@ DISCOVERY_NOTE = (
 )
 
 
-NO_MODEL_REASON = "no-current-model"
+NO_MODEL_REASON = "current-model-missing"
 NO_MODEL_LINE = (
     "No current model, so no execution rule can match. Set one: `pct-tui --model PROVIDER/ID`, "
     "`pct serve --model PROVIDER/ID`, or defaultProvider and defaultModel in Pi's settings.json."

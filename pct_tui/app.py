@@ -20,7 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
-from pct_runtime.config import ConfigRead, reload_message
+from pct_runtime.config import MISSING_REVISION, ConfigRead, reload_message
+from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime
 from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
@@ -30,6 +31,7 @@ from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
+from pct_tui.screens.quit_guard import QuitScreen
 from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
@@ -38,11 +40,15 @@ from pct_tui.watcher import watch_config
 
 
 def describe_read(result: ConfigRead) -> str:
-    """One line for the console: loaded, or the same error text `/pct reload` prints."""
+    """The console's config line, from the store's state now: loaded, or the same error
+    text `/pct reload` prints; then a warning per unknown top-level key."""
     if result.error is None:
-        if result.revision == "missing":
-            return "Configuration loaded (no file yet: all-off defaults)."
-        return "Configuration loaded."
+        if result.revision == MISSING_REVISION:
+            line = "Configuration loaded (no file yet: all-off defaults)."
+        else:
+            line = "Configuration loaded."
+        warnings = unknown_key_warnings(result.raw)
+        return "\n".join([line, *(f"Warning: {w}" for w in warnings)])
     return reload_message(result.error, result.has_last_known_good)
 
 
@@ -56,6 +62,8 @@ class PctApp(App[None]):
 
     TITLE = "Pi Codex Toolkit"
     CSS_PATH = "app.tcss"
+    #: `-narrow` below 100 columns: the screens' .tcss stack or shrink their side panes.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     COMMANDS = App.COMMANDS | {PctCommands}
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "status": StatusScreen,
@@ -65,14 +73,15 @@ class PctApp(App[None]):
         "events": EventsScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "show_mode('status')", "Status", id="show-status"),
-        Binding("2", "show_mode('config')", "Config", id="show-config"),
-        Binding("3", "show_mode('rules')", "Rules", id="show-rules"),
-        Binding("4", "show_mode('sessions')", "Sessions", id="show-sessions"),
-        Binding("5", "show_mode('events')", "Events", id="show-events"),
+        Binding("1", "show_mode('status')", "Status", show=False, id="show-status"),
+        Binding("2", "show_mode('config')", "Config", show=False, id="show-config"),
+        Binding("3", "show_mode('rules')", "Rules", show=False, id="show-rules"),
+        Binding("4", "show_mode('sessions')", "Sessions", show=False, id="show-sessions"),
+        Binding("5", "show_mode('events')", "Events", show=False, id="show-events"),
         Binding("ctrl+r", "reload", "Reload", id="reload"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, id="quit-ctrl-c"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
 
@@ -107,8 +116,17 @@ class PctApp(App[None]):
         self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
         self._shut_down = False
-        self.load_message = "Reading configuration…"
-        self.load_error = False
+
+    @property
+    def load_message(self) -> str:
+        """The Status screen's config line, derived from the store now (never left over)."""
+        if not self.console_state.ready:
+            return "Reading configuration…"
+        return describe_read(self.runtime.store.current())
+
+    @property
+    def load_error(self) -> bool:
+        return self.console_state.ready and self.runtime.store.current().error is not None
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -129,9 +147,6 @@ class PctApp(App[None]):
         except Exception as exc:
             self.serve_error = f"{type(exc).__name__}: {exc}"
             await self.runtime.start()
-        read = self.runtime.store.current()
-        self.load_message = describe_read(read)
-        self.load_error = read.error is not None
         self.console_state.reset_draft()
         self.console_state.ready = True
         self.console_state.attach()
@@ -179,6 +194,33 @@ class PctApp(App[None]):
         self.console_state.detach()
 
     async def action_quit(self) -> None:
+        """`q`, `ctrl+c`, `ctrl+q` and the palette's Quit: an unsaved draft is asked about."""
+        if self.unsaved_draft() is not None:
+            self.run_worker(self._guarded_quit(), group="quit-guard", exclusive=True)
+            return
+        await self.shutdown()
+        self.exit()
+
+    def unsaved_draft(self) -> str | None:
+        """What would be lost by quitting now, or None."""
+        state = self.console_state
+        if not state.ready or not state.draft.dirty:
+            return None
+        return "The configuration draft (Config, Rules or the deferred list) is not saved."
+
+    async def _guarded_quit(self) -> None:
+        what = self.unsaved_draft()
+        if what is None or isinstance(self.screen, QuitScreen):
+            return
+        answer = await self.push_screen_wait(QuitScreen(what))
+        if answer == "cancel":
+            return
+        if answer == "save":
+            outcome = await self.console_state.save()
+            if not outcome.ok:
+                self.notify(f"Not quitting: {outcome.message}", severity="error", timeout=10)
+                self.console_state.status_changed.publish(None)
+                return
         await self.shutdown()
         self.exit()
 
@@ -188,6 +230,8 @@ class PctApp(App[None]):
     # -- navigation ----------------------------------------------------------------------
     async def action_show_mode(self, mode: str) -> None:
         if self.current_mode != mode:
+            if self.current_mode == "rules":
+                self.console_state.draft.leave_rules()
             await self.switch_mode(mode)
 
     def action_help(self) -> None:
@@ -197,9 +241,9 @@ class PctApp(App[None]):
     async def action_reload(self) -> None:
         message = await self.console_state.reload()
         read = self.runtime.store.current()
-        self.load_message = message
-        self.load_error = read.error is not None
-        self.notify(message, severity="error" if self.load_error else "information")
+        self.notify(message, severity="error" if read.error else "information")
+        for warning in unknown_key_warnings(read.raw) if read.error is None else ():
+            self.notify(f"Warning: {warning}", severity="warning")
         draft = self.console_state.draft
         if draft.dirty and draft.base_revision != read.revision:
             self.notify(

@@ -277,7 +277,7 @@ def test_rules_without_a_current_model_say_so_in_plain_words() -> None:
         assert section(out, name)[:3] == [
             "  configured: off",
             "  effective: off",
-            "  reason: no-current-model",
+            "  reason: current-model-missing",
         ]
     # a model that matches no rule is a different story: no model line, no reason invented
     known = text(plan(rules(("astra", "gpt-6-astra", True, True, True))))

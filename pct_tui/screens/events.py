@@ -27,6 +27,7 @@ def event_line(record: EventRecord) -> Text:
 
 
 class EventsScreen(PctScreen):
+    MODE = "events"
     CSS_PATH = "events.tcss"
 
     def compose_body(self) -> ComposeResult:

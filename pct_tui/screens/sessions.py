@@ -29,9 +29,11 @@ STATE_STYLES = {
 
 
 class SessionsScreen(PctScreen):
+    MODE = "sessions"
     CSS_PATH = "sessions.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,v", "view", "View output", id="work-view"),
+        Binding("v", "view", "View output", id="work-view"),
+        Binding("enter", "view", "View output", show=False, id="work-view-enter"),
         Binding("x", "stop", "Stop", id="work-stop"),
         Binding("T", "end_session", "End session", id="session-end"),
     ]

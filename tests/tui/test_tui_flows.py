@@ -21,6 +21,7 @@ from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.banner import DiskBanner
+from pct_tui.widgets.fit_text import FitText
 from tests.tui.conftest import wait_for
 
 PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
@@ -33,7 +34,8 @@ def write_config(agent_dir: Path, document: dict[str, object]) -> Path:
 
 
 def shown(app: PctApp, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    widget = app.screen.query_one(selector, Static)
+    return widget.source if isinstance(widget, FitText) else str(widget.render())
 
 
 async def started(app: PctApp, pilot: object) -> None:

@@ -63,7 +63,7 @@ class PctApp(App[None]):
     TITLE = "Pi Codex Toolkit"
     CSS_PATH = "app.tcss"
     #: `-narrow` below 100 columns: the screens' .tcss stack or shrink their side panes.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (Textual: instance var)
     COMMANDS = App.COMMANDS | {PctCommands}
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "status": StatusScreen,

@@ -10,7 +10,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Label, Static
+from textual.widgets.data_table import RowKey
 
 from pct_tui.console import WorkRow
 from pct_tui.screens.approval import ConfirmScreen
@@ -74,6 +76,7 @@ class SessionsScreen(PctScreen):
 
         table = self.query_one("#work-table", DataTable)
         cursor = table.cursor_row
+        selected = self._selected_key(table)
         table.clear()
         runtime = self.console.runtime
         for key, row, session_id in self.rows():
@@ -102,7 +105,13 @@ class SessionsScreen(PctScreen):
                     key=key,
                 )
         if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+            # The cursor follows its job or cell (not its row number): rows inserted above
+            # must not turn `x` into a stop of a different job.
+            if selected is not None and selected in table.rows:
+                row_index = table.get_row_index(selected)
+            else:
+                row_index = min(cursor, table.row_count - 1)
+            table.move_cursor(row=row_index, animate=False)
         if not table.row_count:
             self.query_one("#work-detail", Static).update(
                 "No session is attached. Attach an agent (see the status screen)."
@@ -110,13 +119,18 @@ class SessionsScreen(PctScreen):
         else:
             self._detail()
 
-    def _current(self) -> tuple[WorkRow | None, str] | None:
-        table = self.query_one("#work-table", DataTable)
-        rows = self.rows()
-        if not rows or table.cursor_row >= len(rows):
+    @staticmethod
+    def _selected_key(table: DataTable[object]) -> RowKey | None:
+        if not table.row_count or table.cursor_row >= table.row_count:
             return None
-        _, row, session_id = rows[table.cursor_row]
-        return row, session_id
+        return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
+
+    def _current(self) -> tuple[WorkRow | None, str] | None:
+        key = self._selected_key(self.query_one("#work-table", DataTable))
+        for row_key, row, session_id in self.rows():
+            if key is not None and row_key == key.value:
+                return row, session_id
+        return None
 
     def _detail(self) -> None:
         current = self._current()

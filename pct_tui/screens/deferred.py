@@ -13,6 +13,7 @@ from textual.widgets import Button, Label, SelectionList, Static
 
 from pct_runtime.config import DEFERRABLE_TOOL_NAMES
 from pct_tui.drafts import ConfigDraft
+from pct_tui.widgets.glyphs import GlyphSelectionList
 
 
 class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
@@ -32,7 +33,7 @@ class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Tool Discovery: deferred tools", id="question-title")
-            yield SelectionList[str](
+            yield GlyphSelectionList(
                 *((name, name, name in self.current) for name in DEFERRABLE_TOOL_NAMES),
                 id="deferred-list",
             )

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from pct_tui.drafts import ConfigDraft
+from pct_tui.widgets.glyphs import GlyphCheckbox
 
 
 class RuleEditScreen(ModalScreen[bool]):
@@ -40,9 +41,9 @@ class RuleEditScreen(ModalScreen[bool]):
             with Horizontal(classes="field"):
                 yield Label("match:", classes="field-label")
                 yield Input(rule.match, id="rule-match", placeholder="gpt-5* or openai/*")
-            yield Checkbox("Patch:", rule.patch, id="rule-patch")
-            yield Checkbox("direct Shell:", rule.shell, id="rule-shell")
-            yield Checkbox("Code:", rule.code, id="rule-code")
+            yield GlyphCheckbox("Patch:", rule.patch, id="rule-patch")
+            yield GlyphCheckbox("direct Shell:", rule.shell, id="rule-shell")
+            yield GlyphCheckbox("Code:", rule.code, id="rule-code")
             yield Static("", id="rule-error", markup=False)
             with Horizontal(id="rule-buttons"):
                 yield Button("Done", variant="primary", id="rule-done")

@@ -110,7 +110,7 @@ class PctApp(App[None]):
         self.watch_disk = watch
         self.console_state = Console(self, self.runtime, clock)
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
-        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime)
+        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
         self._request_screens: dict[int, Screen[Any]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
@@ -261,11 +261,34 @@ class PctApp(App[None]):
 
         screen: Screen[Any]
         if request.kind == "confirm":
-            screen = ConfirmScreen(request.title, request.message, pending=len(self.approvals))
+            screen = ConfirmScreen(
+                request.title,
+                request.message,
+                pending=len(self.approvals),
+                who=self.who_asks(request),
+                diffs=request.diffs,
+            )
         else:
             screen = ChoiceScreen(request.title, request.options)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)
+
+    def who_asks(self, request: ApprovalRequest) -> str:
+        """`session … · client … · model …` (— for what the caller did not say)."""
+        asker = request.asker
+        session_id = asker.session_id if asker else None
+        session = self.runtime.session(session_id) if session_id else None
+        model = session.model.key if session is not None and session.model else "—"
+        client = (asker.client if asker else None) or "—"
+        return f"session {session_id or '—'} · client {client} · model {model}"
+
+    def _record_approval(self, request: ApprovalRequest, phase: str) -> None:
+        files = ""
+        if request.diffs:
+            files = " files=" + ",".join(d.path for d in request.diffs)
+        self.console_state.log_event(
+            "approval", f"{phase}: {request.title} ({self.who_asks(request)}){files}"
+        )
 
     def _hide_request(self, request: ApprovalRequest) -> None:
         screen = self._request_screens.pop(id(request), None)

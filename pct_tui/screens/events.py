@@ -15,6 +15,7 @@ KIND_STYLES = {
     "diagnostics": "bold magenta",
     "debug": "bold yellow",
     "log": "bold red",
+    "approval": "bold green",
 }
 
 
@@ -22,7 +23,8 @@ def event_line(record: EventRecord) -> Text:
     line = Text()
     line.append(f"{record.clock} ", style="grey50")
     line.append(f"{record.kind:<11} ", style=KIND_STYLES.get(record.kind, "bold"))
-    line.append(record.text)
+    style = "bold red" if record.kind == "approval" and record.text.startswith("denied") else ""
+    line.append(record.text, style=style)
     return line
 
 
@@ -31,7 +33,9 @@ class EventsScreen(PctScreen):
     CSS_PATH = "events.tcss"
 
     def compose_body(self) -> ComposeResult:
-        yield Label("Events: runtime, diagnostics, debug metadata", classes="section-title")
+        yield Label(
+            "Events: runtime, approvals, diagnostics, debug metadata", classes="section-title"
+        )
         yield RichLog(id="events-log", markup=False, wrap=True, max_lines=5000)
 
     def on_mount(self) -> None:

@@ -274,20 +274,24 @@ class PctApp(App[None]):
         self.push_screen(screen, callback=answered)
 
     def who_asks(self, request: ApprovalRequest) -> str:
-        """`session … · client … · model …` (— for what the caller did not say)."""
+        """`session … · client … · model …` (— for what the caller did not say; empty when
+        the question came from outside any session)."""
         asker = request.asker
-        session_id = asker.session_id if asker else None
+        if asker is None:
+            return ""
+        session_id = asker.session_id
         session = self.runtime.session(session_id) if session_id else None
         model = session.model.key if session is not None and session.model else "—"
-        client = (asker.client if asker else None) or "—"
+        client = asker.client or "—"
         return f"session {session_id or '—'} · client {client} · model {model}"
 
     def _record_approval(self, request: ApprovalRequest, phase: str) -> None:
         files = ""
         if request.diffs:
             files = " files=" + ",".join(d.path for d in request.diffs)
+        who = self.who_asks(request)
         self.console_state.log_event(
-            "approval", f"{phase}: {request.title} ({self.who_asks(request)}){files}"
+            "approval", f"{phase}: {request.title}{f' ({who})' if who else ''}{files}"
         )
 
     def _hide_request(self, request: ApprovalRequest) -> None:

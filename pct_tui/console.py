@@ -95,14 +95,14 @@ class WorkRow:
         assert self.cell is not None
         return [record.line(label) for label, record in self.cell.recovery().items()]
 
-    def recovery_paths(self) -> str:
+    def recovery_paths(self) -> list[str]:
+        """The recovery files (["—"] when there are none yet)."""
         if self.job is not None:
             records = [s.capture.snapshot() for s in self.job.streams]
         else:
             assert self.cell is not None
             records = list(self.cell.recovery().values())
-        paths = [r.path for r in records if r.path]
-        return ", ".join(paths) if paths else "—"
+        return [r.path for r in records if r.path] or ["—"]
 
     def initial_text(self) -> str:
         """What the viewer shows before live output: the in-memory capture, else the tail

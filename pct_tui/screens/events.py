@@ -9,7 +9,9 @@ from textual.widgets import Label, RichLog
 
 from pct_tui.console import EventRecord
 from pct_tui.screens.base import PctScreen
+from pct_tui.widgets.fit_text import fit_words
 
+PREFIX = len("12:00:00 ") + 12  # clock and kind columns
 KIND_STYLES = {
     "runtime": "bold cyan",
     "diagnostics": "bold magenta",
@@ -39,15 +41,28 @@ class EventsScreen(PctScreen):
         yield RichLog(id="events-log", markup=False, wrap=True, max_lines=5000)
 
     def on_mount(self) -> None:
-        log = self.query_one("#events-log", RichLog)
-        for record in self.console.events:
-            log.write(event_line(record))
-        self._last = self.console.events[-1].seq if self.console.events else 0
+        self._last = 0
         self.console.event_logged.subscribe(self, self._on_event)
         super().on_mount()
+        # After the first layout, so the backlog is drawn at the log's width.
+        self.call_after_refresh(self._backlog)
+
+    def _backlog(self) -> None:
+        for record in list(self.console.events):
+            self._on_event(record)
 
     def _on_event(self, record: EventRecord) -> None:
         if record.seq <= self._last:
             return
         self._last = record.seq
-        self.query_one("#events-log", RichLog).write(event_line(record))
+        log = self.query_one("#events-log", RichLog)
+        width = log.scrollable_content_region.width
+        if width <= 0:
+            log.write(event_line(record))
+            return
+        # Wrap at the log's own width (not the console's measure), long paths shortened in
+        # the middle rather than broken mid-word.
+        fitted = EventRecord(
+            record.seq, record.clock, record.kind, fit_words(record.text, width - PREFIX)
+        )
+        log.write(event_line(fitted), width=width)

@@ -18,8 +18,12 @@ from pct_tui.console import WorkRow
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
+from pct_tui.widgets.fit_text import shorten_middle
 
 COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
+#: A recovery path is shortened in the middle to this many cells (the detail line below
+#: the table has it in full).
+RECOVERY_WIDTH = 40
 STATE_STYLES = {
     "running": "bold green",
     "stopping": "bold dark_orange",
@@ -101,7 +105,7 @@ class SessionsScreen(PctScreen):
                     row.id,
                     Text(state, style=STATE_STYLES.get(state, "")),
                     row.exit_code,
-                    row.recovery_paths(),
+                    ", ".join(shorten_middle(p, RECOVERY_WIDTH) for p in row.recovery_paths()),
                     key=key,
                 )
         if table.row_count:

@@ -80,8 +80,8 @@ class ConfirmScreen(ModalScreen[bool]):
                 else:
                     yield Static(self.message, id="question-message", markup=False)
             with Horizontal(id="buttons"):
-                yield Button(f"{self.yes_label} (y)", variant="success", id="yes")
-                yield Button("No (n)", variant="error", id="no")
+                yield Button(f"{self.yes_label} (y)", variant="success", id="yes", compact=True)
+                yield Button("No (n)", variant="error", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -39,8 +39,8 @@ class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
             )
             yield Static("", id="deferred-error", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Apply", variant="primary", id="apply")
-                yield Button("Back", id="back")
+                yield Button("Apply", variant="primary", id="apply", compact=True)
+                yield Button("Back", id="back", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#deferred-list").focus()

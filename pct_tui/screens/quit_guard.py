@@ -34,9 +34,9 @@ class QuitScreen(ModalScreen[QuitAnswer]):
                 markup=False,
             )
             with Horizontal(id="buttons"):
-                yield Button("Save (s)", variant="success", id="save")
-                yield Button("Discard (d)", variant="error", id="discard")
-                yield Button("Cancel (esc)", id="cancel")
+                yield Button("Save (s)", variant="success", id="save", compact=True)
+                yield Button("Discard (d)", variant="error", id="discard", compact=True)
+                yield Button("Cancel (esc)", id="cancel", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()

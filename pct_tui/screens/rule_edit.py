@@ -37,16 +37,18 @@ class RuleEditScreen(ModalScreen[bool]):
             yield Label(f"Rule {self.index + 1}", id="rule-page-title")
             with Horizontal(classes="field"):
                 yield Label("id:", classes="field-label")
-                yield Input(rule.id, id="rule-id")
+                yield Input(rule.id, id="rule-id", compact=True)
             with Horizontal(classes="field"):
                 yield Label("match:", classes="field-label")
-                yield Input(rule.match, id="rule-match", placeholder="gpt-5* or openai/*")
-            yield GlyphCheckbox("Patch:", rule.patch, id="rule-patch")
-            yield GlyphCheckbox("direct Shell:", rule.shell, id="rule-shell")
-            yield GlyphCheckbox("Code:", rule.code, id="rule-code")
+                yield Input(
+                    rule.match, id="rule-match", placeholder="gpt-5* or openai/*", compact=True
+                )
+            yield GlyphCheckbox("Patch:", rule.patch, id="rule-patch", compact=True)
+            yield GlyphCheckbox("direct Shell:", rule.shell, id="rule-shell", compact=True)
+            yield GlyphCheckbox("Code:", rule.code, id="rule-code", compact=True)
             yield Static("", id="rule-error", markup=False)
             with Horizontal(id="rule-buttons"):
-                yield Button("Done", variant="primary", id="rule-done")
+                yield Button("Done", variant="primary", id="rule-done", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#rule-id", Input).focus()

@@ -206,7 +206,14 @@ class PctApp(App[None]):
     def unsaved_draft(self) -> str | None:
         """What would be lost by quitting now, or None."""
         state = self.console_state
-        if not state.ready or not state.draft.dirty:
+        if not state.ready:
+            return None
+        open_page = any(
+            getattr(screen, "has_pending_edits", lambda: False)() for screen in self.screen_stack
+        )
+        if open_page:
+            return "A rule page or the deferred list has edits not yet taken into the draft."
+        if not state.draft.dirty:
             return None
         return "The configuration draft (Config, Rules or the deferred list) is not saved."
 
@@ -218,6 +225,11 @@ class PctApp(App[None]):
         if answer == "cancel":
             return
         if answer == "save":
+            for screen in self.screen_stack:  # take an open page's edits into the draft first
+                take = getattr(screen, "take_pending_edits", None)
+                if take is not None and not take():
+                    self.notify("Not quitting: the open page has an error.", severity="error")
+                    return
             outcome = await self.console_state.save()
             if not outcome.ok:
                 self.notify(f"Not quitting: {outcome.message}", severity="error", timeout=10)

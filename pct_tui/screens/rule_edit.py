@@ -53,7 +53,34 @@ class RuleEditScreen(ModalScreen[bool]):
     def on_mount(self) -> None:
         self.query_one("#rule-id", Input).focus()
 
-    def action_done(self) -> None:
+    def has_pending_edits(self) -> bool:
+        """A field differs from the rule in the draft (Done has not taken it yet)."""
+        rule = self.rule
+        return (
+            self.query_one("#rule-id", Input).value != rule.id
+            or self.query_one("#rule-match", Input).value != rule.match
+            or self.query_one("#rule-patch", Checkbox).value != rule.patch
+            or self.query_one("#rule-shell", Checkbox).value != rule.shell
+            or self.query_one("#rule-code", Checkbox).value != rule.code
+        )
+
+    def on_input_changed(self, _: Input.Changed) -> None:
+        self._mark()
+
+    def on_checkbox_changed(self, _: Checkbox.Changed) -> None:
+        self._mark()
+
+    def _mark(self) -> None:
+        title = f"Rule {self.index + 1}"
+        if self.is_mounted and self.has_pending_edits():
+            title += " ● modified (ctrl+s: Done)"
+        self.query_one("#rule-page-title", Label).update(title)
+
+    def take_pending_edits(self) -> bool:
+        """Quit's Save: take the page's fields into the draft; False (error shown) if invalid."""
+        return not self.has_pending_edits() or self._take() is None
+
+    def _take(self) -> str | None:
         error = self.draft.update_rule(
             self.index,
             rule_id=self.query_one("#rule-id", Input).value,
@@ -64,8 +91,11 @@ class RuleEditScreen(ModalScreen[bool]):
         )
         if error is not None:
             self.query_one("#rule-error", Static).update(error)
-            return
-        self.dismiss(True)
+        return error
+
+    def action_done(self) -> None:
+        if self._take() is None:
+            self.dismiss(True)
 
     def action_discard(self) -> None:
         self.dismiss(False)

@@ -341,3 +341,29 @@ async def test_check_boxes_show_their_state_by_glyph(agent_dir: Path) -> None:
         assert {"X", " "} <= set(glyphs.values())
         for name, glyph in glyphs.items():
             assert glyph == ("X" if name in chosen else " "), name
+
+
+async def test_quit_from_an_open_deferred_list_asks_and_save_keeps_its_ticks(
+    agent_dir: Path,
+) -> None:
+    from textual.widgets import SelectionList
+
+    from pct_tui.screens.deferred import DeferredScreen
+
+    path = write_config(agent_dir, {})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "2", "config")
+        await highlight(app, pilot, "deferred")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DeferredScreen), "deferred")
+        assert not app.console_state.draft.dirty
+        app.screen.query_one("#deferred-list", SelectionList).select("apply_patch")
+        await pilot.pause()
+        assert "● modified" in text(app, "#question-title")
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), "guard")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: not app.is_running, "exit")
+    assert "apply_patch" in json.loads(path.read_text())["toolDiscovery"]["deferred"]

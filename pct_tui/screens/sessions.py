@@ -11,14 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Label
 from textual.widgets.data_table import RowKey
 
 from pct_tui.console import WorkRow
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
-from pct_tui.widgets.fit_text import shorten_middle
+from pct_tui.widgets.fit_text import FitText, shorten_middle
 
 COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
 #: A recovery path is shortened in the middle to this many cells (the detail line below
@@ -48,7 +48,7 @@ class SessionsScreen(PctScreen):
         with Vertical(id="sessions-body"):
             yield Label("Sessions, shell jobs and code cells", classes="section-title")
             yield DataTable(id="work-table", cursor_type="row", zebra_stripes=True)
-            yield Static("", id="work-detail", markup=False)
+            yield FitText("", id="work-detail")
 
     def on_mount(self) -> None:
         table = self.query_one("#work-table", DataTable)
@@ -117,7 +117,7 @@ class SessionsScreen(PctScreen):
                 row_index = min(cursor, table.row_count - 1)
             table.move_cursor(row=row_index, animate=False)
         if not table.row_count:
-            self.query_one("#work-detail", Static).update(
+            self.query_one("#work-detail", FitText).set_text(
                 "No session is attached. Attach an agent (see the status screen)."
             )
         else:
@@ -138,15 +138,15 @@ class SessionsScreen(PctScreen):
 
     def _detail(self) -> None:
         current = self._current()
-        detail = self.query_one("#work-detail", Static)
+        detail = self.query_one("#work-detail", FitText)
         if current is None:
-            detail.update("")
+            detail.set_text("")
             return
         row, session_id = current
         if row is None:
-            detail.update(f"Session {session_id}: Enter on a job or cell opens its output.")
+            detail.set_text(f"Session {session_id}: Enter on a job or cell opens its output.")
         else:
-            detail.update("\n".join(row.recovery_lines()))
+            detail.set_text("\n".join(row.recovery_lines()))
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
         self._detail()

@@ -84,9 +84,9 @@ class RulesScreen(PctScreen):
         self.query_one("#rules-notice", Static).update(
             "\n".join(part for part in (draft.rules_notice(), empty) if part)
         )
-        title = "Execution rules (first match wins)"
-        if draft.dirty:
-            title += " ● modified"
+        title = (
+            "Execution rules ● modified" if draft.dirty else "Execution rules (first match wins)"
+        )
         self.query_one("#rules-title", Label).update(title)
         self.query_one("#rules-title").set_class(draft.dirty, "-dirty")
         self.query_one("#rules-preview", FitText).set_text(self.preview_text())

@@ -220,6 +220,8 @@ def _ask(title: str, message: str) -> Before:
         app = pilot.app
         assert isinstance(app, PctApp)
         pending.append(asyncio.ensure_future(app.ui.confirm(title, message)))
+        while not app.screen.query("#buttons"):  # the modal is composed (any load)
+            await pilot.pause(0.01)
         await pilot.pause()
 
     return run

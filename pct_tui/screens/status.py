@@ -70,17 +70,23 @@ class StatusScreen(PctScreen):
         runtime = self.console.runtime
         session = runtime.session(session_id) if session_id != FRESH else None
         tools: tuple[str, ...] = ()
+        no_model = False
         if not self.console.ready:
             text = "Pi Codex Toolkit\nStarting the runtime…"
         elif session is not None:
             text = session.status_text()
             tools = session.projection.visible
+            plan = session.plan
+            no_model = plan is not None and plan.rules_managed and session.model is None
         else:
             text = fresh_status_text(runtime)
-            tools = tuple(n for n in fresh_plan(runtime).active if n in OWNED_TOOL_NAMES)
-        self.query_one("#status-tools", FitText).set_text(
-            f"MCP tools: {', '.join(tools) or 'none'}" if self.console.ready else ""
-        )
+            plan = fresh_plan(runtime)
+            tools = tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
+            no_model = plan.rules_managed and plan.model is None
+        line = f"MCP tools: {', '.join(tools) or 'none'}"
+        if no_model and not tools:
+            line += " (no current model, so no execution rule matches: see below)"
+        self.query_one("#status-tools", FitText).set_text(line if self.console.ready else "")
         self.query_one("#status-text", FitText).set_text(text)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -81,6 +81,7 @@ async def test_core_tools_switch_on_from_config_and_rules_say_when_no_model(
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.runtime.config.execution is not None, "reload")
         await wait_for(pilot, lambda: "No current model" in text(app, "#status-text"), "text")
+        assert "no current model" in text(app, "#status-tools")
         assert "  reason: current-model-missing" in text(app, "#status-text")
         await show(app, pilot, "2", "config")
         await highlight(app, pilot, "shell_sessions")

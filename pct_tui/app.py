@@ -63,9 +63,9 @@ class PctApp(App[None]):
     TITLE = "Pi Codex Toolkit"
     CSS_PATH = "app.tcss"
     #: `-narrow` below 100 columns: the screens' .tcss stack or shrink their side panes.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (Textual: instance var)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (App declares it without ClassVar)
     #: `-short` below 32 rows: dialogs drop their hint and keep their buttons on screen.
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (as above)
     COMMANDS = App.COMMANDS | {PctCommands}
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "status": StatusScreen,

@@ -70,7 +70,7 @@ class RuntimeSession:
         self.id = session_id or f"pct-session-{uuid.uuid4().hex[:12]}"
         self.kind: SessionKind = kind
         self.cwd = cwd
-        self.ui = RoutedUI(lambda: runtime.console_ui, ui)
+        self.ui = RoutedUI(lambda: runtime.console_ui, ui, session_id=self.id)
         self.host = HostSession(kind=kind, model=model, ui_available=self.ui.available, id=self.id)
         self.projection = Projection()
         #: Owned names whose new starts the latest candidate refuses (the start fence).
@@ -133,7 +133,7 @@ class RuntimeSession:
 
     def set_fallback_ui(self, ui: UIPort | None) -> None:
         """Replace the session's own UI port (e.g. once an MCP client declared elicitation)."""
-        self.ui = RoutedUI(lambda: self.runtime.console_ui, ui)
+        self.ui = RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
         self.services.ui = self.ui
 
     # ----------------------------------------------------------------- projection
@@ -343,7 +343,11 @@ class RuntimeSession:
             if invocation.awaited:
                 self._admit(name, path)  # the capability may have gone away meanwhile
             env = invocation.env
-        call_ui: UIPort = self.ui if ui is None else RoutedUI(lambda: self.runtime.console_ui, ui)
+        call_ui: UIPort = (
+            self.ui
+            if ui is None
+            else RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
+        )
         ctx = CallContext(
             cwd=self.cwd,
             path=path,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pct_runtime.host.ui import NotifyLevel, NoUI, UIPort
+from pct_runtime.host.ui import NotifyLevel, NoUI, UIPort, asking
 
 _NO_UI = NoUI()
 
@@ -18,9 +18,22 @@ _NO_UI = NoUI()
 class RoutedUI:
     """A `UIPort` that forwards to the first available of console → fallback → `NoUI`."""
 
-    def __init__(self, console: Callable[[], UIPort | None], fallback: UIPort | None) -> None:
+    def __init__(
+        self,
+        console: Callable[[], UIPort | None],
+        fallback: UIPort | None,
+        *,
+        session_id: str | None = None,
+    ) -> None:
         self._console = console
         self._fallback = fallback
+        self._session_id = session_id
+
+    @property
+    def client(self) -> str | None:
+        """The MCP client's name when the session's own port knows it (for the console)."""
+        name = getattr(self._fallback, "client_name", None)
+        return name if isinstance(name, str) else None
 
     def _pick(self) -> UIPort:
         console = self._console()
@@ -45,10 +58,12 @@ class RoutedUI:
         return str(getattr(picked, "transport_name", "fallback"))
 
     async def confirm(self, title: str, message: str) -> bool:
-        return await self._pick().confirm(title, message)
+        with asking(session_id=self._session_id, client=self.client):
+            return await self._pick().confirm(title, message)
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
-        return await self._pick().select(title, options)
+        with asking(session_id=self._session_id, client=self.client):
+            return await self._pick().select(title, options)
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._pick().notify(message, level)

@@ -53,6 +53,20 @@ def sandbox_lines(settings: SandboxSettings, cwd: Path) -> list[str]:
     ]
 
 
+NO_MODEL_REASON = "current-model-missing"
+NO_MODEL_LINE = (
+    "No current model, so no execution rule can match. Set one: `pct-tui --model PROVIDER/ID`, "
+    "`pct serve --model PROVIDER/ID`, or defaultProvider and defaultModel in Pi's settings.json."
+)
+
+
+def _reason(decision: Decision, no_model: bool) -> str:
+    """A rule-managed tool that is off only because no model is known says so."""
+    if no_model and not decision.reason and decision.effective == "off":
+        return NO_MODEL_REASON
+    return decision.reason
+
+
 def _head(decision: Decision) -> list[str]:
     return [
         f"  configured: {'on' if decision.configured else 'off'}",
@@ -80,8 +94,11 @@ def format_status(
         f"Current model: {model.key if model else DASH}",
         f"Current API: {model.api if model else DASH}",
     ]
+    no_model = plan.rules_managed and model is None
     if plan.rules_managed:
         lines.extend(format_execution_block(plan.routes).split("\n"))
+    if no_model:
+        lines.append(NO_MODEL_LINE)
     if config_error:
         detail = f" ({config_error_detail})" if config_error_detail else ""
         lines.append(f"Config error: {config_error}{detail}")
@@ -110,7 +127,7 @@ def format_status(
         f"  reason: {img.reason}",
     ]
     patch = d["apply_patch"]
-    lines += ["Apply Patch:", *_head(patch), f"  reason: {patch.reason}"]
+    lines += ["Apply Patch:", *_head(patch), f"  reason: {_reason(patch, no_model)}"]
     cu = d["computer_use"]
     lines += [
         "Computer Use:",
@@ -120,9 +137,14 @@ def format_status(
         COMPUTER_USE_NOTE,
     ]
     shell = d["shell_sessions"]
-    lines += ["Shell Sessions:", *_head(shell), f"  reason: {shell.reason}", SHELL_NOTE]
+    lines += [
+        "Shell Sessions:",
+        *_head(shell),
+        f"  reason: {_reason(shell, no_model)}",
+        SHELL_NOTE,
+    ]
     code = d["code_mode"]
-    lines += ["Code Mode:", *_head(code), f"  reason: {code.reason}", CODE_NOTE]
+    lines += ["Code Mode:", *_head(code), f"  reason: {_reason(code, no_model)}", CODE_NOTE]
     disc = d["tool_discovery"]
     lines += [
         "Tool Discovery:",

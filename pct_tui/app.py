@@ -20,7 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
-from pct_runtime.config import ConfigRead, reload_message
+from pct_runtime.config import MISSING_REVISION, ConfigRead, reload_message
+from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime
@@ -31,6 +32,7 @@ from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
+from pct_tui.screens.quit_guard import QuitScreen
 from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
@@ -39,11 +41,15 @@ from pct_tui.watcher import watch_config
 
 
 def describe_read(result: ConfigRead) -> str:
-    """One line for the console: loaded, or the same error text `/pct reload` prints."""
+    """The console's config line, from the store's state now: loaded, or the same error
+    text `/pct reload` prints; then a warning per unknown top-level key."""
     if result.error is None:
-        if result.revision == "missing":
-            return "Configuration loaded (no file yet: all-off defaults)."
-        return "Configuration loaded."
+        if result.revision == MISSING_REVISION:
+            line = "Configuration loaded (no file yet: all-off defaults)."
+        else:
+            line = "Configuration loaded."
+        warnings = unknown_key_warnings(result.raw)
+        return "\n".join([line, *(f"Warning: {w}" for w in warnings)])
     return reload_message(result.error, result.has_last_known_good)
 
 
@@ -57,6 +63,10 @@ class PctApp(App[None]):
 
     TITLE = "Pi Codex Toolkit"
     CSS_PATH = "app.tcss"
+    #: `-narrow` below 100 columns: the screens' .tcss stack or shrink their side panes.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (App declares it without ClassVar)
+    #: `-short` below 32 rows: dialogs drop their hint and keep their buttons on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (as above)
     COMMANDS = App.COMMANDS | {PctCommands}
     MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
         "status": StatusScreen,
@@ -66,14 +76,15 @@ class PctApp(App[None]):
         "events": EventsScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "show_mode('status')", "Status", id="show-status"),
-        Binding("2", "show_mode('config')", "Config", id="show-config"),
-        Binding("3", "show_mode('rules')", "Rules", id="show-rules"),
-        Binding("4", "show_mode('sessions')", "Sessions", id="show-sessions"),
-        Binding("5", "show_mode('events')", "Events", id="show-events"),
+        Binding("1", "show_mode('status')", "Status", show=False, id="show-status"),
+        Binding("2", "show_mode('config')", "Config", show=False, id="show-config"),
+        Binding("3", "show_mode('rules')", "Rules", show=False, id="show-rules"),
+        Binding("4", "show_mode('sessions')", "Sessions", show=False, id="show-sessions"),
+        Binding("5", "show_mode('events')", "Events", show=False, id="show-events"),
         Binding("ctrl+r", "reload", "Reload", id="reload"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, id="quit-ctrl-c"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="quit-ctrl"),
     ]
 
@@ -107,14 +118,23 @@ class PctApp(App[None]):
         self.watch_disk = watch
         self.console_state = Console(self, self.runtime, clock)
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
-        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime)
+        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
         self._request_screens: dict[int, Screen[Any]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
         self._shut_down = False
-        self.load_message = "Reading configuration…"
-        self.load_error = False
+
+    @property
+    def load_message(self) -> str:
+        """The Status screen's config line, derived from the store now (never left over)."""
+        if not self.console_state.ready:
+            return "Reading configuration…"
+        return describe_read(self.runtime.store.current())
+
+    @property
+    def load_error(self) -> bool:
+        return self.console_state.ready and self.runtime.store.current().error is not None
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -135,9 +155,6 @@ class PctApp(App[None]):
         except Exception as exc:
             self.serve_error = f"{type(exc).__name__}: {exc}"
             await self.runtime.start()
-        read = self.runtime.store.current()
-        self.load_message = describe_read(read)
-        self.load_error = read.error is not None
         self.console_state.reset_draft()
         self.console_state.ready = True
         self.console_state.attach()
@@ -185,6 +202,45 @@ class PctApp(App[None]):
         self.console_state.detach()
 
     async def action_quit(self) -> None:
+        """`q`, `ctrl+c`, `ctrl+q` and the palette's Quit: an unsaved draft is asked about."""
+        if self.unsaved_draft() is not None:
+            self.run_worker(self._guarded_quit(), group="quit-guard", exclusive=True)
+            return
+        await self.shutdown()
+        self.exit()
+
+    def unsaved_draft(self) -> str | None:
+        """What would be lost by quitting now, or None."""
+        state = self.console_state
+        if not state.ready:
+            return None
+        open_page = any(
+            getattr(screen, "has_pending_edits", lambda: False)() for screen in self.screen_stack
+        )
+        if open_page:
+            return "A rule page or the deferred list has edits not yet taken into the draft."
+        if not state.draft.dirty:
+            return None
+        return "The configuration draft (Config, Rules or the deferred list) is not saved."
+
+    async def _guarded_quit(self) -> None:
+        what = self.unsaved_draft()
+        if what is None or isinstance(self.screen, QuitScreen):
+            return
+        answer = await self.push_screen_wait(QuitScreen(what))
+        if answer == "cancel":
+            return
+        if answer == "save":
+            for screen in self.screen_stack:  # take an open page's edits into the draft first
+                take = getattr(screen, "take_pending_edits", None)
+                if take is not None and not take():
+                    self.notify("Not quitting: the open page has an error.", severity="error")
+                    return
+            outcome = await self.console_state.save()
+            if not outcome.ok:
+                self.notify(f"Not quitting: {outcome.message}", severity="error", timeout=10)
+                self.console_state.status_changed.publish(None)
+                return
         await self.shutdown()
         self.exit()
 
@@ -194,6 +250,8 @@ class PctApp(App[None]):
     # -- navigation ----------------------------------------------------------------------
     async def action_show_mode(self, mode: str) -> None:
         if self.current_mode != mode:
+            if self.current_mode == "rules":
+                self.console_state.draft.leave_rules()
             await self.switch_mode(mode)
 
     def action_help(self) -> None:
@@ -203,9 +261,9 @@ class PctApp(App[None]):
     async def action_reload(self) -> None:
         message = await self.console_state.reload()
         read = self.runtime.store.current()
-        self.load_message = message
-        self.load_error = read.error is not None
-        self.notify(message, severity="error" if self.load_error else "information")
+        self.notify(message, severity="error" if read.error else "information")
+        for warning in unknown_key_warnings(read.raw) if read.error is None else ():
+            self.notify(f"Warning: {warning}", severity="warning")
         draft = self.console_state.draft
         if draft.dirty and draft.base_revision != read.revision:
             self.notify(
@@ -223,11 +281,38 @@ class PctApp(App[None]):
 
         screen: Screen[Any]
         if request.kind == "confirm":
-            screen = ConfirmScreen(request.title, request.message, pending=len(self.approvals))
+            screen = ConfirmScreen(
+                request.title,
+                request.message,
+                pending=len(self.approvals),
+                who=self.who_asks(request),
+                diffs=request.diffs,
+            )
         else:
             screen = ChoiceScreen(request.title, request.options)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)
+
+    def who_asks(self, request: ApprovalRequest) -> str:
+        """`session … · client … · model …` (— for what the caller did not say; empty when
+        the question came from outside any session)."""
+        asker = request.asker
+        if asker is None:
+            return ""
+        session_id = asker.session_id
+        session = self.runtime.session(session_id) if session_id else None
+        model = session.model.key if session is not None and session.model else "—"
+        client = asker.client or "—"
+        return f"session {session_id or '—'} · client {client} · model {model}"
+
+    def _record_approval(self, request: ApprovalRequest, phase: str) -> None:
+        files = ""
+        if request.diffs:
+            files = " files=" + ",".join(d.path for d in request.diffs)
+        who = self.who_asks(request)
+        self.console_state.log_event(
+            "approval", f"{phase}: {request.title}{f' ({who})' if who else ''}{files}"
+        )
 
     def _hide_request(self, request: ApprovalRequest) -> None:
         screen = self._request_screens.pop(id(request), None)
@@ -279,6 +364,7 @@ def main() -> None:
     if refused is not None:  # before drawing: a FIFO would otherwise be read on boot
         print(f"pct-tui: {refused}", file=sys.stderr)
         raise SystemExit(1)
+    check_model_arg(args.model)
     try:
         sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
     except SandboxStartError as exc:
@@ -287,6 +373,22 @@ def main() -> None:
     if warning:
         print(warning, file=sys.stderr)
     PctApp(port=args.port, model=args.model, sandbox=sandbox).run()
+
+
+def check_model_arg(model: str | None) -> None:
+    """Refuse an unknown `--model` as `pct serve` does (stderr, exit 2) before drawing:
+    a console running with every capability off would look like a working one."""
+    if model is None:
+        return
+    from pct_runtime.cli import CliError
+    from pct_runtime.cli_commands.host_checks import load_host_model
+    from pct_runtime.config.paths import agent_dir
+
+    try:
+        load_host_model(agent_dir(), model, Path.cwd())
+    except CliError as exc:
+        print(f"pct-tui: {exc}", file=sys.stderr)
+        sys.exit(exc.code)
 
 
 if __name__ == "__main__":  # pragma: no cover

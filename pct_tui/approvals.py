@@ -12,9 +12,12 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.host.ui import ASKER, Asker, NotifyLevel
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
 RequestKind = Literal["confirm", "select"]
 
@@ -27,6 +30,10 @@ class ApprovalRequest:
     title: str
     message: str
     options: tuple[str, ...] = ()
+    #: Who asks (session, MCP client) and about what, when the caller said so.
+    asker: Asker | None = None
+    #: For a preflighted patch: each file's diff against its current content.
+    diffs: list[FileDiff] | None = None
     future: asyncio.Future[Any] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -102,13 +109,23 @@ class ApprovalQueue:
 
 
 class ConsoleUI:
-    """The console implements the runtime's `UIPort` (attach it with `Runtime.attach_ui`)."""
+    """The console implements the runtime's `UIPort` (attach it with `Runtime.attach_ui`).
+
+    Every question and its answer is also reported to `record` (the Events screen), so a
+    denied nested call is visible as denied next to the call that carried it.
+    """
 
     transport_name = "console"
 
-    def __init__(self, queue: ApprovalQueue, notify: Callable[[str, NotifyLevel], None]) -> None:
+    def __init__(
+        self,
+        queue: ApprovalQueue,
+        notify: Callable[[str, NotifyLevel], None],
+        record: Callable[[ApprovalRequest, str], None] = lambda request, phase: None,
+    ) -> None:
         self.queue = queue
         self._notify = notify
+        self._record = record
         self.enabled = True
 
     @property
@@ -116,13 +133,44 @@ class ConsoleUI:
         return self.enabled
 
     async def confirm(self, title: str, message: str) -> bool:
-        result = await self.queue.ask(ApprovalRequest("confirm", title, message))
+        asker = ASKER.get()
+        request = ApprovalRequest("confirm", title, message, asker=asker, diffs=await _diffs(asker))
+        result = await self._ask(request)
         return result is True
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
         choices = tuple(options)
-        result = await self.queue.ask(ApprovalRequest("select", title, "", choices))
+        request = ApprovalRequest("select", title, "", choices, asker=ASKER.get())
+        result = await self._ask(request)
         return result if isinstance(result, str) and result in choices else None
+
+    async def _ask(self, request: ApprovalRequest) -> Any:
+        self._record(request, "asked")
+        try:
+            result = await self.queue.ask(request)
+        except asyncio.CancelledError:
+            self._record(request, "withdrawn")
+            raise
+        if request.kind == "confirm":
+            self._record(request, "approved" if result is True else "denied")
+        else:
+            self._record(request, f"picked {result}" if result is not None else "dismissed")
+        return result
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._notify(message, level)
+
+
+async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
+    """The real diff of a preflighted patch (read in a thread; None when not a patch)."""
+    if asker is None or asker.subject is None:
+        return None
+    try:  # any failure here still shows the modal, with the raw patch
+        from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
+        from pct_runtime.capabilities.apply_patch.preview import file_diffs
+
+        if not isinstance(asker.subject, PreparedPatch):
+            return None
+        return await asyncio.to_thread(file_diffs, asker.subject)
+    except Exception:
+        return None

@@ -95,14 +95,14 @@ class WorkRow:
         assert self.cell is not None
         return [record.line(label) for label, record in self.cell.recovery().items()]
 
-    def recovery_paths(self) -> str:
+    def recovery_paths(self) -> list[str]:
+        """The recovery files (["—"] when there are none yet)."""
         if self.job is not None:
             records = [s.capture.snapshot() for s in self.job.streams]
         else:
             assert self.cell is not None
             records = list(self.cell.recovery().values())
-        paths = [r.path for r in records if r.path]
-        return ", ".join(paths) if paths else "—"
+        return [r.path for r in records if r.path] or ["—"]
 
     def initial_text(self) -> str:
         """What the viewer shows before live output: the in-memory capture, else the tail
@@ -183,6 +183,7 @@ class Console:
         self._status_pending = False
         self._log_handler = _LogHandler(self)
         self._propagate: dict[str, bool] = {}
+        self._tasks: set[asyncio.Task[bool]] = set()
 
     # -- lifecycle -----------------------------------------------------------------------
     def attach(self) -> None:
@@ -254,6 +255,14 @@ class Console:
             "reloaded",
         ):
             self._status_soon()
+        if kind == "reloaded":
+            # Also a reload this console did not start (`pct reload` from a terminal): the
+            # banner and an unedited draft follow what is in use now.
+            if not self.draft.dirty:
+                self.reset_draft()
+            task = asyncio.get_running_loop().create_task(self.check_disk())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         if kind == "session-closed":
             self._watched_sessions.pop(str(payload.get("session")), None)
             self.work_changed.publish(None)
@@ -365,13 +374,14 @@ class Console:
         self.disk_signal.publish(changed)
 
     async def check_disk(self) -> bool:
-        """After a watch event: is the file different from what this runtime last read or
-        saved? (Our own saves are not news.) Shows the banner when it is."""
+        """After a watch event or a reload: is the file different from what this runtime
+        last read or saved? (Our own saves are not news.) The banner shows exactly then."""
         revision = await self.disk_revision()
         changed: bool = revision != self.runtime.store.revision
-        if changed:
-            self.set_disk_changed(True)
-            self.log_event("runtime", "config-changed-on-disk")
+        if changed != self.disk_changed:
+            self.set_disk_changed(changed)
+            if changed:
+                self.log_event("runtime", "config-changed-on-disk")
         return changed
 
     async def disk_revision(self) -> str:

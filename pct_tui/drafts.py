@@ -36,6 +36,13 @@ MIGRATE_EMPTY_NOTICE = (
 )
 CU_ALL_OR_NONE = "toolDiscovery.deferred must list all six Computer Use tools or none"
 
+#: The core tools' legacy switches (config attribute → menu title).
+CORE_TITLES: dict[str, str] = {
+    "apply_patch": "Apply Patch",
+    "shell_sessions": "Shell Sessions",
+    "code_mode": "Code Mode",
+}
+
 BACKENDS: tuple[str, ...] = ("auto", "native", "sidecar")
 MODES: tuple[str, ...] = ("live", "cached")
 CONTEXT_SIZES: tuple[str, ...] = ("low", "medium", "high")
@@ -105,6 +112,10 @@ class ConfigDraft:
     migrating: bool = False
     #: `execution` of the config the draft started from (None: a legacy file).
     legacy: bool = False
+    #: While previewing a migration: the legacy config before it, and the preview itself
+    #: (an unedited preview is undone when the rules page is left; it is not an edit).
+    premigration: ToolkitConfig | None = None
+    preview: ToolkitConfig | None = None
 
     @classmethod
     def start(cls, config: ToolkitConfig, revision: str, raw: dict[str, Any]) -> ConfigDraft:
@@ -132,6 +143,14 @@ class ConfigDraft:
             return "Execution rules: none (native baseline)"
         return f"Execution rules: {len(execution.rules)} rule(s)"
 
+    def core_label(self, key: str) -> str:
+        """Apply Patch / Shell Sessions / Code Mode: the legacy switch, or a pointer to the
+        rules page when the draft has an `execution` section (the switches are ignored)."""
+        title = CORE_TITLES[key]
+        if self.config.execution is None:
+            return f"{title}: {on_off(getattr(self.config, key).enabled)}"
+        return f"{title}: by execution rules (opens Rules)"
+
     def menu(self) -> list[MenuItem]:
         """Every item of the spec's `/pct config` list, in its order, plus the deferred
         list (the console's addition) before Debug."""
@@ -154,6 +173,7 @@ class ConfigDraft:
                 "computer_use_approval",
                 f"Computer Use approval: {approval_label(c.computer_use.approval_mode)}",
             ),
+            *(MenuItem(key, self.core_label(key)) for key in CORE_TITLES),
             MenuItem("rules", self.rules_label()),
             MenuItem(
                 "code_approval",
@@ -195,6 +215,8 @@ class ConfigDraft:
             self._section("code_mode", approval_mode=mode)
         elif key == "tool_discovery":
             self._section("tool_discovery", enabled=not c.tool_discovery.enabled)
+        elif key in CORE_TITLES and c.execution is None:
+            self._section(key, enabled=not getattr(c, key).enabled)
         elif key == "debug":
             self._set(c.model_copy(update={"debug": not c.debug}))
         else:
@@ -254,8 +276,33 @@ class ConfigDraft:
             return None
         rules = preview_legacy_migration(self.config)
         self.migrating = True
-        self._set(self.config.model_copy(update={"execution": ExecutionConfig(rules=rules)}))
-        return migrate_notice(rules[0]) if rules else MIGRATE_EMPTY_NOTICE
+        self.premigration = self.config
+        # A preview, not an edit: it does not make the draft dirty.
+        self.config = self.config.model_copy(update={"execution": ExecutionConfig(rules=rules)})
+        self.preview = self.config
+        return self.rules_notice()
+
+    def leave_rules(self) -> None:
+        """Leaving the rules page undoes a migration preview nobody edited, so the config
+        menu shows the legacy switches again and nothing is pending."""
+        if self.migrating and self.premigration is not None and self.config == self.preview:
+            self.config = self.premigration
+            self.migrating = False
+            self.premigration = self.preview = None
+
+    def rules_notice(self) -> str:
+        """What Save will do to a legacy file, from the draft as it is now ("" otherwise)."""
+        if not self.migrating:
+            return ""
+        rules = self.rules
+        if not rules:
+            return MIGRATE_EMPTY_NOTICE
+        if self.preview is not None and self.config.execution == self.preview.execution:
+            return migrate_notice(rules[0])
+        return (
+            f"Save will store these {len(rules)} rule(s) and remove the legacy Apply Patch / "
+            "Shell / Code switches."
+        )
 
     @property
     def rules(self) -> list[ExecutionRule]:

@@ -47,6 +47,7 @@ PATCH = """*** Begin Patch
 def prepare_agent_dir() -> Path:
     shutil.rmtree(AGENT_DIR.parent, ignore_errors=True)
     (AGENT_DIR / "extensions").mkdir(parents=True)
+    (AGENT_DIR.parent / "project").mkdir()
     (AGENT_DIR / "extensions" / "pi-codex-toolkit.json").write_text(
         json.dumps(CONFIG, indent=2) + "\n"
     )
@@ -57,9 +58,11 @@ def prepare_agent_dir() -> Path:
 
 
 def fixed_ids() -> None:
-    """Job and cell ids from counters instead of random hex, so pictures repeat."""
+    """Job, cell and call ids and recovery paths from counters instead of random values,
+    so two runs write byte-identical pictures."""
     import pct_runtime.capabilities.code.manager as code_manager
     import pct_runtime.capabilities.shell.manager as shell_manager
+    import pct_runtime.output.capture as capture
 
     counter = itertools.count(1)
 
@@ -68,13 +71,32 @@ def fixed_ids() -> None:
         def token_hex(n: int = 6) -> str:
             return f"{next(counter):0{2 * n}d}"
 
+    files = itertools.count(1)
+    dirs = itertools.count(1)
+
+    class _UUID:  # recovery file names
+        @staticmethod
+        def uuid4() -> str:
+            return f"00000000-0000-0000-0000-{next(files):012d}"
+
+    class _Temp:  # the private recovery directory, under the fixed agent dir's parent
+        @staticmethod
+        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
+            # fixed: no pid or start time in the name
+            path = AGENT_DIR.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
+            path.mkdir(mode=0o700)
+            return str(path)
+
     shell_manager.secrets = _Secrets  # type: ignore[assignment]
     code_manager.secrets = _Secrets  # type: ignore[assignment]
+    capture.uuid = _UUID  # type: ignore[assignment]
+    capture.tempfile = _Temp  # type: ignore[assignment]
 
 
 async def shoot(out: Path) -> list[str]:
     from textual.widgets import Input
 
+    from pct_runtime.host.ui import asking
     from pct_tui.app import PctApp
     from pct_tui.serving import AttachInfo, attach_commands
 
@@ -86,7 +108,7 @@ async def shoot(out: Path) -> list[str]:
         watch=False,
         attach_info=attach,
         clock=lambda: "12:00:00",
-        cwd=AGENT_DIR.parent,
+        cwd=AGENT_DIR.parent / "project",
         model=MODEL,
     )
     written: list[str] = []
@@ -109,48 +131,91 @@ async def shoot(out: Path) -> list[str]:
             await pilot.pause(0.01)
         runtime = app.runtime
         session = await runtime.open_session("mcp", session_id="pct-session-demo")
+        calls = itertools.count(1)
+        done = await session.call(
+            "exec_command",
+            {
+                "cmd": "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 3",
+                "yield_time_ms": 250,
+            },
+            tool_call_id=f"call-demo-{next(calls)}",
+        )
+        job = done.details["session_id"]
+        while done.details.get("status", "running") == "running":  # same picture under load
+            done = await session.call(
+                "write_stdin",
+                {"session_id": job, "chars": "", "yield_time_ms": 3000},
+                tool_call_id=f"call-demo-{next(calls)}",
+            )
         await session.call(
             "exec_command",
-            {"cmd": "for i in 1 2 3; do echo line $i; done; exit 3", "yield_time_ms": 2000},
+            {"cmd": "echo building; sleep 30", "yield_time_ms": 250},
+            tool_call_id=f"call-demo-{next(calls)}",
         )
-        await session.call("exec_command", {"cmd": "echo building; sleep 30", "yield_time_ms": 250})
         await save("status")
         await pilot.press("2")
         await save("config")
         await pilot.press("3")
         await save("rules")
+        await pilot.press("e")
+        await save("rule-edit")
+        await pilot.press("escape")
         await pilot.press("4")
         await save("sessions")
         await pilot.press("down", "down", "enter")
         await save("output")
         await pilot.press("escape")
-        await pilot.press("5")
-        await save("events")
+        await pilot.press("down", "x")
+        await save("stop-confirmation")
+        await pilot.press("n")
         await pilot.press("question_mark")
         await save("help")
         await pilot.press("escape")
-        task = asyncio.ensure_future(
-            app.ui.confirm(
-                "Code Mode: apply patch?", "add notes/todo.md\nupdate src/app.py\n\n" + PATCH
+        task = asyncio.ensure_future(ask_patch(app, session.cwd))
+        while "apply patch" not in str(getattr(app.screen, "question_title", "")):
+            await pilot.pause(0.01)
+        with asking(session_id="pct-session-demo", client="claude-code"):
+            task2 = asyncio.ensure_future(
+                app.ui.confirm("Computer Use access", "Allow Computer Use to control Safari?")
             )
-        )
-        task2 = asyncio.ensure_future(
-            app.ui.confirm("Computer Use access", "Allow Computer Use to control Safari?")
-        )
         await save("approval-patch")
         await pilot.press("n")
         await save("approval-computer-use")
         await pilot.press("n")
         await asyncio.gather(task, task2)
+        await pilot.press("5")
+        await save("events")
         app.console_state.set_disk_changed(True)
         await pilot.press("1")
         await save("changed-on-disk")
+        app.console_state.set_disk_changed(False)
+        await pilot.press("2", "enter", "q")
+        await save("quit-guard")
+        await pilot.press("escape")
         await pilot.press("ctrl+p")
         await pilot.press(*"/pct")
         await save("palette")
         await pilot.press("escape")
         await app.shutdown()
     return written
+
+
+async def ask_patch(app: object, cwd: Path) -> bool:
+    """A nested-patch approval as Code Mode asks it: the preflighted patch is the subject,
+    so the console shows each file's real diff against the demo project on disk."""
+    from pct_runtime.capabilities.apply_patch.executor import prepare_patch
+    from pct_runtime.host.ui import asking
+    from pct_tui.app import PctApp
+
+    assert isinstance(app, PctApp)
+    (cwd / "src").mkdir(exist_ok=True)
+    (cwd / "src" / "app.py").write_text(
+        'import sys\n\n\ndef main():\n    print("hello")\n\n\nmain()\n'
+    )
+    prepared = prepare_patch(PATCH, cwd)
+    message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
+    with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
+        return await app.ui.confirm("Code Mode: apply patch?", message)
 
 
 def main() -> int:

@@ -262,3 +262,23 @@ def test_foreign_apply_patch_winner() -> None:
         plan(rules(("r", "*", True, False, False)), snapshot=tools(allow=["read", "bash"]))
     )
     assert section(absent, "Apply Patch:")[2] == "  reason: patch-unavailable"
+
+
+def test_rules_without_a_current_model_say_so_in_plain_words() -> None:
+    out = text(plan(rules(("everything", "*", True, True, True)), model=None))
+    lines = out.split("\n")
+    assert lines[5] == "  schema: unmatched"
+    assert lines[12] == (
+        "No current model, so no execution rule can match. Set one: `pct-tui --model "
+        "PROVIDER/ID`, `pct serve --model PROVIDER/ID`, or defaultProvider and defaultModel "
+        "in Pi's settings.json."
+    )
+    for name in ("Apply Patch:", "Shell Sessions:", "Code Mode:"):
+        assert section(out, name)[:3] == [
+            "  configured: off",
+            "  effective: off",
+            "  reason: current-model-missing",
+        ]
+    # a model that matches no rule is a different story: no model line, no reason invented
+    known = text(plan(rules(("astra", "gpt-6-astra", True, True, True))))
+    assert "No current model" not in known

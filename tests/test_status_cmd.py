@@ -100,7 +100,7 @@ def test_broken_config_still_exits_zero(agent: Path, capsys: pytest.CaptureFixtu
     (agent / "extensions" / "pi-codex-toolkit.json").write_text("{nope", encoding="utf-8")
     code, out, _ = run(capsys)
     assert code == 0
-    assert out.split("\n")[4] == "Config error: invalid-json"
+    assert out.split("\n")[4] == "Config error: invalid-json (line 1 column 2)"
     write_config(agent, {"applyPatch": {"enabled": "yes"}})
     code, out, _ = run(capsys)
     assert code == 0

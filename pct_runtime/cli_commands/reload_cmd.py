@@ -2,7 +2,8 @@
 
 Success prints `Pi Codex Toolkit configuration reloaded.` on stdout (exit 0); a failure prints
 `Pi Codex Toolkit config error: <code>[ (<detail>)]; using all-off defaults.` on stderr
-(exit 1). The file is never written. When runtimes are running (`pct serve`, the console),
+(exit 1). Unknown top-level keys are warned about on stderr (with the nearest known key)
+without failing. The file is never written. When runtimes are running (`pct serve`, the console),
 each is asked to reload and its message is printed as `<runtime>: <message>`.
 """
 
@@ -33,8 +34,12 @@ def reload_file(path: str | os.PathLike[str]) -> tuple[str, bool]:
 
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir, config_path
+    from pct_runtime.config.typos import file_warnings
     from pct_runtime.serve.live import reload_running
 
+    # A typo is kept and ignored by every reader; say so before anyone reloads it.
+    for warning in file_warnings(config_path()):
+        print(f"pct: warning: {warning}", file=sys.stderr)
     # Running runtimes (pct serve, the console) reload themselves and report; with none
     # running, validate the file here.
     live = reload_running(agent_dir())

@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore
+    from pct_runtime.config.typos import unknown_key_warnings
     from pct_runtime.decide.projection import ProjectionInputs, plan_projection
     from pct_runtime.host import platform as host_platform
     from pct_runtime.host.names import OWNED_TOOL_NAMES
@@ -91,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     registry, model = host.registry, host.model
 
     read = ConfigStore(config_path()).read()
+    for warning in unknown_key_warnings(read.raw) if read.error is None else ():
+        print(f"pct: warning: {warning}", file=sys.stderr)
     allowlist = parse_tools_arg(args.tools)
     # A fresh status session knows only these names; a typo would silently drop a tool.
     warn_unknown_tools(allowlist)

@@ -24,7 +24,8 @@ _LOCK_ADVICE = (
 class ConfigReadError:
     """Why the last read failed. `detail` is fixed text or an errno name, never file content.
 
-    - `invalid-json`: not JSON (no detail: a parser message would quote the file);
+    - `invalid-json`: not JSON; detail is the position (`line 3 column 5`), never the
+      parser's message, which would quote the file;
     - `invalid-config`: the first invalid known field (`applyPatch.enabled must be true or false`);
     - `config-read-failed`: the file could not be read; detail is the errno name (`EACCES`).
     """

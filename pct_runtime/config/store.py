@@ -62,6 +62,15 @@ def decode_document(data: bytes) -> Any:
         raise ValueError("too deeply nested") from exc
 
 
+def json_position(exc: ValueError) -> str | None:
+    """`line L column C` of a JSON syntax error: where to look, without quoting the file."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 at byte {exc.start}"
+    return None
+
+
 @dataclass(frozen=True)
 class ConfigRead:
     """One read: the effective config (last known good after a failure), the file revision,
@@ -204,8 +213,8 @@ class ConfigStore:
         revision = revision_of(data)
         try:
             document = decode_document(data)
-        except ValueError:
-            self._record_error(ConfigReadError("invalid-json"), revision)
+        except ValueError as exc:
+            self._record_error(ConfigReadError("invalid-json", json_position(exc)), revision)
             return self.current()
         try:
             config = parse_config(document)

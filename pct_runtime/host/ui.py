@@ -6,7 +6,11 @@ client supports it, and `NoUI` (headless: approvals fail before any change).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 NotifyLevel = Literal["info", "warning", "error"]
@@ -49,3 +53,31 @@ class NoUI:
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         return None
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who is asking, and about what — for a UI that can show more than title and text.
+
+    Set by the session's UI router (`session_id`, the MCP `client` name) and by a
+    capability around its question (`subject`, e.g. the preflighted patch). A port that
+    does not care simply ignores it; the `UIPort` protocol is unchanged.
+    """
+
+    session_id: str | None = None
+    client: str | None = None
+    subject: object | None = None
+
+
+ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)
+
+
+@contextlib.contextmanager
+def asking(**fields: object) -> Iterator[None]:
+    """Add `fields` to the current `Asker` while the block runs (a question is pending)."""
+    current = ASKER.get() or Asker()
+    token = ASKER.set(dataclasses.replace(current, **fields))  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        ASKER.reset(token)

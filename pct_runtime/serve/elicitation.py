@@ -93,6 +93,12 @@ class ElicitationUI(_FormUI):
         self._request_id = related_request_id
 
     @property
+    def client_name(self) -> str | None:
+        info = getattr(getattr(self._session, "client_params", None), "client_info", None)
+        name = getattr(info, "name", None)
+        return name if isinstance(name, str) else None
+
+    @property
     def available(self) -> bool:
         return client_supports_elicitation(self._session) and self._session.can_send_request
 
@@ -105,6 +111,13 @@ class ConnectionElicitationUI(_FormUI):
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+
+    @property
+    def client_name(self) -> str | None:
+        """`clientInfo.name` from the handshake (shown by the console when it asks)."""
+        info = getattr(self._connection.client_params, "client_info", None)
+        name = getattr(info, "name", None)
+        return name if isinstance(name, str) else None
 
     @property
     def available(self) -> bool:

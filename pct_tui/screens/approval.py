@@ -4,7 +4,7 @@ pickers. Each is dismissed with its answer; the caller's callback resolves the r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,7 +13,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_tui.widgets.patch_view import patch_text, split_preview
+from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
 HINTS = {
     "Code Mode: apply patch?": "Yes applies this one nested patch; No changes nothing and the "
@@ -35,23 +38,41 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("escape", "answer(False)", "No", show=False, id="approval-dismiss"),
     ]
 
-    def __init__(self, title: str, message: str, *, pending: int = 0, yes: str = "Yes") -> None:
+    def __init__(
+        self,
+        title: str,
+        message: str,
+        *,
+        pending: int = 0,
+        yes: str = "Yes",
+        who: str = "",
+        diffs: Sequence[FileDiff] | None = None,
+    ) -> None:
         super().__init__()
         self.question_title = title
         self.message = message
         self.pending = pending
         self.yes_label = yes
+        self.who = who
+        self.diffs = diffs
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
+            if self.who:
+                yield Static(f"Asked by {self.who}", id="question-who", markup=False)
             if self.pending > 1:
                 yield Label(f"{self.pending - 1} more waiting", id="queue-count")
             hint = HINTS.get(self.question_title)
             if hint:
                 yield Static(hint, id="question-hint", markup=False)
             with VerticalScroll(id="question-body"):
-                if "*** Begin Patch" in self.message:
+                if self.diffs:
+                    files, _ = split_preview(self.message)
+                    if files:
+                        yield Static("\n".join(files), id="patch-files", markup=False)
+                    yield Static(diff_text(self.diffs), id="patch-diff")
+                elif "*** Begin Patch" in self.message:
                     files, patch = split_preview(self.message)
                     if files:
                         yield Static("\n".join(files), id="patch-files", markup=False)
@@ -59,8 +80,8 @@ class ConfirmScreen(ModalScreen[bool]):
                 else:
                     yield Static(self.message, id="question-message", markup=False)
             with Horizontal(id="buttons"):
-                yield Button(f"{self.yes_label} (y)", variant="success", id="yes")
-                yield Button("No (n)", variant="error", id="no")
+                yield Button(f"{self.yes_label} (y)", variant="success", id="yes", compact=True)
+                yield Button("No (n)", variant="error", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

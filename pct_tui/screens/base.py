@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from pct_tui.widgets.banner import DiskBanner
+from pct_tui.widgets.navbar import NavBar
 
 if TYPE_CHECKING:
     from pct_tui.app import PctApp
@@ -26,11 +27,16 @@ class PctScreen(Screen[None]):
     def console(self) -> Console:
         return self.pct.console_state
 
+    #: The app mode this screen is (for the navigation bar).
+    MODE: ClassVar[str] = ""
+
     def compose(self) -> ComposeResult:
         yield Header()
+        yield NavBar(self.MODE)
         yield DiskBanner()
         yield from self.compose_body()
-        yield Footer()
+        # The palette key is on the navigation bar: the footer's room is for this screen.
+        yield Footer(compact=True, show_command_palette=False)
 
     def compose_body(self) -> ComposeResult:
         yield from ()
@@ -58,3 +64,6 @@ class PctScreen(Screen[None]):
 
     async def on_disk_banner_reload_requested(self, _: DiskBanner.ReloadRequested) -> None:
         await self.pct.run_action("reload")
+
+    def on_disk_banner_dismissed(self, _: DiskBanner.Dismissed) -> None:
+        self.console.set_disk_changed(False)

@@ -20,6 +20,8 @@ from textual.widgets.option_list import Option
 
 from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
 from pct_runtime.host.models import load_settings
+from pct_runtime.status import NO_MODEL_LINE
+from pct_tui.drafts import CORE_TITLES
 from pct_tui.planning import fresh_plan
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
@@ -38,6 +40,12 @@ HELP = {
     "computer_use": "Computer Use on/off.",
     "computer_use_approval": "Confirm asks once per app (Yes is remembered in memory, No is "
     "not); Always accepts every valid request without asking.",
+    "apply_patch": "Apply Patch on/off (the legacy switch). Once the file has execution "
+    "rules, the rules decide per model: Enter opens them.",
+    "shell_sessions": "Shell Sessions (exec_command / write_stdin) on/off (the legacy "
+    "switch). Once the file has execution rules, Enter opens them.",
+    "code_mode": "Code Mode (exec / wait) on/off (the legacy switch). Once the file has "
+    "execution rules, Enter opens them.",
     "rules": "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
     "code_approval": "Confirm asks before each nested apply_patch in a Code Mode cell; "
     "Always skips only that extra confirmation.",
@@ -63,9 +71,13 @@ CAPABILITY = {
     "computer_use": "computer_use",
     "computer_use_approval": "computer_use",
     "code_approval": "code_mode",
+    "apply_patch": "apply_patch",
+    "shell_sessions": "shell_sessions",
+    "code_mode": "code_mode",
     "tool_discovery": "tool_discovery",
     "deferred": "tool_discovery",
 }
+CORE_CAPABILITIES = frozenset(CORE_TITLES)
 VALUE_STYLES = {"on": "bold green", "off": "grey62", "Confirm": "cyan", "Always": "bold yellow"}
 EFFECTIVE_STYLES = {
     "active": "bold green",
@@ -88,6 +100,7 @@ def styled_label(label: str) -> Text:
 
 
 class ConfigScreen(PctScreen):
+    MODE = "config"
     CSS_PATH = "config.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="config-save"),
@@ -96,7 +109,7 @@ class ConfigScreen(PctScreen):
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="config-body"):
             with Vertical(id="config-left"):
-                yield Label("Pi Codex Toolkit configuration", classes="section-title")
+                yield Label("Configuration", id="config-title", classes="section-title")
                 yield OptionList(id="config-menu")
             with Vertical(id="config-right"):
                 yield Static("", id="config-help", markup=False)
@@ -120,6 +133,10 @@ class ConfigScreen(PctScreen):
         state = "Draft has unsaved changes." if draft.dirty else "No unsaved changes."
         self.query_one("#config-draft", Static).update(state)
         self.query_one("#config-draft").set_class(draft.dirty, "-dirty")
+        self.query_one("#config-title", Label).update(
+            "Configuration ● modified (ctrl+s saves)" if draft.dirty else "Configuration"
+        )
+        self.query_one("#config-title").set_class(draft.dirty, "-dirty")
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         widget = self.query_one("#config-message", Static)
@@ -143,6 +160,8 @@ class ConfigScreen(PctScreen):
         text.append(decision.effective, style=EFFECTIVE_STYLES.get(decision.effective, "bold"))
         if decision.reason:
             text.append(f" ({decision.reason})", style="dark_orange")
+        if plan.rules_managed and plan.model is None and capability in CORE_CAPABILITIES:
+            text.append("\n" + NO_MODEL_LINE, style="dark_orange")
         widget.update(text)
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -160,7 +179,7 @@ class ConfigScreen(PctScreen):
             self.pick_effort()
         elif key == "deferred":
             self.edit_deferred()
-        elif key == "rules":
+        elif key == "rules" or key in CORE_TITLES:
             await self.pct.run_action("show_mode('rules')")
         elif key == "save":
             await self.action_save()

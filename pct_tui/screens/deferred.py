@@ -13,6 +13,7 @@ from textual.widgets import Button, Label, SelectionList, Static
 
 from pct_runtime.config import DEFERRABLE_TOOL_NAMES
 from pct_tui.drafts import ConfigDraft
+from pct_tui.widgets.glyphs import GlyphSelectionList
 
 
 class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
@@ -32,17 +33,38 @@ class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Tool Discovery: deferred tools", id="question-title")
-            yield SelectionList[str](
+            yield GlyphSelectionList(
                 *((name, name, name in self.current) for name in DEFERRABLE_TOOL_NAMES),
                 id="deferred-list",
             )
             yield Static("", id="deferred-error", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Apply", variant="primary", id="apply")
-                yield Button("Back", id="back")
+                yield Button("Apply", variant="primary", id="apply", compact=True)
+                yield Button("Back", id="back", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#deferred-list").focus()
+
+    def has_pending_edits(self) -> bool:
+        """The ticks differ from the draft's list (Apply has not taken them yet)."""
+        chosen = set(self.query_one("#deferred-list", SelectionList).selected)
+        return chosen != set(self.current)
+
+    def on_selection_list_selected_changed(self, _: SelectionList.SelectedChanged[str]) -> None:
+        title = "Tool Discovery: deferred tools"
+        if self.has_pending_edits():
+            title += " ● modified (ctrl+s applies)"
+        self.query_one("#question-title", Label).update(title)
+
+    def take_pending_edits(self) -> bool:
+        """Quit's Save: take the ticks into the draft; False (error shown) if invalid."""
+        if not self.has_pending_edits():
+            return True
+        chosen = tuple(self.query_one("#deferred-list", SelectionList).selected)
+        error = self.draft.set_deferred(chosen)
+        if error is not None:
+            self.query_one("#deferred-error", Static).update(error)
+        return error is None
 
     def action_apply(self) -> None:
         chosen = tuple(self.query_one("#deferred-list", SelectionList).selected)

@@ -13,26 +13,34 @@ from textual.widgets import Static
 HELP_TEXT = """\
 Pi Codex Toolkit console
 
-Screens
-  1  Status     capabilities: configured / effective / reason, how to attach an agent
-  2  Config     the /pct config menu (Enter flips or picks; ctrl+s saves)
-  3  Rules      execution rules: a add, e/Enter edit, x/Delete delete,
-                ctrl+up / ctrl+down (or K / J) move, ctrl+s save
-  4  Sessions   sessions, shell jobs, code cells: Enter view output, x stop, T end session
-  5  Events     runtime events, diagnostics records, debug metadata
+Screens (number keys, or click the bar under the title)
+  1  Status    configured / effective / reason; how to attach an agent
+  2  Config    the /pct config menu: Enter flips or picks; ^s Save
+  3  Rules     execution rules: a Add, e Edit (or Enter),
+               del Delete (or x), ^↑ Up / ^↓ Down (or K / J), ^s Save
+  4  Sessions  shell jobs and code cells: v View output (or Enter),
+               x Stop, T End session
+  5  Events    runtime events, approvals and answers, diagnostics
 
 Everywhere
-  ctrl+p   command palette: /pct, /pct config, /pct status, /pct reload
-  ctrl+r   reload the config file (/pct reload)
-  ?        this help          q  quit
+  ^p palette   /pct, /pct config, /pct status, /pct reload, the screens
+  ^r Reload    re-read the config file (/pct reload)
+  ? Help       this page
+  q Quit       also ctrl+c, ctrl+q; an unsaved draft asks
+               Save / Discard / Cancel
+  ● modified   a Config or Rules title with this mark is not saved
 
 Approvals
-  y  Yes     n / Escape  No      (one prompt at a time; the rest wait in order)
+  y Yes   n No (or Escape)   one at a time; the rest wait in order
 
-Colours: active green · deferred blue · unavailable amber · off grey · errors red.
-Binding ids (for keymaps): show-status show-config show-rules show-sessions show-events
-  reload help quit config-save rule-add rule-edit rule-delete rule-up rule-down rules-save
-  work-view work-stop session-end approval-yes approval-no
+Colours: active green · deferred blue · unavailable amber · off grey ·
+errors red. Check boxes show X when on.
+Binding ids (for keymaps): show-status show-config show-rules
+  show-sessions show-events reload help quit quit-ctrl quit-ctrl-c
+  config-save rule-add rule-edit rule-delete rule-delete-x rule-up
+  rule-up-k rule-down rule-down-j rules-save work-view work-view-enter
+  work-stop session-end approval-yes approval-no quit-save quit-discard
+  quit-cancel
 """
 
 

@@ -11,6 +11,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from pct_tui.console import Console, WorkRow
+from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.output_log import OutputLog
 
 
@@ -30,7 +31,7 @@ class OutputScreen(Screen[None]):
         yield Header()
         yield Static("", id="output-title", markup=False)
         yield OutputLog(id="output-log")
-        yield Static("", id="output-recovery", markup=False)
+        yield FitText("", id="output-recovery")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -46,7 +47,7 @@ class OutputScreen(Screen[None]):
         self.query_one("#output-title", Static).update(
             f"{row.kind} {row.id} · session {row.session_id} · {row.state} · exit {row.exit_code}"
         )
-        self.query_one("#output-recovery", Static).update("\n".join(row.recovery_lines()))
+        self.query_one("#output-recovery", FitText).set_text("\n".join(row.recovery_lines()))
 
     def on_unmount(self) -> None:
         if self._stop_following is not None:

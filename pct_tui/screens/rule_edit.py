@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from pct_tui.drafts import ConfigDraft
+from pct_tui.widgets.glyphs import GlyphCheckbox
 
 
 class RuleEditScreen(ModalScreen[bool]):
@@ -36,21 +37,50 @@ class RuleEditScreen(ModalScreen[bool]):
             yield Label(f"Rule {self.index + 1}", id="rule-page-title")
             with Horizontal(classes="field"):
                 yield Label("id:", classes="field-label")
-                yield Input(rule.id, id="rule-id")
+                yield Input(rule.id, id="rule-id", compact=True)
             with Horizontal(classes="field"):
                 yield Label("match:", classes="field-label")
-                yield Input(rule.match, id="rule-match", placeholder="gpt-5* or openai/*")
-            yield Checkbox("Patch:", rule.patch, id="rule-patch")
-            yield Checkbox("direct Shell:", rule.shell, id="rule-shell")
-            yield Checkbox("Code:", rule.code, id="rule-code")
+                yield Input(
+                    rule.match, id="rule-match", placeholder="gpt-5* or openai/*", compact=True
+                )
+            yield GlyphCheckbox("Patch:", rule.patch, id="rule-patch", compact=True)
+            yield GlyphCheckbox("direct Shell:", rule.shell, id="rule-shell", compact=True)
+            yield GlyphCheckbox("Code:", rule.code, id="rule-code", compact=True)
             yield Static("", id="rule-error", markup=False)
             with Horizontal(id="rule-buttons"):
-                yield Button("Done", variant="primary", id="rule-done")
+                yield Button("Done", variant="primary", id="rule-done", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#rule-id", Input).focus()
 
-    def action_done(self) -> None:
+    def has_pending_edits(self) -> bool:
+        """A field differs from the rule in the draft (Done has not taken it yet)."""
+        rule = self.rule
+        return (
+            self.query_one("#rule-id", Input).value != rule.id
+            or self.query_one("#rule-match", Input).value != rule.match
+            or self.query_one("#rule-patch", Checkbox).value != rule.patch
+            or self.query_one("#rule-shell", Checkbox).value != rule.shell
+            or self.query_one("#rule-code", Checkbox).value != rule.code
+        )
+
+    def on_input_changed(self, _: Input.Changed) -> None:
+        self._mark()
+
+    def on_checkbox_changed(self, _: Checkbox.Changed) -> None:
+        self._mark()
+
+    def _mark(self) -> None:
+        title = f"Rule {self.index + 1}"
+        if self.is_mounted and self.has_pending_edits():
+            title += " ● modified (ctrl+s: Done)"
+        self.query_one("#rule-page-title", Label).update(title)
+
+    def take_pending_edits(self) -> bool:
+        """Quit's Save: take the page's fields into the draft; False (error shown) if invalid."""
+        return not self.has_pending_edits() or self._take() is None
+
+    def _take(self) -> str | None:
         error = self.draft.update_rule(
             self.index,
             rule_id=self.query_one("#rule-id", Input).value,
@@ -61,8 +91,11 @@ class RuleEditScreen(ModalScreen[bool]):
         )
         if error is not None:
             self.query_one("#rule-error", Static).update(error)
-            return
-        self.dismiss(True)
+        return error
+
+    def action_done(self) -> None:
+        if self._take() is None:
+            self.dismiss(True)
 
     def action_discard(self) -> None:
         self.dismiss(False)

@@ -12,71 +12,66 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.host.models import Model
+from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.drafts import rule_label
 from pct_tui.planning import fresh_plan
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
+from pct_tui.widgets.fit_text import FitText
 
 
 class RulesScreen(PctScreen):
+    MODE = "rules"
     CSS_PATH = "rules.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "add_rule", "Add", id="rule-add"),
         Binding("e", "edit_rule", "Edit", id="rule-edit"),
-        Binding("delete,x", "delete_rule", "Delete", id="rule-delete"),
-        Binding("ctrl+up,K", "move_rule(-1)", "Up", id="rule-up"),
-        Binding("ctrl+down,J", "move_rule(1)", "Down", id="rule-down"),
+        Binding("delete", "delete_rule", "Delete", id="rule-delete"),
+        Binding("x", "delete_rule", "Delete", show=False, id="rule-delete-x"),
+        Binding("ctrl+up", "move_rule(-1)", "Up", id="rule-up"),
+        Binding("K", "move_rule(-1)", "Up", show=False, id="rule-up-k"),
+        Binding("ctrl+down", "move_rule(1)", "Down", id="rule-down"),
+        Binding("J", "move_rule(1)", "Down", show=False, id="rule-down-j"),
         Binding("ctrl+s", "save", "Save", id="rules-save"),
     ]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.notice = ""
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="rules-body"):
             with Vertical(id="rules-left"):
-                yield Label("Execution rules (first match wins)", classes="section-title")
+                yield Label("Execution rules", id="rules-title", classes="section-title")
                 yield OptionList(id="rules-list")
                 with Horizontal(id="rules-buttons"):
-                    yield Button("Add rule", id="rule-add")
-                    yield Button("Edit", id="rule-edit")
-                    yield Button("Delete rule", id="rule-delete")
-                    yield Button("Up", id="rule-up")
-                    yield Button("Down", id="rule-down")
-                    yield Button("Save", variant="primary", id="rules-save")
+                    yield Button("Add", id="rule-add", compact=True)
+                    yield Button("Edit", id="rule-edit", compact=True)
+                    yield Button("Delete", id="rule-delete", compact=True)
+                    yield Button("Up", id="rule-up", compact=True)
+                    yield Button("Down", id="rule-down", compact=True)
+                    yield Button("Save", variant="primary", id="rules-save", compact=True)
                 yield Static("", id="rules-notice", markup=False)
                 yield Static("", id="rules-message", markup=False)
-            with Vertical(id="rules-right"):
-                yield Label("Preview current model", classes="section-title")
-                yield Static("", id="rules-preview", markup=False)
+            with VerticalScroll(id="rules-right"):
+                yield Label("Preview: current model", classes="section-title")
+                yield FitText("", id="rules-preview")
 
     def on_screen_resume(self) -> None:
-        notice = self.console.draft.open_rules()
-        if notice is not None:
-            self.notice = notice
-        elif not self.console.draft.migrating:
-            self.notice = ""
+        self.console.draft.open_rules()
         super().on_screen_resume()
 
     def on_mount(self) -> None:
-        notice = self.console.draft.open_rules()
-        if notice is not None:
-            self.notice = notice
+        self.console.draft.open_rules()
         super().on_mount()
         self.query_one("#rules-list").focus()
 
     def refresh_view(self) -> None:
         draft = self.console.draft
         if draft.config.execution is None:  # a reset (Cancel, reload) of a legacy draft
-            notice = draft.open_rules()
-            self.notice = notice or ""
+            draft.open_rules()
         rules_list = self.query_one("#rules-list", OptionList)
         index = rules_list.highlighted
         rules = draft.rules
@@ -87,9 +82,14 @@ class RulesScreen(PctScreen):
             rules_list.highlighted = min(index or 0, len(rules) - 1)
         empty = "No rules: the native baseline (Pi's own tools only)." if not rules else ""
         self.query_one("#rules-notice", Static).update(
-            "\n".join(part for part in (self.notice, empty) if part)
+            "\n".join(part for part in (draft.rules_notice(), empty) if part)
         )
-        self.query_one("#rules-preview", Static).update(self.preview_text())
+        title = (
+            "Execution rules ● modified" if draft.dirty else "Execution rules (first match wins)"
+        )
+        self.query_one("#rules-title", Label).update(title)
+        self.query_one("#rules-title").set_class(draft.dirty, "-dirty")
+        self.query_one("#rules-preview", FitText).set_text(self.preview_text())
 
     def current_model(self) -> Model | None:
         runtime = self.console.runtime
@@ -102,6 +102,8 @@ class RulesScreen(PctScreen):
         draft = self.console.draft
         model = self.current_model()
         lines = [f"Current model: {model.key if model else '—'}"]
+        if model is None and draft.rules:
+            lines.append(NO_MODEL_LINE)
         rule = draft.matching_rule(model.id, model.provider) if model else None
         if rule is None:
             lines.append("Matching rule: none (nothing requested; Pi's native tools stay)")
@@ -160,8 +162,6 @@ class RulesScreen(PctScreen):
 
     async def action_save(self) -> None:
         outcome = await self.console.save()
-        if outcome.ok:
-            self.notice = ""
         self.refresh_view()
         self.show_message(outcome.message, error=not outcome.ok)
 

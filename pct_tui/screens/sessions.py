@@ -10,14 +10,20 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Label, Static
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable, Label
+from textual.widgets.data_table import RowKey
 
 from pct_tui.console import WorkRow
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
+from pct_tui.widgets.fit_text import FitText, shorten_middle
 
 COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
+#: A recovery path is shortened in the middle to this many cells (the detail line below
+#: the table has it in full).
+RECOVERY_WIDTH = 40
 STATE_STYLES = {
     "running": "bold green",
     "stopping": "bold dark_orange",
@@ -29,9 +35,11 @@ STATE_STYLES = {
 
 
 class SessionsScreen(PctScreen):
+    MODE = "sessions"
     CSS_PATH = "sessions.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,v", "view", "View output", id="work-view"),
+        Binding("v", "view", "View output", id="work-view"),
+        Binding("enter", "view", "View output", show=False, id="work-view-enter"),
         Binding("x", "stop", "Stop", id="work-stop"),
         Binding("T", "end_session", "End session", id="session-end"),
     ]
@@ -40,7 +48,7 @@ class SessionsScreen(PctScreen):
         with Vertical(id="sessions-body"):
             yield Label("Sessions, shell jobs and code cells", classes="section-title")
             yield DataTable(id="work-table", cursor_type="row", zebra_stripes=True)
-            yield Static("", id="work-detail", markup=False)
+            yield FitText("", id="work-detail")
 
     def on_mount(self) -> None:
         table = self.query_one("#work-table", DataTable)
@@ -72,6 +80,7 @@ class SessionsScreen(PctScreen):
 
         table = self.query_one("#work-table", DataTable)
         cursor = table.cursor_row
+        selected = self._selected_key(table)
         table.clear()
         runtime = self.console.runtime
         for key, row, session_id in self.rows():
@@ -96,37 +105,48 @@ class SessionsScreen(PctScreen):
                     row.id,
                     Text(state, style=STATE_STYLES.get(state, "")),
                     row.exit_code,
-                    row.recovery_paths(),
+                    ", ".join(shorten_middle(p, RECOVERY_WIDTH) for p in row.recovery_paths()),
                     key=key,
                 )
         if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+            # The cursor follows its job or cell (not its row number): rows inserted above
+            # must not turn `x` into a stop of a different job.
+            if selected is not None and selected in table.rows:
+                row_index = table.get_row_index(selected)
+            else:
+                row_index = min(cursor, table.row_count - 1)
+            table.move_cursor(row=row_index, animate=False)
         if not table.row_count:
-            self.query_one("#work-detail", Static).update(
+            self.query_one("#work-detail", FitText).set_text(
                 "No session is attached. Attach an agent (see the status screen)."
             )
         else:
             self._detail()
 
-    def _current(self) -> tuple[WorkRow | None, str] | None:
-        table = self.query_one("#work-table", DataTable)
-        rows = self.rows()
-        if not rows or table.cursor_row >= len(rows):
+    @staticmethod
+    def _selected_key(table: DataTable[object]) -> RowKey | None:
+        if not table.row_count or table.cursor_row >= table.row_count:
             return None
-        _, row, session_id = rows[table.cursor_row]
-        return row, session_id
+        return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
+
+    def _current(self) -> tuple[WorkRow | None, str] | None:
+        key = self._selected_key(self.query_one("#work-table", DataTable))
+        for row_key, row, session_id in self.rows():
+            if key is not None and row_key == key.value:
+                return row, session_id
+        return None
 
     def _detail(self) -> None:
         current = self._current()
-        detail = self.query_one("#work-detail", Static)
+        detail = self.query_one("#work-detail", FitText)
         if current is None:
-            detail.update("")
+            detail.set_text("")
             return
         row, session_id = current
         if row is None:
-            detail.update(f"Session {session_id}: Enter on a job or cell opens its output.")
+            detail.set_text(f"Session {session_id}: Enter on a job or cell opens its output.")
         else:
-            detail.update("\n".join(row.recovery_lines()))
+            detail.set_text("\n".join(row.recovery_lines()))
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
         self._detail()

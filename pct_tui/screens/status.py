@@ -5,46 +5,48 @@ attached one. Redrawn when the runtime reports a change (no polling)."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Label, OptionList, Static
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.screens.base import PctScreen
+from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.status_view import status_text
 
 FRESH = "fresh"
 
 
 class StatusScreen(PctScreen):
+    MODE = "status"
     CSS_PATH = "status.tcss"
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="status-body"):
-            with Vertical(id="status-left"):
-                yield Static("", id="config-path", markup=False)
-                yield Static("Reading configuration…", id="config-status", markup=False)
-                yield Label("Attach an agent", classes="section-title")
-                yield Static("Starting the MCP endpoint…", id="attach", markup=False)
+            with VerticalScroll(id="status-left"):
+                yield FitText("", id="config-path")
+                yield FitText("Reading configuration…", id="config-status")
                 yield Label("Sessions", classes="section-title")
                 yield OptionList(id="status-sessions")
+                yield Label("Attach an agent", classes="section-title")
+                yield FitText("Starting the MCP endpoint…", id="attach")
             with VerticalScroll(id="status-right"):
-                yield Static("", id="status-tools", markup=False)
-                yield Static("", id="status-text")
+                yield FitText("", id="status-tools")
+                yield FitText("", id="status-text", style=status_text)
 
     def refresh_view(self) -> None:
         console = self.console
         runtime = console.runtime
         attach = self.pct.attach_info
-        attach_widget = self.query_one("#attach", Static)
+        attach_widget = self.query_one("#attach", FitText)
         if attach is not None:
-            attach_widget.update("\n".join(attach.lines()))
+            attach_widget.set_text("\n".join(attach.lines()))
         elif self.pct.serve_error:
-            attach_widget.update(f"MCP endpoint failed: {self.pct.serve_error}")
-        self.query_one("#config-path", Static).update(f"Config: {runtime.config_path}")
-        load = self.query_one("#config-status", Static)
-        load.update(self.pct.load_message)
+            attach_widget.set_text(f"MCP endpoint failed: {self.pct.serve_error}")
+        self.query_one("#config-path", FitText).set_text(f"Config: {runtime.config_path}")
+        load = self.query_one("#config-status", FitText)
+        load.set_text(self.pct.load_message)
         load.set_class(self.pct.load_error, "error")
         sessions = self.query_one("#status-sessions", OptionList)
         selected = self._selected_id(sessions)
@@ -68,18 +70,24 @@ class StatusScreen(PctScreen):
         runtime = self.console.runtime
         session = runtime.session(session_id) if session_id != FRESH else None
         tools: tuple[str, ...] = ()
+        no_model = False
         if not self.console.ready:
             text = "Pi Codex Toolkit\nStarting the runtime…"
         elif session is not None:
             text = session.status_text()
             tools = session.projection.visible
+            plan = session.plan
+            no_model = plan is not None and plan.rules_managed and session.model is None
         else:
             text = fresh_status_text(runtime)
-            tools = tuple(n for n in fresh_plan(runtime).active if n in OWNED_TOOL_NAMES)
-        self.query_one("#status-tools", Static).update(
-            f"MCP tools: {', '.join(tools) or 'none'}" if self.console.ready else ""
-        )
-        self.query_one("#status-text", Static).update(status_text(text))
+            plan = fresh_plan(runtime)
+            tools = tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
+            no_model = plan.rules_managed and plan.model is None
+        line = f"MCP tools: {', '.join(tools) or 'none'}"
+        if no_model and not tools:
+            line += " (no current model, so no execution rule matches: see below)"
+        self.query_one("#status-tools", FitText).set_text(line if self.console.ready else "")
+        self.query_one("#status-text", FitText).set_text(text)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show(event.option.id or FRESH)

@@ -26,6 +26,9 @@ class DiskBanner(Horizontal):
     class ReloadRequested(Message):
         pass
 
+    class Dismissed(Message):
+        """Keep the settings in use: hidden on every screen until the next change."""
+
     def compose(self) -> ComposeResult:
         yield Label(
             "The config file changed on disk. Reload to use it (ctrl+r), or keep the "
@@ -39,4 +42,6 @@ class DiskBanner(Horizontal):
         event.stop()
         if event.button.id == "banner-reload":
             self.post_message(self.ReloadRequested())
+        else:
+            self.post_message(self.Dismissed())
         self.set_class(False, "-visible")

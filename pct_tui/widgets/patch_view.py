@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
 _STYLES: tuple[tuple[str, str], ...] = (
     ("*** Begin Patch", "bold"),
@@ -11,6 +17,8 @@ _STYLES: tuple[tuple[str, str], ...] = (
     ("*** Delete File: ", "bold red"),
     ("*** Update File: ", "bold yellow"),
     ("*** Move to: ", "bold yellow"),
+    ("--- ", "bold"),
+    ("+++ ", "bold"),
     ("@@", "cyan"),
     ("+", "green"),
     ("-", "red"),
@@ -37,3 +45,8 @@ def patch_text(patch: str) -> Text:
         text.append(line + "\n", style=style)
     text.rstrip()
     return text
+
+
+def diff_text(diffs: Sequence[FileDiff]) -> Text:
+    """Each file's unified diff against its current content, one after another."""
+    return patch_text("\n".join(line for diff in diffs for line in diff.lines))

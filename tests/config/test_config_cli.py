@@ -72,7 +72,9 @@ def test_reload_invalid_json_and_read_failure(
     config_file(agent, "{secret")
     assert main(["reload"]) == 1
     err = capsys.readouterr().err
-    assert err == "Pi Codex Toolkit config error: invalid-json; using all-off defaults.\n"
+    assert err == (
+        "Pi Codex Toolkit config error: invalid-json (line 1 column 2); using all-off defaults.\n"
+    )
     assert "secret" not in err
     path = agent / "extensions" / "pi-codex-toolkit.json"
     path.unlink()

@@ -94,19 +94,28 @@ def test_invalid_config_detail_and_file_untouched(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ['{"debug": secret-value', "{invalid", "", "NaN", '{"debug": Infinity}']
+    ("text", "detail"),
+    [
+        ('{"debug": secret-value', "line 1 column 11"),
+        ("{\n  invalid", "line 2 column 3"),
+        ("", "line 1 column 1"),
+        ("NaN", None),
+        ('{"debug": Infinity}', None),
+    ],
 )
-def test_invalid_json_has_no_detail(path: Path, text: str) -> None:
+def test_invalid_json_says_where_but_never_quotes_the_file(
+    path: Path, text: str, detail: str | None
+) -> None:
     store_file(path, text)
     result = ConfigStore(path).read()
-    assert result.error == ConfigReadError("invalid-json", None)
-    assert str(result.error) == "invalid-json"
+    assert result.error == ConfigReadError("invalid-json", detail)
+    assert "secret" not in str(result.error)
 
 
 def test_invalid_utf8_is_invalid_json(path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(b'{"debug": "\xff"}')
-    assert ConfigStore(path).read().error == ConfigReadError("invalid-json")
+    assert ConfigStore(path).read().error == ConfigReadError("invalid-json", "not UTF-8 at byte 11")
 
 
 def test_read_failure_reports_errno_name(path: Path) -> None:
@@ -132,7 +141,7 @@ def test_last_known_good_survives_failed_reads_and_errors_do_not_linger(path: Pa
     path.write_text("{invalid secret-value")
     result = store.read()
     assert result.config.debug is True
-    assert result.error == ConfigReadError("invalid-json")
+    assert result.error == ConfigReadError("invalid-json", "line 1 column 2")
     assert result.has_last_known_good is True
     # A save after a failed read is refused and the file stays as the user left it.
     with pytest.raises(ConfigSaveError) as info:

@@ -86,7 +86,8 @@ async def test_live_reload_and_status_reach_the_running_server(dirs: tuple[Path,
         broken = await asyncio.to_thread(pct, agent, "reload")
         assert broken.returncode == 1
         assert broken.stderr.rstrip().endswith(
-            ": Pi Codex Toolkit config error: invalid-json; using last known good settings."
+            ": Pi Codex Toolkit config error: invalid-json (line 1 column 2); "
+            "using last known good settings."
         )
         # the last known good projection stays
         assert [t.name for t in (await client.list_tools()).tools] == ["apply_patch"]
@@ -95,7 +96,7 @@ async def test_live_reload_and_status_reach_the_running_server(dirs: tuple[Path,
     assert after.returncode == 1
     assert (
         after.stderr.strip()
-        == "Pi Codex Toolkit config error: invalid-json; using all-off defaults."
+        == "Pi Codex Toolkit config error: invalid-json (line 1 column 2); using all-off defaults."
     )
     assert list((agent / "pct" / "runtimes").glob("*.json")) == []
 

@@ -267,7 +267,8 @@ async def test_session_start_warns_once_about_a_broken_config(tmp_path: Path) ->
         assert notes == [
             (
                 "warning",
-                "Pi Codex Toolkit config error: invalid-json; using all-off defaults.",
+                "Pi Codex Toolkit config error: invalid-json (line 1 column 2); "
+                "using all-off defaults.",
             )
         ]
 
@@ -306,7 +307,7 @@ async def test_live_status_after_a_broken_reload_carries_the_config_error(
         assert not outcome.ok
         assert runtime.live_status_text("pct serve (pid 1, stdio)") == (
             "pct serve (pid 1, stdio)\n"
-            "Config error: invalid-json; using last known good settings.\n"
+            "Config error: invalid-json (line 1 column 2); using last known good settings.\n"
             "Sessions: 0\n\n"
             "No session is open; a new one would get this runtime's last known good settings "
             "(`pct status` reads the broken file as it is now)."
@@ -319,6 +320,7 @@ async def test_live_status_of_a_runtime_started_on_a_broken_file(tmp_path: Path)
     (agent / "extensions" / "pi-codex-toolkit.json").write_text("[", encoding="utf-8")
     async with Runtime(agent_dir=agent, cwd=tmp_path) as runtime:
         assert runtime.live_status_text("pct") == (
-            "pct\nConfig error: invalid-json; using all-off defaults.\nSessions: 0\n\n"
+            "pct\nConfig error: invalid-json (line 1 column 2); using all-off defaults.\n"
+            "Sessions: 0\n\n"
             "No session is open; `pct status` shows what a fresh one would get."
         )

@@ -8,11 +8,13 @@ import pytest
 from textual.widgets import Static
 
 from pct_tui.app import PctApp
+from pct_tui.widgets.fit_text import FitText
 from tests.tui.conftest import wait_for
 
 
 def text_of(app: PctApp, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    widget = app.screen.query_one(selector, Static)
+    return widget.source if isinstance(widget, FitText) else str(widget.render())
 
 
 @pytest.mark.parametrize("key", ["q", "ctrl+q"])

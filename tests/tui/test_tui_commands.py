@@ -64,7 +64,7 @@ async def test_palette_runs_pct_reload_and_status(agent_dir: Path) -> None:
         await pilot.pause(0.3)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.runtime.config.debug is True, "reload")
-        assert app.load_message == "Pi Codex Toolkit configuration reloaded."
+        assert app.load_message == "Configuration loaded."
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"/pct status")
@@ -86,3 +86,26 @@ async def test_help_lists_bindings(agent_dir: Path) -> None:
                 assert binding_id in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+
+def test_every_footer_key_is_in_help_with_the_same_label() -> None:
+    """Footers, help and README agree: each shown binding's footer text is in the help."""
+    from textual.binding import Binding
+
+    from pct_tui.screens.approval import ConfirmScreen
+    from pct_tui.screens.config import ConfigScreen
+    from pct_tui.screens.help import HELP_TEXT
+    from pct_tui.screens.rules import RulesScreen
+    from pct_tui.screens.sessions import SessionsScreen
+
+    app = PctApp(serve=False, watch=False)
+    owners = (PctApp, ConfigScreen, RulesScreen, SessionsScreen, ConfirmScreen)
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    for owner in owners:
+        for binding in owner.BINDINGS:
+            assert isinstance(binding, Binding)
+            if not binding.show:
+                continue
+            label = f"{app.get_key_display(binding)} {binding.description}"
+            assert label in HELP_TEXT, label
+            assert f"`{label.split(' ')[0]}`" in readme, label

@@ -31,6 +31,9 @@ def test_menu_labels_of_a_new_install() -> None:
         "Image Generation: off",
         "Computer Use: off",
         "Computer Use approval: Confirm",
+        "Apply Patch: off",
+        "Shell Sessions: off",
+        "Code Mode: off",
         "Execution rules: none (native baseline)",
         "Code Mode nested Apply Patch confirmation: Confirm",
         "Tool Discovery: off",
@@ -115,6 +118,43 @@ def test_migration_previews() -> None:
     empty = draft_of({})
     assert empty.open_rules() == MIGRATE_EMPTY_NOTICE
     assert empty.rules == []
+
+
+def test_core_tools_are_legacy_switches_until_rules_exist() -> None:
+    draft = draft_of({})
+    for key in ("apply_patch", "shell_sessions", "code_mode"):
+        assert draft.toggle(key)
+    assert labels(draft)[10:14] == [
+        "Apply Patch: on",
+        "Shell Sessions: on",
+        "Code Mode: on",
+        "Execution rules: legacy flags (open to migrate)",
+    ]
+    assert draft.dirty
+    ruled = draft_of({"execution": {"version": 1, "rules": []}})
+    assert not ruled.toggle("apply_patch")  # the screen opens the rules page instead
+    assert labels(ruled)[10] == "Apply Patch: by execution rules (opens Rules)"
+    assert not ruled.dirty
+
+
+def test_migration_preview_is_not_an_edit_and_the_notice_follows_the_draft() -> None:
+    legacy = draft_of({"applyPatch": {"enabled": True}})
+    assert legacy.open_rules() is not None
+    assert not legacy.dirty  # only looking: nothing to lose on quit
+    legacy.leave_rules()  # unedited preview undone: the legacy switches are back
+    assert legacy.config.execution is None
+    assert labels(legacy)[10] == "Apply Patch: on"
+    empty = draft_of({})
+    assert empty.open_rules() == MIGRATE_EMPTY_NOTICE
+    empty.add_rule()
+    assert empty.rules_notice() == (
+        "Save will store these 1 rule(s) and remove the legacy Apply Patch / Shell / Code switches."
+    )
+    assert empty.dirty
+    empty.leave_rules()  # edited: kept
+    assert len(empty.rules) == 1
+    empty.delete_rule(0)
+    assert empty.rules_notice() == MIGRATE_EMPTY_NOTICE
 
 
 def test_rule_editing() -> None:

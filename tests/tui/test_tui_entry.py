@@ -50,3 +50,23 @@ def test_pct_tui_main_in_a_pseudo_terminal(tmp_path: Path) -> None:
     assert sent_quit, screen[-2000:]
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"pi-codex-toolkit.json" in screen
+
+
+def test_pct_tui_refuses_an_unknown_model_before_drawing(tmp_path: Path) -> None:
+    import subprocess
+
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(tmp_path / "agent"))
+    done = subprocess.run(
+        [sys.executable, "-c", "from pct_tui.app import main; main()", "--model", "nope/x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""  # nothing drawn
+    assert done.stderr.strip() == (
+        "pct-tui: unknown model 'nope/x': not in Pi's model registry "
+        "(models.json or the built-in catalog)"
+    )

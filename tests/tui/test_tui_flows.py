@@ -21,6 +21,7 @@ from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.banner import DiskBanner
+from pct_tui.widgets.fit_text import FitText
 from tests.tui.conftest import wait_for
 
 PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
@@ -33,7 +34,8 @@ def write_config(agent_dir: Path, document: dict[str, object]) -> Path:
 
 
 def shown(app: PctApp, selector: str) -> str:
-    return str(app.screen.query_one(selector, Static).render())
+    widget = app.screen.query_one(selector, Static)
+    return widget.source if isinstance(widget, FitText) else str(widget.render())
 
 
 async def started(app: PctApp, pilot: object) -> None:
@@ -218,21 +220,39 @@ async def test_nested_apply_patch_approval_yes_and_no_over_http(
             assert "notes/todo.md" in str(modal.query_one("#patch-files", Static).render())
             diff = modal.query_one("#patch-diff", Static).render()
             assert "+first line" in str(diff)
+            assert "+++ b/notes/todo.md" in str(diff)  # a real diff, not the raw patch
+            who = str(modal.query_one("#question-who", Static).render())
+            assert who.startswith("Asked by session pct-session-")
+            assert "client —" not in who  # the MCP client's name from its handshake
             assert not (work / "notes").exists()  # nothing before the answer
             await pilot.press("y")
             result = await call
             assert not result.is_error, _text(result)
             assert (work / "notes" / "todo.md").read_text() == "first line\n"
 
-            second = "*** Begin Patch\n*** Add File: denied.txt\n+no\n*** End Patch"
+            (work / "app.py").write_text("import sys\n\ndef main():\n    print('hello')\n")
+            second = (
+                "*** Begin Patch\n*** Update File: app.py\n@@ def main():\n"
+                "-    print('hello')\n+    print('bye')\n*** End Patch"
+            )
             call = asyncio.ensure_future(
                 client.call_tool("exec", {"code": f"await tools.apply_patch({second!r})"})
             )
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "approval")
+            await pilot.pause()
+            diff = str(app.screen.query_one("#patch-diff", Static).render())
+            # context from the file on disk, which the patch itself never mentions
+            assert " import sys" in diff
+            assert "-    print('hello')" in diff
+            assert "+    print('bye')" in diff
             await pilot.press("n")
             result = await call
             assert "approval-denied" in _text(result)
-            assert not (work / "denied.txt").exists()
+            assert "print('hello')" in (work / "app.py").read_text()
+            texts = [r.text for r in app.console_state.events if r.kind == "approval"]
+            assert [t.split(":", 1)[0] for t in texts] == ["asked", "approved", "asked", "denied"]
+            assert texts[-1].startswith("denied: Code Mode: apply patch? (session pct-session-")
+            assert texts[-1].endswith("files=app.py")
         await app.shutdown()
 
 

@@ -1,8 +1,9 @@
 """SVG snapshots of every console screen (sync tests: snap_compare runs its own loop).
 
-Deterministic: fixed terminal size, animations off, no cursor blink, a fixed clock, fixed
-attach text, fixed session/job ids and an agent dir at a fixed temporary path.
-Update after a reviewed change with `pytest tests/tui/test_tui_snapshots.py --snapshot-update`.
+Every screen at 80×24 (the default terminal) and at 160×48. Deterministic: animations off,
+no cursor blink, a fixed clock, fixed attach text, fixed session/job ids and an agent dir
+at a fixed temporary path. Update after a reviewed change with
+`pytest tests/tui/test_tui_snapshots.py --snapshot-update`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from textual.widgets import Input
 from pct_tui.app import PctApp
 from pct_tui.serving import AttachInfo, attach_commands
 
-SIZE = (120, 36)
+SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 AGENT = Path("/tmp/pct-tui-snapshots/agent")
 URL = "http://127.0.0.1:8765/mcp"
 PATCH = (
@@ -30,7 +31,13 @@ PATCH = (
 )
 
 Before = Callable[[Pilot[None]], Awaitable[None]]
+Snap = Callable[..., bool]
 pending: list[object] = []  # questions left open while the snapshot is taken
+
+
+@pytest.fixture(params=list(SIZES), ids=list(SIZES))
+def size(request: pytest.FixtureRequest) -> tuple[int, int]:
+    return SIZES[request.param]
 
 
 @pytest.fixture
@@ -67,7 +74,8 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     class FixedTemp:  # the private recovery directory
         @staticmethod
         def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
-            path = AGENT.parent / f"{prefix}{next(dirs)}"
+            # fixed: no pid or start time in the name
+            path = AGENT.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
             path.mkdir(mode=0o700)
             return str(path)
 
@@ -119,43 +127,43 @@ def steps(*keys: str, then: Before | None = None) -> Before:
     return run
 
 
-def test_status(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_status(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"webSearch": {"enabled": True}, "applyPatch": {"enabled": True}})
-    assert snap_compare(make_app(), run_before=steps(), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps(), terminal_size=size)
 
 
-def test_status_with_a_config_error(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_status_with_a_config_error(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"applyPatch": {"enabled": "yes"}})
-    assert snap_compare(make_app(), run_before=steps(), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps(), terminal_size=size)
 
 
-def test_config(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_config(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"computerUse": {"enabled": True, "approvalMode": "always"}, "debug": True})
-    assert snap_compare(make_app(), run_before=steps("2", "down"), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps("2", "down"), terminal_size=size)
 
 
-def test_deferred_list(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
-    keys = ("2", *["down"] * 13, "enter")
-    assert snap_compare(make_app(), run_before=steps(*keys), terminal_size=SIZE)
+def test_deferred_list(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    keys = ("2", *["down"] * 16, "enter")
+    assert snap_compare(make_app(), run_before=steps(*keys), terminal_size=size)
 
 
-def test_rules(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rules(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     rules = [
         {"id": "astra", "match": "gpt-6-astra", "patch": True, "shell": False, "code": True},
         {"id": "openai", "match": "openai/*", "patch": True, "shell": True, "code": False},
     ]
     config({"execution": {"version": 1, "rules": rules}})
-    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=size)
 
 
-def test_rules_legacy_migration(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rules_legacy_migration(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}})
-    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps("3"), terminal_size=size)
 
 
-def test_rule_page(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_rule_page(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"execution": {"version": 1, "rules": []}})
-    assert snap_compare(make_app(), run_before=steps("3", "a"), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps("3", "a"), terminal_size=size)
 
 
 async def _open_session_with_job(pilot: Pilot[None]) -> None:
@@ -179,31 +187,31 @@ async def _open_session_with_job(pilot: Pilot[None]) -> None:
     await pilot.pause()
 
 
-def test_sessions(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sessions(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"shellSessions": {"enabled": True}})
     assert snap_compare(
-        make_app(), run_before=steps("4", then=_open_session_with_job), terminal_size=SIZE
+        make_app(), run_before=steps("4", then=_open_session_with_job), terminal_size=size
     )
 
 
-def test_output_viewer(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_output_viewer(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"shellSessions": {"enabled": True}})
     assert snap_compare(
         make_app(),
         run_before=steps("4", "down", "enter", then=_open_session_with_job),
-        terminal_size=SIZE,
+        terminal_size=size,
     )
 
 
-def test_events(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_events(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"shellSessions": {"enabled": True}})
     assert snap_compare(
-        make_app(), run_before=steps("5", then=_open_session_with_job), terminal_size=SIZE
+        make_app(), run_before=steps("5", then=_open_session_with_job), terminal_size=size
     )
 
 
-def test_help(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
-    assert snap_compare(make_app(), run_before=steps("question_mark"), terminal_size=SIZE)
+def test_help(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(make_app(), run_before=steps("question_mark"), terminal_size=size)
 
 
 def _ask(title: str, message: str) -> Before:
@@ -213,26 +221,96 @@ def _ask(title: str, message: str) -> Before:
         app = pilot.app
         assert isinstance(app, PctApp)
         pending.append(asyncio.ensure_future(app.ui.confirm(title, message)))
+        while not app.screen.query("#buttons"):  # the modal is composed (any load)
+            await pilot.pause(0.01)
         await pilot.pause()
 
     return run
 
 
-def test_patch_approval(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_patch_approval(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     message = "add notes/todo.md\nupdate src/app.py\n\n" + PATCH
     before = steps(then=_ask("Code Mode: apply patch?", message))
-    assert snap_compare(make_app(), run_before=before, terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=before, terminal_size=size)
 
 
-def test_computer_use_approval(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_computer_use_approval(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     before = steps(then=_ask("Computer Use access", "Allow Computer Use to control Safari?"))
-    assert snap_compare(make_app(), run_before=before, terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=before, terminal_size=size)
 
 
-def test_changed_on_disk_banner(snap_compare, agent: Path) -> None:  # type: ignore[no-untyped-def]
+def test_changed_on_disk_banner(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     async def changed(pilot: Pilot[None]) -> None:
         app = pilot.app
         assert isinstance(app, PctApp)
         app.console_state.set_disk_changed(True)
 
-    assert snap_compare(make_app(), run_before=steps(then=changed), terminal_size=SIZE)
+    assert snap_compare(make_app(), run_before=steps(then=changed), terminal_size=size)
+
+
+async def _open_session_with_a_running_job(pilot: Pilot[None]) -> None:
+    app = pilot.app
+    assert isinstance(app, PctApp)
+    session = await app.runtime.open_session("mcp", session_id="pct-session-demo")
+    result = await session.call(
+        "exec_command",
+        {"cmd": "echo started; sleep 60", "yield_time_ms": 250},
+        tool_call_id="call-demo-1",
+    )
+    job = result.details["session_id"]
+    calls = itertools.count(2)
+    while "started" not in result.text:  # the same captured bytes on every run
+        result = await session.call(
+            "write_stdin",
+            {"session_id": job, "chars": "", "yield_time_ms": 500},
+            tool_call_id=f"call-demo-{next(calls)}",
+        )
+    await pilot.pause()
+
+
+def test_stop_confirmation(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    config({"shellSessions": {"enabled": True}})
+    assert snap_compare(
+        make_app(),
+        run_before=steps("4", "down", "x", then=_open_session_with_a_running_job),
+        terminal_size=size,
+    )
+
+
+def test_patch_approval_with_a_real_diff(
+    snap_compare: Snap, agent: Path, size: tuple[int, int]
+) -> None:
+    async def ask(pilot: Pilot[None]) -> None:
+        import asyncio
+
+        from pct_runtime.capabilities.apply_patch.executor import prepare_patch
+        from pct_runtime.host.ui import asking
+
+        app = pilot.app
+        assert isinstance(app, PctApp)
+        project = AGENT.parent
+        (project / "src").mkdir()
+        (project / "src" / "app.py").write_text('import sys\n\ndef main():\n    print("hello")\n')
+        prepared = prepare_patch(PATCH, project)
+        message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
+        await app.runtime.open_session("mcp", session_id="pct-session-demo")
+        with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
+            pending.append(
+                asyncio.ensure_future(app.ui.confirm("Code Mode: apply patch?", message))
+            )
+        while not app.screen.query("#patch-diff"):
+            await pilot.pause(0.01)
+
+    assert snap_compare(make_app(), run_before=steps(then=ask), terminal_size=size)
+
+
+def test_quit_guard(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    assert snap_compare(make_app(), run_before=steps("2", "enter", "q"), terminal_size=size)
+
+
+def test_rule_page_of_an_existing_rule(
+    snap_compare: Snap, agent: Path, size: tuple[int, int]
+) -> None:
+    rules = [{"id": "astra", "match": "gpt-6-astra", "patch": True, "shell": False, "code": True}]
+    config({"execution": {"version": 1, "rules": rules}})
+    assert snap_compare(make_app(), run_before=steps("3", "e"), terminal_size=size)

@@ -92,3 +92,76 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
         assert list((agent / "pct" / "runtimes").glob("*.json")) == []  # unregistered
     finally:
         _tmux(socket, "kill-server")
+
+
+#: What each screen shows at 80×24 once drawn (a control the operator needs).
+SCREENS = (
+    ("2", "Web Search: off"),
+    ("3", "Add   Edit   Delete   Up   Down   Save"),
+    ("4", "Sessions, shell jobs and code cells"),
+    ("5", "Events: runtime, approvals"),
+    ("1", "Attach an agent"),
+)
+
+
+def test_pct_tui_at_80x24_visits_every_screen_and_quits(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    socket = f"pct-test-{uuid.uuid4().hex[:8]}"
+    done = tmp_path / "exit-status"
+    command = f"{PCT_TUI}; echo $? > {done}; sleep 20"
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
+    started = subprocess.run(
+        [
+            str(TMUX),
+            "-L",
+            socket,
+            "new-session",
+            "-d",
+            "-s",
+            "pct",
+            "-x",
+            "80",
+            "-y",
+            "24",
+            command,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        _wait(socket, "Configuration loaded")
+        for key, marker in SCREENS:
+            _tmux(socket, "send-keys", "-t", "pct", key)
+            screen = _wait(socket, marker)
+            lines = screen.rstrip("\n").split("\n")
+            assert len(lines) <= 24
+            footer = lines[-1]
+            assert "? Help" in footer, screen
+            assert "q Quit" in footer, screen
+            assert "1 Status" in screen  # the screen bar
+            assert "5 Events" in screen
+        _tmux(socket, "send-keys", "-t", "pct", "?")
+        _wait(socket, "Pi Codex Toolkit console")
+        _tmux(socket, "send-keys", "-t", "pct", "Escape")
+        _wait(socket, "Attach an agent")
+        # a draft makes q ask; Discard quits
+        _tmux(socket, "send-keys", "-t", "pct", "2")
+        _wait(socket, "Web Search: off")
+        _tmux(socket, "send-keys", "-t", "pct", "Enter")
+        _wait(socket, "modified")
+        _tmux(socket, "send-keys", "-t", "pct", "q")
+        _wait(socket, "Quit with unsaved changes?")
+        _tmux(socket, "send-keys", "-t", "pct", "d")
+        deadline = time.monotonic() + 30
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.read_text().strip() == "0"
+        assert "Traceback" not in _screen(socket)
+        assert not (agent / "extensions" / "pi-codex-toolkit.json").exists()  # discarded
+    finally:
+        _tmux(socket, "kill-server")

@@ -81,7 +81,7 @@ async def test_deferred_editor_refuses_a_partial_computer_use_group(agent_dir: P
         await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
         await pilot.press("2")
         await wait_for(pilot, lambda: app.current_mode == "config")
-        await pilot.press(*["down"] * 13, "enter")
+        await pilot.press(*["down"] * 16, "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DeferredScreen), "editor")
         names = app.screen.query_one("#deferred-list", SelectionList)
         names.deselect("computer_use_click")
@@ -103,4 +103,4 @@ async def test_deferred_editor_refuses_a_partial_computer_use_group(agent_dir: P
             "apply_patch",
         )
         menu = app.screen.query_one("#config-menu", OptionList)
-        assert str(menu.get_option_at_index(13).prompt) == "Deferred tools: 2 of 13"
+        assert str(menu.get_option_at_index(16).prompt) == "Deferred tools: 2 of 13"

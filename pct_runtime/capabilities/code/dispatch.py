@@ -25,7 +25,7 @@ from pct_runtime.capabilities.code.bridge import PAYLOAD_BYTES, encode_json
 from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
-from pct_runtime.host.ui import UIUnavailableError
+from pct_runtime.host.ui import UIUnavailableError, asking
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
 from pct_runtime.output import truncate_text
 
@@ -290,7 +290,8 @@ async def _approve(cell: Cell, prepared: PreparedCall) -> None:
         raise unavailable
     preview, _ = truncate_text(prepared.approval or "", 800)
     try:
-        ok = await ui.confirm("Code Mode: apply patch?", preview)
+        with asking(subject=prepared.args):  # the console diffs the preflighted patch
+            ok = await ui.confirm("Code Mode: apply patch?", preview)
     except UIUnavailableError:
         raise unavailable from None
     if not ok:

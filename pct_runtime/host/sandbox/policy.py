@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from pct_runtime.config.typos import PCT_SECTION
+
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "danger-full-access")
 DEFAULT_MODE: SandboxMode = "danger-full-access"
 
 #: Where pct's own configuration keeps its sandbox choice: `{"pct": {"sandbox": {...}}}`.
 #: Pi does not know the `pct` key and keeps it on save, as the spec requires for unknown keys.
-CONFIG_SECTION = ("pct", "sandbox")
+CONFIG_SECTION = (PCT_SECTION, "sandbox")
 
 #: Device files every confined job may write (their writes go nowhere on disk).
 WRITABLE_DEVICES: tuple[str, ...] = (

@@ -1,0 +1,42 @@
+"""`python scripts/screenshots.py` is reproducible: two runs write byte-identical SVGs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.e2e
+
+
+def test_two_runs_write_identical_pictures(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    runs = []
+    # The script owns a fixed agent dir (its path is in the pictures): one run at a time.
+    with FileLock("/tmp/pct-screenshots.lock"):
+        for name in ("one", "two"):
+            out = tmp_path / name
+            done = subprocess.run(
+                [sys.executable, str(ROOT / "scripts" / "screenshots.py"), "--out", str(out)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            runs.append({p.name: p.read_bytes() for p in sorted(out.glob("*.svg"))})
+    first, second = runs
+    expected = {"rule-edit.svg", "stop-confirmation.svg", "approval-patch.svg", "quit-guard.svg"}
+    assert expected <= set(first)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert first[name] == second[name], name
+    assert b"+++ b/src/app.py" in first["approval-patch.svg"].replace(b"&#160;", b" ")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pct_runtime.config.schema import SECTION_KEYS
@@ -37,11 +38,10 @@ def unknown_key_warnings(document: Mapping[str, Any]) -> list[str]:
 def file_warnings(path: str | os.PathLike[str]) -> list[str]:
     """Warnings for the file at `path` as it is now; none when it is missing or unreadable
     (the read error says that)."""
-    from pct_runtime.config.store import decode_document
+    from pct_runtime.config.store import decode_document, read_regular_file
 
-    try:
-        with open(path, "rb") as handle:
-            document = decode_document(handle.read())
+    try:  # never a blocking open: the path may be a FIFO (its read error says so)
+        document = decode_document(read_regular_file(Path(path)))
     except (OSError, ValueError):
         return []
     return unknown_key_warnings(document) if isinstance(document, dict) else []

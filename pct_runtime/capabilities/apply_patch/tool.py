@@ -37,8 +37,8 @@ MINIMAL_ENVELOPE = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*
 
 DESCRIPTION = "\n".join(
     [
-        "Edit files under the working directory with a patch. Send the whole patch as the "
-        "`patch` string. Minimal example, exactly as it must look:",
+        "Edit files under the working directory with a patch, sent whole as the `patch` "
+        "string. Minimal example, exactly as it must look:",
         "",
         MINIMAL_ENVELOPE,
         "",
@@ -56,16 +56,15 @@ DESCRIPTION = "\n".join(
         "Rules:",
         "- Use real newlines (U+000A), never the two characters backslash and n; no Markdown "
         "fences or quotes around the patch.",
-        "- The first line is exactly '*** Begin Patch' and the last exactly '*** End Patch': "
-        "no trailing marker such as '*** Begin Patch ***', nothing before or after.",
-        "- A carriage return (CR) anywhere in the patch is rejected. CRLF files are still "
-        "matched and keep CRLF.",
+        "- First line exactly '*** Begin Patch', last exactly '*** End Patch'; nothing before "
+        "or after, no marker like '*** Begin Patch ***'.",
+        "- No carriage return (CR) in the patch; CRLF files still match and keep CRLF.",
         "- Paths are relative to the working directory: no absolute paths, no '..', no "
         "symbolic links. Add File and Move to need a path that does not exist yet.",
         "- Files to update or delete must be UTF-8 text with one line-ending style, all LF "
         "or all CRLF; deleting binary files is not supported (a rename moves any file).",
-        "- Context must match exactly one place in the file (differences in surrounding "
-        "whitespace and typographic punctuation are tolerated).",
+        "- Context must match exactly one place (surrounding whitespace and typographic "
+        "punctuation may differ).",
         "- Every hunk adds or removes at least one line. A hunk of only '+' lines needs an "
         "anchor: after '@@ <line>' the lines are inserted right after that line; ending with "
         "'*** End of File' appends them at the end of the file.",

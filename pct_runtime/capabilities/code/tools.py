@@ -67,29 +67,26 @@ EXEC_DESCRIPTION = "\n".join(
         "`exec` calls. The program runs once and is never replayed.",
         "- Nested tools are on the global `tools` object, for example "
         '`r = await tools.exec_command(cmd="ls")`; `tools["name"]` works too. Calls start '
-        "immediately; await them (or `asyncio.gather` them) to use their results.",
+        "immediately; await them (or `asyncio.gather` them) to use their results. The `uses` "
+        "parameter lists each nested tool, its arguments and the dict it returns.",
         "- `print(...)` and `text(value)` append to the output (`text` adds strings as is, other "
         "values as JSON, no newline). The value of the final expression statement, if any and "
         "not None, is returned as the result (JSON).",
-        "- Runs plain Python with restricted builtins: no `open`, `input`, `exit`, no file, "
-        "process or network API. Imports are limited to: "
+        "- Restricted builtins: no `open`, `input`, `exit`, no file, process or network API. "
+        "Imports are limited to: "
         + ", ".join(ALLOWED_MODULES)
         + " (and `asyncio` for `gather` only). "
         + _NOT_A_SANDBOX,
-        f"- Each cell process has a {MEMORY_LIMIT_BYTES // (1024 * 1024)} MiB address-space "
-        "limit; a CPU-bound cell can be stopped with `wait` terminate=true.",
-        "- Accepts raw Python source text, not JSON, quoted strings, or markdown code fences.",
-        f"- You may optionally start the code with a first-line pragma like `{PRAGMA_EXAMPLE}` "
-        "(`// @exec:` works too).",
-        "- `yield_time_ms` asks `exec` to yield early after that many milliseconds if the "
-        f"script is still running (default {YIELD_DEFAULT_MS}); it then returns `Script running "
-        "with cell ID <id>.` and you continue with `wait`.",
-        "- `max_output_tokens` (4 bytes per token) and `maxOutputBytes` bound the output "
-        f"returned by one read (default {OUTPUT_DEFAULT_BYTES} bytes); the smaller wins. Text "
-        "beyond it is kept in a recovery file whose path is returned; never rerun a program "
-        "to recover output.",
-        "",
-        ADAPTER_HELP,
+        f"- {MEMORY_LIMIT_BYTES // (1024 * 1024)} MiB address-space limit per cell; stop a "
+        "CPU-bound cell with `wait` terminate=true.",
+        "- Send raw Python source, not JSON, quoted strings or markdown code fences; it may "
+        f"start with a first-line pragma like `{PRAGMA_EXAMPLE}`.",
+        "- If the script is still running after `yield_time_ms` (default "
+        f"{YIELD_DEFAULT_MS}), `exec` returns `Script running with cell ID <id>.`; continue "
+        "with `wait`.",
+        "- Output beyond `max_output_tokens` (4 bytes each) or `maxOutputBytes` (default "
+        f"{OUTPUT_DEFAULT_BYTES} bytes; the smaller wins) is kept in a recovery file whose "
+        "path is returned; never rerun a program to recover output.",
     ]
 )
 
@@ -143,7 +140,7 @@ EXEC_SCHEMA: Mapping[str, Any] = {
             "items": {"type": "string", "enum": list(ADAPTER_NAMES)},
             "uniqueItems": True,
             "description": "Adapters the program may call. Omit for every adapter admitted now; "
-            "[] for none.",
+            "[] for none.\n" + ADAPTER_HELP,
         },
         "yield_time_ms": {**_YIELD, "description": "How long to wait before yielding."},
         "yieldTimeMs": {**_YIELD, "description": "Same field as yield_time_ms."},
@@ -214,9 +211,19 @@ def exec_description(sandbox: Sandbox | None = None) -> str:
     """`exec`'s description; under `--sandbox` it says what the cell process may touch."""
     if sandbox is None or not sandbox.confined:
         return EXEC_DESCRIPTION
+    # No paths here (unlike exec_command): a cell has no file API, and a long working
+    # directory must not push the description past what clients show the model.
+    settings = sandbox.settings
+    writes = (
+        "it writes nowhere"
+        if settings.mode == "read-only"
+        else "it writes only under the working directory and the temp dir"
+    )
+    network = "allowed" if settings.network else "blocked"
     return EXEC_DESCRIPTION.replace(
         _NOT_A_SANDBOX,
-        f"This is a supported-API boundary; the cell process itself runs in {sandbox.summary()}.",
+        "This is a supported-API boundary; the cell process itself runs in a kernel sandbox "
+        f"({settings.mode}): {writes}, outbound network {network}.",
     )
 
 

@@ -296,17 +296,17 @@ async def test_four_adapter_slots_and_sequential_patch(
 
 
 def _described_keys(adapter: str) -> set[str]:
-    """The result keys the `exec` description names for `tools.<adapter>(...)`.
+    """The result keys the nested-tools help (`exec`'s `uses` parameter) names for
+    `tools.<adapter>(...)`.
 
     Reads the adapter's bullet up to its first period after `returns a dict with`, drops
     parenthesized remarks (values, not keys) and splits `a`/`b` spellings.
     """
-    from pct_runtime.capabilities.code.tools import EXEC_DESCRIPTION
+    from pct_runtime.capabilities.code.tools import ADAPTER_HELP, EXEC_SCHEMA
 
+    assert ADAPTER_HELP in EXEC_SCHEMA["properties"]["uses"]["description"]
     bullet = next(
-        line
-        for line in EXEC_DESCRIPTION.splitlines()
-        if line.startswith(f"- `await tools.{adapter}(")
+        line for line in ADAPTER_HELP.splitlines() if line.startswith(f"- `await tools.{adapter}(")
     )
     _, found, rest = bullet.partition("returns a dict with ")
     assert found, f"the {adapter} bullet does not say what it returns"

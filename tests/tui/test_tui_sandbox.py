@@ -29,7 +29,8 @@ async def test_header_and_status_show_the_mode(agent_dir: Path, root: str) -> No
         sandbox=SandboxSettings("workspace-write"),
         cwd=agent_dir,
     )
-    async with app.run_test() as pilot:
+    # Wide enough that the roots line is not shortened in the middle (as long paths are).
+    async with app.run_test(size=(300, 60)) as pilot:
         await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
         await pilot.pause()
         assert app.screen.query_one(Header) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ def test_two_runs_write_identical_pictures(tmp_path: Path) -> None:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     runs = []
     # The script owns a fixed agent dir (its path is in the pictures): one run at a time.
-    with FileLock("/tmp/pct-screenshots.lock"):
+    with FileLock(os.path.join(tempfile.gettempdir(), "pct-screenshots.lock")):
         for name in ("one", "two"):
             out = tmp_path / name
             done = subprocess.run(

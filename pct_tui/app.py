@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,7 +21,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
-from pct_runtime.config import MISSING_REVISION, ConfigRead, reload_message
 from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
@@ -28,7 +28,9 @@ from pct_runtime.runtime import Runtime
 from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
+from pct_tui.facade import RuntimeFacade
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
+from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
@@ -38,19 +40,6 @@ from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
 from pct_tui.serving import AttachInfo, EmbeddedServing
 from pct_tui.watcher import watch_config
-
-
-def describe_read(result: ConfigRead) -> str:
-    """The console's config line, from the store's state now: loaded, or the same error
-    text `/pct reload` prints; then a warning per unknown top-level key."""
-    if result.error is None:
-        if result.revision == MISSING_REVISION:
-            line = "Configuration loaded (no file yet: all-off defaults)."
-        else:
-            line = "Configuration loaded."
-        warnings = unknown_key_warnings(result.raw)
-        return "\n".join([line, *(f"Warning: {w}" for w in warnings)])
-    return reload_message(result.error, result.has_last_known_good)
 
 
 class PctApp(App[None]):
@@ -68,7 +57,8 @@ class PctApp(App[None]):
     #: `-short` below 32 rows: dialogs drop their hint and keep their buttons on screen.
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (as above)
     COMMANDS = App.COMMANDS | {PctCommands}
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+    #: The app's modes; each screen is built with the facade (see `__init__`).
+    SCREENS_BY_MODE: ClassVar[dict[str, type[PctScreen]]] = {
         "status": StatusScreen,
         "config": ConfigScreen,
         "rules": RulesScreen,
@@ -113,10 +103,12 @@ class PctApp(App[None]):
         self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
-        self.attach_info = attach_info
-        self.serve_error: str | None = None
         self.watch_disk = watch
         self.console_state = Console(self, self.runtime, clock)
+        #: The screens' one door onto the runtime.
+        self.facade = RuntimeFacade(self.console_state, attach_info)
+        for mode, screen in self.SCREENS_BY_MODE.items():
+            self.add_mode(mode, partial(screen, self.facade))
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
         self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
         self._request_screens: dict[int, Screen[Any]] = {}
@@ -126,15 +118,29 @@ class PctApp(App[None]):
         self._shut_down = False
 
     @property
+    def attach_info(self) -> AttachInfo | None:
+        return self.facade.attach_info
+
+    @attach_info.setter
+    def attach_info(self, value: AttachInfo | None) -> None:
+        self.facade.attach_info = value
+
+    @property
+    def serve_error(self) -> str | None:
+        return self.facade.serve_error
+
+    @serve_error.setter
+    def serve_error(self, value: str | None) -> None:
+        self.facade.serve_error = value
+
+    @property
     def load_message(self) -> str:
         """The Status screen's config line, derived from the store now (never left over)."""
-        if not self.console_state.ready:
-            return "Reading configuration…"
-        return describe_read(self.runtime.store.current())
+        return self.facade.load_message
 
     @property
     def load_error(self) -> bool:
-        return self.console_state.ready and self.runtime.store.current().error is not None
+        return self.facade.load_error
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -248,6 +254,12 @@ class PctApp(App[None]):
         await self.shutdown()
 
     # -- navigation ----------------------------------------------------------------------
+    async def on_pct_screen_mode_requested(self, message: PctScreen.ModeRequested) -> None:
+        await self.action_show_mode(message.mode)
+
+    async def on_pct_screen_reload_requested(self, _: PctScreen.ReloadRequested) -> None:
+        await self.action_reload()
+
     async def action_show_mode(self, mode: str) -> None:
         if self.current_mode != mode:
             if self.current_mode == "rules":

@@ -8,8 +8,10 @@ installs the screens as modes. Screen logic lives in `screens/`, runtime bookkee
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import importlib
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -21,6 +23,16 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
+from pct_runtime.cli import CliError
+from pct_runtime.cli_commands.host_checks import load_host_model
+from pct_runtime.cli_commands.sandbox_opts import (
+    SandboxStartError,
+    add_sandbox_arguments,
+    startup_sandbox,
+)
+from pct_runtime.config.paths import agent_dir as default_agent_dir
+from pct_runtime.config.paths import config_path
+from pct_runtime.config.reload import not_regular_message
 from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
@@ -341,8 +353,6 @@ class PctApp(App[None]):
 
 
 def _preload(serving: bool) -> None:
-    import importlib
-
     modules = ["pct_runtime.runtime_tools", "pct_runtime.capabilities.shell"]
     if serving:
         modules += ["pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"]
@@ -352,8 +362,6 @@ def _preload(serving: bool) -> None:
 
 def main() -> None:
     """`pct-tui [--port N] [--model PROVIDER/ID]`."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="pct-tui",
         description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals. "
@@ -361,17 +369,8 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
-    from pct_runtime.cli_commands.sandbox_opts import (
-        SandboxStartError,
-        add_sandbox_arguments,
-        startup_sandbox,
-    )
-    from pct_runtime.config.paths import config_path
-
     add_sandbox_arguments(parser)
     args = parser.parse_args()
-    from pct_runtime.config.reload import not_regular_message
-
     refused = not_regular_message(config_path())
     if refused is not None:  # before drawing: a FIFO would otherwise be read on boot
         print(f"pct-tui: {refused}", file=sys.stderr)
@@ -392,12 +391,8 @@ def check_model_arg(model: str | None) -> None:
     a console running with every capability off would look like a working one."""
     if model is None:
         return
-    from pct_runtime.cli import CliError
-    from pct_runtime.cli_commands.host_checks import load_host_model
-    from pct_runtime.config.paths import agent_dir
-
     try:
-        load_host_model(agent_dir(), model, Path.cwd())
+        load_host_model(default_agent_dir(), model, Path.cwd())
     except CliError as exc:
         print(f"pct-tui: {exc}", file=sys.stderr)
         sys.exit(exc.code)

@@ -166,6 +166,7 @@ async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
     if asker is None or asker.subject is None:
         return None
     try:  # any failure here still shows the modal, with the raw patch
+        # Deferred for start-up time: apply_patch loads after the first frame.
         from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
         from pct_runtime.capabilities.apply_patch.preview import file_diffs
 

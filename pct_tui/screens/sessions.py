@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -76,8 +77,6 @@ class SessionsScreen(PctScreen):
         return out
 
     def refresh_view(self) -> None:
-        from rich.text import Text
-
         table = self.query_one("#work-table", DataTable)
         cursor = table.cursor_row
         selected = self._selected_key(table)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -37,7 +37,7 @@ from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime
-from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
+from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
@@ -123,7 +123,7 @@ class PctApp(App[None]):
             self.add_mode(mode, partial(screen, self.facade))
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
         self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
-        self._request_screens: dict[int, Screen[Any]] = {}
+        self._request_screens: dict[int, Screen[bool] | Screen[str | None]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
@@ -299,11 +299,11 @@ class PctApp(App[None]):
 
     # -- approvals -----------------------------------------------------------------------
     def _show_request(self, request: ApprovalRequest) -> None:
-        def answered(value: Any) -> None:
+        def answered(value: Answer) -> None:
             self._request_screens.pop(id(request), None)
             self.approvals.answer(request, value)
 
-        screen: Screen[Any]
+        screen: Screen[bool] | Screen[str | None]
         if request.kind == "confirm":
             screen = ConfirmScreen(
                 request.title,

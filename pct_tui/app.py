@@ -8,27 +8,41 @@ installs the screens as modes. Screen logic lives in `screens/`, runtime bookkee
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import importlib
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
-from pct_runtime.config import MISSING_REVISION, ConfigRead, reload_message
+from pct_runtime.cli import CliError
+from pct_runtime.cli_commands.host_checks import load_host_model
+from pct_runtime.cli_commands.sandbox_opts import (
+    SandboxStartError,
+    add_sandbox_arguments,
+    startup_sandbox,
+)
+from pct_runtime.config.paths import agent_dir as default_agent_dir
+from pct_runtime.config.paths import config_path
+from pct_runtime.config.reload import not_regular_message
 from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.runtime import Runtime
-from pct_tui.approvals import ApprovalQueue, ApprovalRequest, ConsoleUI
+from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
+from pct_tui.facade import RuntimeFacade
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
+from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
@@ -38,19 +52,6 @@ from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
 from pct_tui.serving import AttachInfo, EmbeddedServing
 from pct_tui.watcher import watch_config
-
-
-def describe_read(result: ConfigRead) -> str:
-    """The console's config line, from the store's state now: loaded, or the same error
-    text `/pct reload` prints; then a warning per unknown top-level key."""
-    if result.error is None:
-        if result.revision == MISSING_REVISION:
-            line = "Configuration loaded (no file yet: all-off defaults)."
-        else:
-            line = "Configuration loaded."
-        warnings = unknown_key_warnings(result.raw)
-        return "\n".join([line, *(f"Warning: {w}" for w in warnings)])
-    return reload_message(result.error, result.has_last_known_good)
 
 
 class PctApp(App[None]):
@@ -68,7 +69,8 @@ class PctApp(App[None]):
     #: `-short` below 32 rows: dialogs drop their hint and keep their buttons on screen.
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (as above)
     COMMANDS = App.COMMANDS | {PctCommands}
-    MODES: ClassVar[dict[str, str | Callable[[], Screen[Any]]]] = {
+    #: The app's modes; each screen is built with the facade (see `__init__`).
+    SCREENS_BY_MODE: ClassVar[dict[str, type[PctScreen]]] = {
         "status": StatusScreen,
         "config": ConfigScreen,
         "rules": RulesScreen,
@@ -113,28 +115,44 @@ class PctApp(App[None]):
         self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
-        self.attach_info = attach_info
-        self.serve_error: str | None = None
         self.watch_disk = watch
         self.console_state = Console(self, self.runtime, clock)
+        #: The screens' one door onto the runtime.
+        self.facade = RuntimeFacade(self.console_state, attach_info)
+        for mode, screen in self.SCREENS_BY_MODE.items():
+            self.add_mode(mode, partial(screen, self.facade))
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
         self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
-        self._request_screens: dict[int, Screen[Any]] = {}
+        self._request_screens: dict[int, Screen[bool] | Screen[str | None]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
         self._shut_down = False
 
     @property
+    def attach_info(self) -> AttachInfo | None:
+        return self.facade.attach_info
+
+    @attach_info.setter
+    def attach_info(self, value: AttachInfo | None) -> None:
+        self.facade.attach_info = value
+
+    @property
+    def serve_error(self) -> str | None:
+        return self.facade.serve_error
+
+    @serve_error.setter
+    def serve_error(self, value: str | None) -> None:
+        self.facade.serve_error = value
+
+    @property
     def load_message(self) -> str:
         """The Status screen's config line, derived from the store now (never left over)."""
-        if not self.console_state.ready:
-            return "Reading configuration…"
-        return describe_read(self.runtime.store.current())
+        return self.facade.load_message
 
     @property
     def load_error(self) -> bool:
-        return self.console_state.ready and self.runtime.store.current().error is not None
+        return self.facade.load_error
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -248,6 +266,12 @@ class PctApp(App[None]):
         await self.shutdown()
 
     # -- navigation ----------------------------------------------------------------------
+    async def on_pct_screen_mode_requested(self, message: PctScreen.ModeRequested) -> None:
+        await self.action_show_mode(message.mode)
+
+    async def on_pct_screen_reload_requested(self, _: PctScreen.ReloadRequested) -> None:
+        await self.action_reload()
+
     async def action_show_mode(self, mode: str) -> None:
         if self.current_mode != mode:
             if self.current_mode == "rules":
@@ -275,11 +299,11 @@ class PctApp(App[None]):
 
     # -- approvals -----------------------------------------------------------------------
     def _show_request(self, request: ApprovalRequest) -> None:
-        def answered(value: Any) -> None:
+        def answered(value: Answer) -> None:
             self._request_screens.pop(id(request), None)
             self.approvals.answer(request, value)
 
-        screen: Screen[Any]
+        screen: Screen[bool] | Screen[str | None]
         if request.kind == "confirm":
             screen = ConfirmScreen(
                 request.title,
@@ -329,8 +353,6 @@ class PctApp(App[None]):
 
 
 def _preload(serving: bool) -> None:
-    import importlib
-
     modules = ["pct_runtime.runtime_tools", "pct_runtime.capabilities.shell"]
     if serving:
         modules += ["pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"]
@@ -340,8 +362,6 @@ def _preload(serving: bool) -> None:
 
 def main() -> None:
     """`pct-tui [--port N] [--model PROVIDER/ID]`."""
-    import argparse
-
     parser = argparse.ArgumentParser(
         prog="pct-tui",
         description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals. "
@@ -349,17 +369,8 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
-    from pct_runtime.cli_commands.sandbox_opts import (
-        SandboxStartError,
-        add_sandbox_arguments,
-        startup_sandbox,
-    )
-    from pct_runtime.config.paths import config_path
-
     add_sandbox_arguments(parser)
     args = parser.parse_args()
-    from pct_runtime.config.reload import not_regular_message
-
     refused = not_regular_message(config_path())
     if refused is not None:  # before drawing: a FIFO would otherwise be read on boot
         print(f"pct-tui: {refused}", file=sys.stderr)
@@ -380,12 +391,8 @@ def check_model_arg(model: str | None) -> None:
     a console running with every capability off would look like a working one."""
     if model is None:
         return
-    from pct_runtime.cli import CliError
-    from pct_runtime.cli_commands.host_checks import load_host_model
-    from pct_runtime.config.paths import agent_dir
-
     try:
-        load_host_model(agent_dir(), model, Path.cwd())
+        load_host_model(default_agent_dir(), model, Path.cwd())
     except CliError as exc:
         print(f"pct-tui: {exc}", file=sys.stderr)
         sys.exit(exc.code)

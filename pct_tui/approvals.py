@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pct_runtime.host.ui import ASKER, Asker, NotifyLevel
 
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
 RequestKind = Literal["confirm", "select"]
+
+
+#: What a modal answers: Yes/No for a confirm, the picked option (None: dismissed).
+Answer = bool | str | None
 
 
 @dataclass(eq=False)
@@ -34,7 +38,7 @@ class ApprovalRequest:
     asker: Asker | None = None
     #: For a preflighted patch: each file's diff against its current content.
     diffs: list[FileDiff] | None = None
-    future: asyncio.Future[Any] = field(
+    future: asyncio.Future[Answer] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
 
@@ -61,7 +65,7 @@ class ApprovalQueue:
     def __len__(self) -> int:
         return len(self._pending) + (1 if self.current is not None else 0)
 
-    async def ask(self, request: ApprovalRequest) -> Any:
+    async def ask(self, request: ApprovalRequest) -> Answer:
         self._pending.append(request)
         self._changed(len(self))
         self._next()
@@ -71,7 +75,7 @@ class ApprovalQueue:
             self.withdraw(request)
             raise
 
-    def answer(self, request: ApprovalRequest, value: Any) -> None:
+    def answer(self, request: ApprovalRequest, value: Answer) -> None:
         """Resolve `request` (from its modal's dismissal) and show the next one."""
         if not request.future.done():
             request.future.set_result(value)
@@ -144,7 +148,7 @@ class ConsoleUI:
         result = await self._ask(request)
         return result if isinstance(result, str) and result in choices else None
 
-    async def _ask(self, request: ApprovalRequest) -> Any:
+    async def _ask(self, request: ApprovalRequest) -> Answer:
         self._record(request, "asked")
         try:
             result = await self.queue.ask(request)
@@ -166,6 +170,7 @@ async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
     if asker is None or asker.subject is None:
         return None
     try:  # any failure here still shows the modal, with the raw patch
+        # Deferred for start-up time: apply_patch loads after the first frame.
         from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
         from pct_runtime.capabilities.apply_patch.preview import file_diffs
 

@@ -7,12 +7,8 @@ implementation of each.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-
-if TYPE_CHECKING:
-    from pct_tui.app import PctApp
 
 #: (title, action, help)
 COMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -31,8 +27,7 @@ class PctCommands(Provider):
     """`/pct …` commands for the palette (ctrl+p)."""
 
     async def _run(self, action: str) -> None:
-        app = cast("PctApp", self.app)
-        await app.run_action(action)
+        await self.app.run_action(action)
 
     async def discover(self) -> Hits:
         for title, action, help_text in COMMANDS:

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.signal import Signal
 
@@ -161,7 +161,7 @@ class Console:
     """Runtime state for the screens. Create it in the app, `attach()` once mounted."""
 
     def __init__(
-        self, app: App[Any], runtime: Runtime, clock: Callable[[], str] = default_clock
+        self, app: App[None], runtime: Runtime, clock: Callable[[], str] = default_clock
     ) -> None:
         self.app = app
         self.runtime = runtime
@@ -237,7 +237,7 @@ class Console:
 
         self.app.call_next(fire)
 
-    def _on_runtime_event(self, payload: Any) -> None:
+    def _on_runtime_event(self, payload: object) -> None:
         if not isinstance(payload, dict):
             return
         kind = str(payload.get("type", "event"))
@@ -267,7 +267,7 @@ class Console:
             self._watched_sessions.pop(str(payload.get("session")), None)
             self.work_changed.publish(None)
 
-    def _on_diagnostics(self, payload: Any) -> None:
+    def _on_diagnostics(self, payload: object) -> None:
         if isinstance(payload, dict):
             keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
             summary = " ".join(f"{k}={_short(payload.get(k))}" for k in keys if k in payload)
@@ -277,7 +277,7 @@ class Console:
             self.log_event("diagnostics", summary)
         self._status_soon()
 
-    def _on_debug(self, payload: Any) -> None:
+    def _on_debug(self, payload: object) -> None:
         self.log_event("debug", json.dumps(payload, separators=(",", ":"), sort_keys=False))
 
     # -- work ----------------------------------------------------------------------------
@@ -419,7 +419,7 @@ def _file_tail(label: str, path: str | None, total: int) -> str:
     return text
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if isinstance(value, list | tuple):
         return "+".join(str(v) for v in value) or "none"
     if value is None:

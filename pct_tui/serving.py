@@ -61,6 +61,7 @@ class EmbeddedServing:
 
     async def start(self) -> AttachInfo:
         """Read config and models, bind the socket, register for live control."""
+        # Deferred for start-up time: the MCP/HTTP stack loads in the boot thread (`_preload`).
         from pct_runtime.serve.control import ControlServer
         from pct_runtime.serve.http import PctHttpServer
         from pct_runtime.serve.live import control_token

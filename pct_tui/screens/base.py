@@ -1,34 +1,48 @@
-"""The frame every console screen shares: header, changed-on-disk banner, body, footer."""
+"""The frame every console screen shares: header, changed-on-disk banner, body, footer.
+
+A screen reads and acts through the `RuntimeFacade` it is built with and asks the app for
+navigation or a reload by posting a message (as Textual's own widgets do), so no screen
+imports the app.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from pct_tui.console import Console
+from pct_tui.facade import RuntimeFacade
 from pct_tui.widgets.banner import DiskBanner
 from pct_tui.widgets.navbar import NavBar
-
-if TYPE_CHECKING:
-    from pct_tui.app import PctApp
-    from pct_tui.console import Console
 
 
 class PctScreen(Screen[None]):
     """Subclasses implement `compose_body()` and `refresh_view()`."""
 
-    @property
-    def pct(self) -> PctApp:
-        return cast("PctApp", self.app)
+    class ModeRequested(Message):
+        """Show another mode (screen) of the app."""
 
-    @property
-    def console(self) -> Console:
-        return self.pct.console_state
+        def __init__(self, mode: str) -> None:
+            super().__init__()
+            self.mode = mode
+
+    class ReloadRequested(Message):
+        """Re-read the config file and resync every session (`/pct reload`)."""
 
     #: The app mode this screen is (for the navigation bar).
     MODE: ClassVar[str] = ""
+
+    def __init__(self, facade: RuntimeFacade) -> None:
+        super().__init__()
+        self.facade = facade
+
+    @property
+    def console(self) -> Console:
+        return self.facade.console
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -62,8 +76,9 @@ class PctScreen(Screen[None]):
     def refresh_view(self) -> None:
         """Redraw from the console's current state."""
 
-    async def on_disk_banner_reload_requested(self, _: DiskBanner.ReloadRequested) -> None:
-        await self.pct.run_action("reload")
+    def on_disk_banner_reload_requested(self, event: DiskBanner.ReloadRequested) -> None:
+        event.stop()
+        self.post_message(self.ReloadRequested())
 
     def on_disk_banner_dismissed(self, _: DiskBanner.Dismissed) -> None:
         self.console.set_disk_changed(False)

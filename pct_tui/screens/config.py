@@ -7,7 +7,6 @@ until Save, which uses the store's revision check: a refused save (`stale-revisi
 
 from __future__ import annotations
 
-import asyncio
 from typing import ClassVar
 
 from rich.text import Text
@@ -18,11 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
-from pct_runtime.host.models import load_settings
-from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.drafts import CORE_TITLES
-from pct_tui.planning import fresh_plan
+from pct_tui.facade import NO_MODEL_LINE
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
@@ -154,7 +150,7 @@ class ConfigScreen(PctScreen):
         if capability is None or not self.console.ready:
             widget.update("")
             return
-        plan = fresh_plan(self.console.runtime, config=self.console.draft.config)
+        plan = self.facade.draft_plan()
         decision = plan.decisions[capability]
         text = Text("With this draft a new session gets: ")
         text.append(decision.effective, style=EFFECTIVE_STYLES.get(decision.effective, "bold"))
@@ -180,7 +176,7 @@ class ConfigScreen(PctScreen):
         elif key == "deferred":
             self.edit_deferred()
         elif key == "rules" or key in CORE_TITLES:
-            await self.pct.run_action("show_mode('rules')")
+            self.post_message(self.ModeRequested("rules"))
         elif key == "save":
             await self.action_save()
         elif key == "cancel":
@@ -190,10 +186,7 @@ class ConfigScreen(PctScreen):
 
     @work(exclusive=True, group="config-picker")
     async def pick_executor(self) -> None:
-        runtime = self.console.runtime
-        settings = await asyncio.to_thread(load_settings, runtime.agent_dir, runtime.cwd)
-        scoped = runtime.models.scoped(settings) if settings.enabled_models else None
-        candidates = [m.key for m in sidecar_candidates(runtime.models, scoped)]
+        candidates = await self.facade.sidecar_candidates()
         note = (
             ""
             if candidates
@@ -218,13 +211,11 @@ class ConfigScreen(PctScreen):
 
     @work(exclusive=True, group="config-picker")
     async def pick_effort(self) -> None:
-        runtime = self.console.runtime
         current = self.console.draft.config.web_search.sidecar_model
         if current is None:
             self.show_message("Pick a Web Search executor first.", error=True)
             return
-        model = runtime.models.find(current.provider, current.model)
-        levels = sidecar_efforts(model) if model is not None else ("auto",)
+        levels = self.facade.sidecar_efforts(current)
         choice = await self.app.push_screen_wait(
             ChoiceScreen("Web Search executor effort", levels, current=current.thinking_level)
         )

@@ -22,9 +22,10 @@ class OutputScreen(Screen[None]):
         Binding("f", "follow", "Follow", id="output-follow"),
     ]
 
-    def __init__(self, row: WorkRow) -> None:
+    def __init__(self, row: WorkRow, console: Console) -> None:
         super().__init__()
         self.row = row
+        self.console = console
         self._stop_following: Callable[[], None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -39,8 +40,7 @@ class OutputScreen(Screen[None]):
         log.feed(self.row.initial_text())
         self._stop_following = self.row.follow(log.feed)
         self._update_title()
-        console: Console = self.app.console_state  # type: ignore[attr-defined]
-        console.work_changed.subscribe(self, lambda _: self._update_title())
+        self.console.work_changed.subscribe(self, lambda _: self._update_title())
 
     def _update_title(self) -> None:
         row = self.row

@@ -16,11 +16,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_runtime.decide.execution import format_execution_block
-from pct_runtime.host.models import Model
-from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.drafts import rule_label
-from pct_tui.planning import fresh_plan
+from pct_tui.facade import NO_MODEL_LINE, Model
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.fit_text import FitText
@@ -92,11 +89,7 @@ class RulesScreen(PctScreen):
         self.query_one("#rules-preview", FitText).set_text(self.preview_text())
 
     def current_model(self) -> Model | None:
-        runtime = self.console.runtime
-        for session in runtime.sessions:
-            if session.model is not None:
-                return session.model
-        return runtime.default_model
+        return self.facade.current_model()
 
     def preview_text(self) -> str:
         draft = self.console.draft
@@ -110,9 +103,9 @@ class RulesScreen(PctScreen):
         else:
             index = draft.rules.index(rule)
             lines.append(f"Matching rule: {rule_label(index, rule)}")
-        plan = fresh_plan(self.console.runtime, config=draft.config, model=model)
+        plan = self.facade.draft_plan(model)
         lines.append("")
-        lines.extend(format_execution_block(plan.routes).split("\n"))
+        lines.extend(self.facade.execution_block(plan).split("\n"))
         return "\n".join(lines)
 
     def show_message(self, text: str, *, error: bool = False) -> None:

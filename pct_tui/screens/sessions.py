@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -60,8 +61,8 @@ class SessionsScreen(PctScreen):
     def rows(self) -> list[tuple[str, WorkRow | None, str]]:
         """(row key, work row or None for a session, session id) in display order."""
         out: list[tuple[str, WorkRow | None, str]] = []
-        sessions = {s.id for s in self.console.runtime.sessions}
-        for session in self.console.runtime.sessions:
+        sessions = {s.id for s in self.facade.sessions}
+        for session in self.facade.sessions:
             out.append((f"session:{session.id}", None, session.id))
             out.extend(
                 (f"{row.kind}:{row.id}", row, session.id)
@@ -76,16 +77,13 @@ class SessionsScreen(PctScreen):
         return out
 
     def refresh_view(self) -> None:
-        from rich.text import Text
-
         table = self.query_one("#work-table", DataTable)
         cursor = table.cursor_row
         selected = self._selected_key(table)
         table.clear()
-        runtime = self.console.runtime
         for key, row, session_id in self.rows():
             if row is None:
-                session = runtime.session(session_id)
+                session = self.facade.session(session_id)
                 model = session.model.key if session and session.model else "—"
                 kind = session.kind if session else "?"
                 table.add_row(
@@ -159,7 +157,7 @@ class SessionsScreen(PctScreen):
         current = self._current()
         if current is None or current[0] is None:
             return
-        self.app.push_screen(OutputScreen(current[0]))
+        self.app.push_screen(OutputScreen(current[0], self.console))
 
     @work(exclusive=True, group="sessions-confirm")
     async def action_stop(self) -> None:
@@ -188,7 +186,7 @@ class SessionsScreen(PctScreen):
         current = self._current()
         if current is None:
             return
-        session = self.console.runtime.session(current[1])
+        session = self.facade.session(current[1])
         if session is None:
             return
         yes = await self.app.push_screen_wait(

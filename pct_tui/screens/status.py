@@ -9,8 +9,6 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from pct_runtime.host.names import OWNED_TOOL_NAMES
-from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.status_view import status_text
@@ -36,22 +34,21 @@ class StatusScreen(PctScreen):
                 yield FitText("", id="status-text", style=status_text)
 
     def refresh_view(self) -> None:
-        console = self.console
-        runtime = console.runtime
-        attach = self.pct.attach_info
+        facade = self.facade
+        attach = facade.attach_info
         attach_widget = self.query_one("#attach", FitText)
         if attach is not None:
             attach_widget.set_text("\n".join(attach.lines()))
-        elif self.pct.serve_error:
-            attach_widget.set_text(f"MCP endpoint failed: {self.pct.serve_error}")
-        self.query_one("#config-path", FitText).set_text(f"Config: {runtime.config_path}")
+        elif facade.serve_error:
+            attach_widget.set_text(f"MCP endpoint failed: {facade.serve_error}")
+        self.query_one("#config-path", FitText).set_text(f"Config: {facade.config_path}")
         load = self.query_one("#config-status", FitText)
-        load.set_text(self.pct.load_message)
-        load.set_class(self.pct.load_error, "error")
+        load.set_text(facade.load_message)
+        load.set_class(facade.load_error, "error")
         sessions = self.query_one("#status-sessions", OptionList)
         selected = self._selected_id(sessions)
         options = [Option("Fresh session (what a new client gets)", id=FRESH)]
-        for session in runtime.sessions:
+        for session in facade.sessions:
             model = session.model.key if session.model else "—"
             options.append(Option(f"{session.id} ({session.kind}) · {model}", id=session.id))
         sessions.set_options(options)
@@ -67,8 +64,8 @@ class StatusScreen(PctScreen):
         return sessions.get_option_at_index(index).id or FRESH
 
     def _show(self, session_id: str) -> None:
-        runtime = self.console.runtime
-        session = runtime.session(session_id) if session_id != FRESH else None
+        facade = self.facade
+        session = facade.session(session_id) if session_id != FRESH else None
         tools: tuple[str, ...] = ()
         no_model = False
         if not self.console.ready:
@@ -79,9 +76,9 @@ class StatusScreen(PctScreen):
             plan = session.plan
             no_model = plan is not None and plan.rules_managed and session.model is None
         else:
-            text = fresh_status_text(runtime)
-            plan = fresh_plan(runtime)
-            tools = tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
+            text = facade.fresh_status_text()
+            plan = facade.fresh_plan()
+            tools = facade.owned_tools(plan)
             no_model = plan.rules_managed and plan.model is None
         line = f"MCP tools: {', '.join(tools) or 'none'}"
         if no_model and not tools:

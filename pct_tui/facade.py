@@ -1,0 +1,133 @@
+"""The console's one door onto the runtime.
+
+Screens read and act through a `RuntimeFacade` the app hands them at construction, so no
+screen imports `pct_runtime.config`, `host` or `decide`, and none imports the app: what a
+screen asks of the app goes up as a message (see `screens/base.py`). This module is the one
+place in `pct_tui` that knows those runtime modules for the screens' sake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from pct_runtime.config import (
+    DEFERRABLE_TOOL_NAMES,
+    MISSING_REVISION,
+    ConfigRead,
+    SidecarModel,
+    reload_message,
+)
+from pct_runtime.config.typos import unknown_key_warnings
+from pct_runtime.decide.execution import format_execution_block
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
+from pct_runtime.host.models import Model, load_settings
+from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_runtime.runtime import Runtime, RuntimeSession
+from pct_runtime.status import NO_MODEL_LINE
+from pct_tui.console import Console
+from pct_tui.drafts import ConfigDraft
+from pct_tui.planning import fresh_plan, fresh_status_text
+from pct_tui.serving import AttachInfo
+
+__all__ = ["DEFERRABLE_TOOL_NAMES", "NO_MODEL_LINE", "Model", "RuntimeFacade", "describe_read"]
+
+
+def describe_read(result: ConfigRead) -> str:
+    """The console's config line, from the store's state now: loaded, or the same error
+    text `/pct reload` prints; then a warning per unknown top-level key."""
+    if result.error is None:
+        if result.revision == MISSING_REVISION:
+            line = "Configuration loaded (no file yet: all-off defaults)."
+        else:
+            line = "Configuration loaded."
+        warnings = unknown_key_warnings(result.raw)
+        return "\n".join([line, *(f"Warning: {w}" for w in warnings)])
+    return reload_message(result.error, result.has_last_known_good)
+
+
+class RuntimeFacade:
+    """What screens need from the runtime and the console state, typed."""
+
+    def __init__(self, console: Console, attach_info: AttachInfo | None = None) -> None:
+        self.console = console
+        #: The MCP endpoint's attach text once serving started (or the one given for tests).
+        self.attach_info = attach_info
+        #: Why the MCP endpoint failed to start, if it did.
+        self.serve_error: str | None = None
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.console.runtime
+
+    @property
+    def ready(self) -> bool:
+        return self.console.ready
+
+    @property
+    def draft(self) -> ConfigDraft:
+        return self.console.draft
+
+    # -- status ------------------------------------------------------------------------
+    @property
+    def load_message(self) -> str:
+        """The Status screen's config line, derived from the store now (never left over)."""
+        if not self.console.ready:
+            return "Reading configuration…"
+        return describe_read(self.runtime.store.current())
+
+    @property
+    def load_error(self) -> bool:
+        return self.console.ready and self.runtime.store.current().error is not None
+
+    @property
+    def config_path(self) -> Path:
+        return self.runtime.config_path
+
+    @property
+    def sessions(self) -> Sequence[RuntimeSession]:
+        return tuple(self.runtime.sessions)
+
+    def session(self, session_id: str) -> RuntimeSession | None:
+        return self.runtime.session(session_id)
+
+    def current_model(self) -> Model | None:
+        """The first live session's model, else the runtime's default (the rule preview's)."""
+        for session in self.runtime.sessions:
+            if session.model is not None:
+                return session.model
+        return self.runtime.default_model
+
+    def fresh_status_text(self) -> str:
+        return fresh_status_text(self.runtime)
+
+    def fresh_plan(self) -> ProjectionPlan:
+        """What a new MCP session would get now."""
+        return fresh_plan(self.runtime)
+
+    @staticmethod
+    def owned_tools(plan: ProjectionPlan) -> tuple[str, ...]:
+        """The toolkit's own tools among a plan's active ones."""
+        return tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
+
+    # -- draft previews ----------------------------------------------------------------
+    def draft_plan(self, model: Model | None = None) -> ProjectionPlan:
+        """What a new session would get with the draft."""
+        return fresh_plan(self.runtime, config=self.draft.config, model=model)
+
+    @staticmethod
+    def execution_block(plan: ProjectionPlan) -> str:
+        return format_execution_block(plan.routes)
+
+    async def sidecar_candidates(self) -> list[str]:
+        """Models allowed as the web-search sidecar, read from Pi's settings off the loop."""
+        runtime = self.runtime
+        settings = await asyncio.to_thread(load_settings, runtime.agent_dir, runtime.cwd)
+        scoped = runtime.models.scoped(settings) if settings.enabled_models else None
+        return [m.key for m in sidecar_candidates(runtime.models, scoped)]
+
+    def sidecar_efforts(self, current: SidecarModel) -> tuple[str, ...]:
+        model = self.runtime.models.find(current.provider, current.model)
+        return tuple(sidecar_efforts(model)) if model is not None else ("auto",)

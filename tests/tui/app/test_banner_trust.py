@@ -1,0 +1,44 @@
+"""Pilot tests of issue 15: nothing stale, no lost drafts, a cursor that stays on its job,
+the core tools on the Config screen, and every screen usable at 80×24."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pct_tui.app import PctApp
+from pct_tui.widgets.banner import DiskBanner
+from tests.tui.conftest import wait_for
+
+
+def write_config(agent_dir: Path, document: object) -> Path:
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+async def started(app: PctApp, pilot: object) -> None:
+    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
+
+
+async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
+    await pilot.press(key)  # type: ignore[attr-defined]
+    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
+
+
+async def test_banner_goes_away_after_a_reload_from_elsewhere(agent_dir: Path) -> None:
+    write_config(agent_dir, {"debug": False})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(app, pilot)
+        banner = app.screen.query_one(DiskBanner)
+        write_config(agent_dir, {"debug": True})
+        assert await app.console_state.check_disk()  # what the watcher calls
+        await pilot.pause()
+        assert banner.has_class("-visible")
+        # `pct reload` in another terminal: the control handler calls runtime.reload()
+        await app.runtime.reload()
+        await wait_for(pilot, lambda: not banner.has_class("-visible"), "banner hidden")
+        assert not app.console_state.disk_changed
+        await show(app, pilot, "2", "config")
+        assert not app.screen.query_one(DiskBanner).has_class("-visible")

@@ -1,0 +1,73 @@
+"""Pilot tests of issue 15: nothing stale, no lost drafts, a cursor that stays on its job,
+the core tools on the Config screen, and every screen usable at 80×24."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Label, OptionList, Static
+
+from pct_tui.app import PctApp
+from pct_tui.drafts import MIGRATE_EMPTY_NOTICE
+from pct_tui.screens.rule_edit import RuleEditScreen
+from pct_tui.widgets.fit_text import FitText
+from tests.tui.conftest import wait_for
+
+
+def write_config(agent_dir: Path, document: object) -> Path:
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+def text(app: PctApp, selector: str) -> str:
+    widget = app.screen.query_one(selector)
+    if isinstance(widget, FitText):
+        return widget.source
+    assert isinstance(widget, Static | Label)
+    return str(widget.render())
+
+
+async def started(app: PctApp, pilot: object) -> None:
+    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
+
+
+async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
+    await pilot.press(key)  # type: ignore[attr-defined]
+    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
+
+
+async def test_rules_notice_follows_the_draft(agent_dir: Path) -> None:
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "3", "rules")
+        await pilot.pause()
+        assert text(app, "#rules-notice").startswith(MIGRATE_EMPTY_NOTICE)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleEditScreen), "rule page")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RuleEditScreen), "done")
+        assert text(app, "#rules-notice") == (
+            "Save will store these 1 rule(s) and remove the legacy Apply Patch / Shell / Code "
+            "switches."
+        )
+        assert "● modified" in text(app, "#rules-title")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "saved" in text(app, "#rules-message"), "save")
+        assert text(app, "#rules-notice") == ""
+        assert "modified" not in text(app, "#rules-title")
+
+
+async def test_looking_at_a_legacy_migration_is_not_a_draft(agent_dir: Path) -> None:
+    write_config(agent_dir, {"applyPatch": {"enabled": True}})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "3", "rules")
+        await show(app, pilot, "2", "config")
+        menu = app.screen.query_one("#config-menu", OptionList)
+        assert str(menu.get_option("apply_patch").prompt) == "Apply Patch: on"
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, "exit without asking")

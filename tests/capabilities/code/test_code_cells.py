@@ -559,13 +559,22 @@ async def test_one_terminal_observer_wins_and_queued_observers_are_stale(
 
 
 async def test_pragma_keeps_line_numbers_and_sets_limits(
-    manager: CodeManager, ctx: CallContext
+    make_manager: Callable[..., CodeManager], ctx: CallContext
 ) -> None:
-    code = '// @exec: {"yield_time_ms": 0, "max_output_tokens": 256}\nraise KeyError("k")'
+    # The cell waits on a gated nested call, so it is still running at a 0 ms yield
+    # however fast or loaded the machine is.
+    gate = asyncio.Event()
+    manager = make_manager([FakeAdapter("exec_command", gate=gate)])
+    code = (
+        '// @exec: {"yield_time_ms": 0, "max_output_tokens": 256}\n'
+        "await tools.exec_command()\n"
+        'raise KeyError("k")'
+    )
     r = await run(manager, ctx, code)
     assert r.details["status"] == "running"  # yield_time_ms 0 from the pragma
+    gate.set()
     r = await manager.wait({"cell_id": r.details["cell_id"]}, ctx)
-    assert 'File "<cell>", line 2' in r.text
+    assert 'File "<cell>", line 3' in r.text
     spawned = len(manager.spawned_pids)
     with pytest.raises(ToolError) as exc:
         await run(manager, ctx, '# @exec: {"nope": 1}\n1')

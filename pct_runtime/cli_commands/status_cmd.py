@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from pct_runtime.cli_commands.errors import CliError
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
@@ -60,7 +62,6 @@ def parse_tools_arg(value: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "live", False):
-        from pct_runtime.cli import CliError as LiveCliError
         from pct_runtime.config.paths import agent_dir as live_agent_dir
 
         if (
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             or args.sandbox is not None
             or args.sandbox_network
         ):
-            raise LiveCliError(
+            raise CliError(
                 "--live shows the running runtimes as they are; "
                 "--model, --tools, --headless and --session apply only without it"
             )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pct_runtime.config import lock
+import pct_runtime.config.lock as lock
 from pct_runtime.config.errors import (
     ConfigReadError,
     ConfigSaveError,

@@ -36,8 +36,8 @@ from pct_runtime.capabilities.computer_use.approval import (
     decide_elicitation,
     validate_elicitation,
 )
-from pct_runtime.capabilities.computer_use.eligibility import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.capabilities.computer_use.paths import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.rpc import MAX_LINE_BYTES, Connection
 from pct_runtime.capabilities.computer_use.templates import (
     ACTION_METHODS,

@@ -31,7 +31,7 @@ from typing import Any
 
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.names import APPLY_PATCH_TOOL
-from pct_runtime.runtime_tools import SessionServices
+from pct_runtime.runtime.services import SessionServices
 
 _log = logging.getLogger(__name__)
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from pct_runtime.decide.discovery import load_names
+from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host import names
-
-if TYPE_CHECKING:
-    from pct_runtime.decide.projection import ProjectionPlan
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
@@ -100,8 +99,6 @@ def refusal_for(name: str, plan: ProjectionPlan) -> str:
     deferred — loading it would be rejected anyway. Web Search and Image Generation say
     why when their decision is `unavailable`.
     """
-    from pct_runtime.decide.discovery import load_names
-
     if name in plan.deferred_hidden and not load_names([name], plan).rejected:
         return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
     decisions: Mapping[str, Any] = plan.decisions

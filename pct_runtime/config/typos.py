@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pct_runtime.config.schema import SECTION_KEYS
+from pct_runtime.config.store import decode_document
 
 #: pct's own section (the spec does not know it; Pi keeps it): `{"pct": {"sandbox": ...}}`.
 PCT_SECTION = "pct"
@@ -37,8 +38,6 @@ def unknown_key_warnings(document: Mapping[str, Any]) -> list[str]:
 def file_warnings(path: str | os.PathLike[str]) -> list[str]:
     """Warnings for the file at `path` as it is now; none when it is missing or unreadable
     (the read error says that)."""
-    from pct_runtime.config.store import decode_document
-
     try:
         with open(path, "rb") as handle:
             document = decode_document(handle.read())

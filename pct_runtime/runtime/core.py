@@ -27,7 +27,7 @@ from typing import Any, Literal, TextIO
 from pct_runtime.capabilities.base import Tool
 from pct_runtime.capabilities.computer_use import eligibility
 from pct_runtime.config import default_config
-from pct_runtime.config.errors import ConfigReadError
+from pct_runtime.config.errors import ConfigReadError, reload_message
 from pct_runtime.config.paths import CONFIG_FILE_NAME
 from pct_runtime.config.paths import agent_dir as default_agent_dir
 from pct_runtime.config.reload import reload_store
@@ -404,8 +404,6 @@ class Runtime:
         if self.config_error is not None and session.ui.available:
             # Spec: a failed read at session start is shown once, as the reload message,
             # when a person can see it (the console); headless sessions use status.
-            from pct_runtime.config.errors import reload_message
-
             session.ui.notify(
                 reload_message(self.config_error, self._store.has_last_known_good), "warning"
             )

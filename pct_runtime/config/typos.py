@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from pct_runtime.config.schema import SECTION_KEYS
 from pct_runtime.config.store import decode_document
+from pct_runtime.jsontypes import JSONMapping
 
 #: pct's own section (the spec does not know it; Pi keeps it): `{"pct": {"sandbox": ...}}`.
 PCT_SECTION = "pct"
 KNOWN_TOP_LEVEL_KEYS: tuple[str, ...] = (*SECTION_KEYS, "execution", "debug", PCT_SECTION)
 
 
-def unknown_key_warnings(document: Mapping[str, Any]) -> list[str]:
+def unknown_key_warnings(document: JSONMapping) -> list[str]:
     """One warning per top-level key the schema does not know, in file order."""
     warnings: list[str] = []
     lowered = {key.lower(): key for key in KNOWN_TOP_LEVEL_KEYS}

@@ -11,7 +11,7 @@ recovery files live until then.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.output import OutputOwner
@@ -19,16 +19,21 @@ from pct_runtime.runtime.projection import refusal_for
 from pct_runtime.runtime.sandbox import ReadOnlyPatchAdapter
 from pct_runtime.runtime.services import SessionServices
 
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.code.adapters import CodeAdapter
+    from pct_runtime.capabilities.code.manager import CodeManager
+    from pct_runtime.capabilities.shell import ShellManager
+
 _log = logging.getLogger(__name__)
 
 
-def output_owner(services: SessionServices) -> Any:
+def output_owner(services: SessionServices) -> OutputOwner:
     """The session's one `OutputOwner` (recovery files); closed last, at session end."""
 
-    def make() -> Any:
+    def make() -> OutputOwner:
         return OutputOwner()
 
-    async def close(owner: Any) -> None:
+    async def close(owner: OutputOwner) -> None:
         leftovers = await owner.close()
         if leftovers:
             _log.warning("recovery files could not be removed: %s", ", ".join(leftovers))
@@ -36,17 +41,21 @@ def output_owner(services: SessionServices) -> Any:
     return services.shared("output", make, close)
 
 
-async def _close_manager(manager: Any) -> None:
+class _Closable(Protocol):
+    async def close(self) -> object: ...
+
+
+async def _close_manager(manager: _Closable) -> None:
     await manager.close()
 
 
-def session_sandbox(services: SessionServices) -> Any:
+def session_sandbox(services: SessionServices) -> Sandbox | None:
     """The session's `Sandbox` (writable roots from its directory); None without a sandbox."""
     settings = services.sandbox_settings
     if settings is None or not settings.confined:
         return None
 
-    def make() -> Any:
+    def make() -> Sandbox:
         return Sandbox(settings, services.cwd)
 
     return services.shared("sandbox", make)
@@ -57,15 +66,15 @@ def read_only(services: SessionServices) -> bool:
     return settings is not None and settings.mode == "read-only"
 
 
-def shell_manager(services: SessionServices) -> Any:
+def shell_manager(services: SessionServices) -> ShellManager:
     """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
 
-    def make() -> Any:
+    def make() -> ShellManager:
         # Deferred: capabilities load on first use (start-up time of `pct`).
-        from pct_runtime.capabilities.shell import ShellManager
+        from pct_runtime.capabilities.shell import ShellManager as Manager
 
         output = output_owner(services)  # created first, so it is closed after the manager
-        return ShellManager(output, sandbox=session_sandbox(services))
+        return Manager(output, sandbox=session_sandbox(services))
 
     return services.shared("shell", make, _close_manager)
 
@@ -77,13 +86,13 @@ def _refusal_now(services: SessionServices, name: str) -> str | None:
     return None if plan is None else refusal_for(name, plan)
 
 
-def code_manager(services: SessionServices) -> Any:
+def code_manager(services: SessionServices) -> CodeManager:
     """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
     # Deferred: capabilities load on first use (start-up time of `pct`).
     from pct_runtime.capabilities.code.adapters import create_adapters
-    from pct_runtime.capabilities.code.manager import CodeManager
+    from pct_runtime.capabilities.code.manager import CodeManager as Manager
 
-    def make() -> Any:
+    def make() -> CodeManager:
         shell_manager(services)  # output, shell, code: closed in reverse order
 
         def approval_mode() -> str:
@@ -91,10 +100,12 @@ def code_manager(services: SessionServices) -> Any:
             return str(config.code_mode.approval_mode) if config is not None else "confirm"
 
         confined = read_only(services)
-        adapters: list[Any] = create_adapters(shell_manager(services), apply_patch=not confined)
+        adapters: list[CodeAdapter] = create_adapters(
+            shell_manager(services), apply_patch=not confined
+        )
         if confined:
             adapters.append(ReadOnlyPatchAdapter())
-        return CodeManager(
+        return Manager(
             output_owner(services),
             adapters,
             admitted=services.admitted,

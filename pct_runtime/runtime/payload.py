@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.models import Model
 from pct_runtime.host.session import SessionKind
@@ -57,7 +58,7 @@ def _compaction(session: PayloadSession) -> RemoteCompaction:
     return session.services.shared("remote_compaction", make)
 
 
-def _decision_active(session: PayloadSession, capability: str) -> Any:
+def _decision_active(session: PayloadSession, capability: str) -> Decision | None:
     plan = session.plan
     if plan is None:
         return None

@@ -19,8 +19,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
+from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.host.models import Model, ModelRegistry
+from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import UIPort
+from pct_runtime.invocation import InvocationHooks
+from pct_runtime.jsontypes import JSONObject
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -38,36 +44,36 @@ class SessionServices:
     ui: UIPort
     nested: NestedDispatch
     agent_dir: Path
-    #: The session's committed `ProjectionPlan` (None before the first sync).
-    plan: Callable[[], Any] = lambda: None
+    #: The session's committed plan (None before the first sync).
+    plan: Callable[[], ProjectionPlan | None] = lambda: None
     #: Plan the session's projection now, uncommitted (`find_tools` rechecks per call).
-    plan_now: Callable[[], Any] = lambda: None
+    plan_now: Callable[[], ProjectionPlan | None] = lambda: None
     #: The description of one of the session's own tools; None when it has no such tool.
     describe: Callable[[str], str | None] = lambda name: None
     #: Deferred names `find_tools` loaded in this session (mutable; never persisted).
     discovered: set[str] = field(default_factory=set)
     #: Re-plan and commit the session's projection (after a load); True if it changed.
     resync: Callable[[], Awaitable[bool]] | None = None
-    #: The embedder's invocation hooks (`InvocationHooks | None`).
-    hooks: Any = None
+    #: The embedder's invocation hooks.
+    hooks: InvocationHooks | None = None
     #: `admit(name, path)` raises the capability's `ToolError` unless admitted right now.
     admit: Callable[[str, str], None] = lambda name, path: None
     #: The session's names admitted right now (visible plus nested-only).
     admitted: Callable[[], tuple[str, ...]] = lambda: ()
-    #: The runtime's current `ToolkitConfig`.
-    config: Callable[[], Any] = lambda: None
-    #: The session's current model (`host.models.Model | None`); a model switch shows here.
-    model: Callable[[], Any] = lambda: None
-    #: The runtime's model registry (`host.models.ModelRegistry`).
-    models: Callable[[], Any] = lambda: None
+    #: The runtime's current config.
+    config: Callable[[], ToolkitConfig | None] = lambda: None
+    #: The session's current model; a model switch shows here.
+    model: Callable[[], Model | None] = lambda: None
+    #: The runtime's model registry (Pi's models, credentials and settings).
+    models: Callable[[], ModelRegistry] = ModelRegistry.builtin
     #: The runtime's `debug.DebugSink` (enabled live by the config's `debug`).
     debug: DebugSink = DISABLED
     #: Called with the key whenever `shared` builds an instance (the first time, or again
     #: after `drop`), so viewers can subscribe to a manager the session just (re)bound.
     on_built: Callable[[str], None] = lambda key: None
-    #: The runtime's `--sandbox` settings (`host.sandbox.SandboxSettings`; None: no sandbox).
-    sandbox_settings: Any = None
-    _shared: dict[str, Any] = field(default_factory=dict)
+    #: The runtime's `--sandbox` settings (None: no sandbox).
+    sandbox_settings: SandboxSettings | None = None
+    _shared: JSONObject = field(default_factory=dict)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _slots: set[str] = field(default_factory=set)
 

@@ -35,6 +35,7 @@ from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationCall, resolve_invocation
+from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.contracts import RuntimeHost
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
@@ -300,7 +301,7 @@ class RuntimeSession:
     async def call(
         self,
         name: str,
-        args: Mapping[str, Any] | None,
+        args: JSONMapping | None,
         *,
         tool_call_id: str = "",
         progress: ProgressSink | None = None,
@@ -411,7 +412,7 @@ class RuntimeSession:
     def _admit_path(self, name: str, path: str) -> None:
         self._admit(name, "nested" if path == "nested" else "direct")
 
-    def _call_cwd(self, name: str, args: Mapping[str, Any] | None) -> Path:
+    def _call_cwd(self, name: str, args: JSONMapping | None) -> Path:
         if name == "exec_command" and args:
             raw = args.get("workdir", args.get("cwd"))
             if isinstance(raw, str) and raw:
@@ -421,7 +422,7 @@ class RuntimeSession:
     async def _nested_dispatch(
         self,
         name: str,
-        args: Mapping[str, Any],
+        args: JSONMapping,
         *,
         cell_id: str,
         progress: ProgressSink | None = None,

@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pct_runtime import __version__
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.serve.elicitation import ConnectionElicitationUI, ElicitationUI
 from pct_runtime.serve.stateless import SESSION_BOUND_TOOLS, session_required
@@ -66,8 +67,8 @@ class _PctServer(Server[Any]):
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
+        experimental_capabilities: dict[str, JSONObject] | None = None,
+        extensions: dict[str, JSONObject] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True),
@@ -134,7 +135,7 @@ def error_to_mcp(error: ToolError) -> types.CallToolResult:
     preference to text, and the model must read the exact error text. The code travels in
     `_meta` for programs.
     """
-    meta: dict[str, Any] = {"code": error.code}
+    meta: JSONObject = {"code": error.code}
     if error.details:
         meta["details"] = dict(error.details)
     return types.CallToolResult(
@@ -144,7 +145,7 @@ def error_to_mcp(error: ToolError) -> types.CallToolResult:
     )
 
 
-def _progress_message(record: Mapping[str, Any]) -> str:
+def _progress_message(record: JSONMapping) -> str:
     try:
         text = json.dumps(dict(record), separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -158,7 +159,7 @@ def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
     meta = ctx.meta
     if not meta:
         return False
-    raw: Mapping[str, Any] = meta
+    raw: JSONMapping = meta
     return raw.get("progress_token") is not None or raw.get("progressToken") is not None
 
 
@@ -290,14 +291,12 @@ class PctMCPServer:
                 ToolError("invalid-arguments", f"{name} arguments must be a JSON object.")
             )
         ui = ElicitationUI(ctx.session, ctx.request_id)
-        queue: asyncio.Queue[Mapping[str, Any]] | None = (
-            asyncio.Queue() if _wants_progress(ctx) else None
-        )
+        queue: asyncio.Queue[JSONMapping] | None = asyncio.Queue() if _wants_progress(ctx) else None
         pump: asyncio.Task[None] | None = None
         if queue is not None:
             pump = asyncio.create_task(self._pump_progress(ctx.session, queue))
 
-        def sink(record: Mapping[str, Any]) -> None:
+        def sink(record: JSONMapping) -> None:
             if queue is not None:
                 queue.put_nowait(record)
 
@@ -326,7 +325,7 @@ class PctMCPServer:
         return result_to_mcp(result, structured_content=self.structured_content)
 
     async def _pump_progress(
-        self, session: ServerSession, queue: asyncio.Queue[Mapping[str, Any]]
+        self, session: ServerSession, queue: asyncio.Queue[JSONMapping]
     ) -> None:
         """Forward tool progress records; send a heartbeat when the tool is quiet."""
         count = 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,6 +29,7 @@ from pct_runtime.capabilities.shell.dialect import (
     normalize_write_stdin_args,
     resolve_workdir,
 )
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.shell.manager import ShellManager
@@ -58,12 +58,12 @@ class CodeAdapter(Protocol):
     @property
     def sequential(self) -> bool: ...
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall: ...
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall: ...
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult: ...
 
 
-def nested_details(result: ToolResult) -> dict[str, Any]:
+def nested_details(result: ToolResult) -> JSONObject:
     """The value a cell receives: the same details MCP carries in `_meta["pct/details"]`."""
     details = dict(result.details)
     if "text" not in details and "stdout" not in details:
@@ -77,7 +77,7 @@ class ApplyPatchAdapter:
     name = "apply_patch"
     sequential = True
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             patch = patch_argument(args)
         except ToolError as exc:
@@ -117,7 +117,7 @@ class ExecCommandAdapter:
     def __init__(self, manager: ShellManager) -> None:
         self._manager = manager
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             parsed = normalize_exec_command_args(args)
             workdir = resolve_workdir(ctx.cwd, parsed.workdir)
@@ -146,7 +146,7 @@ class WriteStdinAdapter:
     def __init__(self, manager: ShellManager) -> None:
         self._manager = manager
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             parsed = normalize_write_stdin_args(args)
         except ToolError as exc:

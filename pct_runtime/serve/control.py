@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.pids import pid_alive
 from pct_runtime.serve.sweep import sweep_stale_state
 from pct_runtime.serve.token import state_dir, token_matches
 
@@ -58,22 +59,7 @@ class RuntimeEntry:
         return f"{self.kind} (pid {self.pid}, {self.mcp})"
 
 
-def _pid_alive(pid: int) -> bool:
-    """The process exists and is not a zombie (a killed child its parent has not reaped
-    yet still answers `kill(pid, 0)`, but it will never serve again)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return True  # no procfs (macOS): kill(pid, 0) is all there is
-    # `pid (comm) state ...`; comm may contain spaces or parentheses, so split at the last ')'.
-    state = stat.rpartition(")")[2].split()[:1]
-    return state != ["Z"]
+_pid_alive = pid_alive  # a runtime that exited but is not reaped never serves again
 
 
 def forget(entry: RuntimeEntry) -> None:

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.host import platform as host_platform
     from pct_runtime.host.names import OWNED_TOOL_NAMES
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
-    from pct_runtime.status import format_status
+    from pct_runtime.status import status_text
 
     host = load_host_model(agent_dir(), args.model, Path.cwd())
     registry, model = host.registry, host.model
@@ -120,11 +120,10 @@ def run(args: argparse.Namespace) -> int:
             shell_available=host_platform.shell_available(),
         )
     )
-    text = format_status(
+    text = status_text(
         plan,
         config_path=os.fspath(config_path()),
-        config_error=read.error.code if read.error else None,
-        config_error_detail=read.error.detail if read.error else None,
+        read_error=read.error,
         sandbox=_sandbox_block(args, read.raw),
     )
     sys.stdout.write(text + "\n")

@@ -41,7 +41,8 @@ from pct_runtime.runtime.contracts import RuntimeHost
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
 from pct_runtime.runtime.services import SessionServices
 from pct_runtime.runtime.ui import RoutedUI
-from pct_runtime.status import format_status, sandbox_lines
+from pct_runtime.status import sandbox_lines
+from pct_runtime.status import status_text as render_status
 
 _log = logging.getLogger(__name__)
 
@@ -262,12 +263,10 @@ class RuntimeSession:
         plan = self.plan
         if plan is None:
             return "Pi Codex Toolkit\n(no projection committed yet)"
-        error = self.runtime.config_error
-        return format_status(
+        return render_status(
             plan,
             config_path=os.fspath(self.runtime.config_path),
-            config_error=error.code if error else None,
-            config_error_detail=error.detail if error else None,
+            read_error=self.runtime.config_error,
             apply_error=self.runtime.projection_sync.apply_error(self.id),
             sandbox=sandbox_lines(self.runtime.sandbox, self.cwd),
         )

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_doubles import Echo, FakeApplyPatch
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
@@ -18,6 +17,7 @@ from pct_runtime.runtime import (
     Runtime,
     UnknownModelError,
 )
+from tests.serve.serve_doubles import Echo, FakeApplyPatch
 
 
 @pytest.fixture

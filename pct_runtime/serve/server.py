@@ -22,7 +22,7 @@ import base64
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import mcp_types as types
@@ -57,6 +57,10 @@ INSTRUCTIONS = (
 )
 
 
+#: The SDK's per-request context; pct keeps no lifespan or request state in it.
+RequestContext: TypeAlias = ServerRequestContext[Any, Any]
+
+
 class _PctServer(Server[Any]):
     """A low-level server that always advertises `tools.listChanged`.
 
@@ -77,7 +81,7 @@ class _PctServer(Server[Any]):
         )
 
 
-def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
+def _connection_of(ctx: RequestContext) -> Connection:
     # The SDK hands handlers a per-request `ServerSession` proxy; the connection it holds is
     # the stable per-client object (with `state` and a shielded `exit_stack`). mcp 2.3 has
     # no public accessor from `ServerRequestContext`, so read it here, in one place.
@@ -155,7 +159,7 @@ def _progress_message(record: JSONMapping) -> str:
     return text
 
 
-def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
+def _wants_progress(ctx: RequestContext) -> bool:
     meta = ctx.meta
     if not meta:
         return False
@@ -201,7 +205,7 @@ class PctMCPServer:
             single_session.subscribe(self._on_projection_changed)
 
     # ----------------------------------------------------------------- sessions
-    async def session_for(self, ctx: ServerRequestContext[Any, Any]) -> RuntimeSession:
+    async def session_for(self, ctx: RequestContext) -> RuntimeSession:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._modern_session()
         connection = _connection_of(ctx)
@@ -266,7 +270,7 @@ class PctMCPServer:
 
     # ----------------------------------------------------------------- handlers
     async def _on_list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = await self.session_for(ctx)
         specs = session.tool_specs()
@@ -274,12 +278,12 @@ class PctMCPServer:
             specs = [spec for spec in specs if spec.name not in SESSION_BOUND_TOOLS]
         return types.ListToolsResult(tools=[tool_to_mcp(spec) for spec in specs])
 
-    def _shared_stateless(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+    def _shared_stateless(self, ctx: RequestContext) -> bool:
         """Clients on the stateless revision share one session (stdio has one client)."""
         return self._single is None and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     async def _on_call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: RequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         name = params.name
         if name in SESSION_BOUND_TOOLS and self._shared_stateless(ctx):

@@ -2,7 +2,7 @@
 
 Each subcommand registers itself in `_COMMANDS`; handlers import their capability lazily so
 that short commands (`pct apply-patch`, `pct config path`) start fast.
-Exit codes and streams are pinned in DESIGN.md ("Interfaces pinned").
+Exit codes and streams are pinned in docs/ARCHITECTURE.md ("Interfaces pinned").
 """
 
 from __future__ import annotations
@@ -12,15 +12,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from pct_runtime.cli_commands.errors import CliError
+
+__all__ = ["CliError", "build_parser", "main"]
+
 Handler = Callable[[argparse.Namespace], int]
-
-
-class CliError(Exception):
-    """A usage or input error: message to stderr, exit status `code` (default 2)."""
-
-    def __init__(self, message: str, code: int = 2):
-        super().__init__(message)
-        self.code = code
 
 
 def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,8 +97,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # `python -m pct_runtime.cli`: run the imported module's main so that `CliError`
-    # raised by subcommands (which import `pct_runtime.cli`) is the class caught above.
-    from pct_runtime.cli import main as _imported_main
-
-    sys.exit(_imported_main())
+    sys.exit(main())

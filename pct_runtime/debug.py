@@ -14,9 +14,10 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from pct_runtime.host.events import EventBus
+from pct_runtime.jsontypes import JSONObject
 
 DEBUG_CHANNEL = "pct.debug"
 
@@ -48,9 +49,9 @@ class DebugRecord:
     reason: str | None = None
     extra_counts: Mapping[str, int] = field(default_factory=dict)
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> JSONObject:
         """The JSON object written out; absent values are omitted, labels are re-checked."""
-        out: dict[str, Any] = {"feature": _safe_label(self.feature) or "unknown"}
+        out: JSONObject = {"feature": _safe_label(self.feature) or "unknown"}
         labels = {
             "outcome": self.outcome,
             "provider": self.provider,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from pct_runtime.capabilities.base import ToolError
+from pct_runtime.jsontypes import JSONMapping
 
 InvocationTool = Literal["exec_command", "write_stdin", "apply_patch"]
 
@@ -34,10 +35,10 @@ class PolicyDecision:
     reason: str = ""
 
 
-ContextHook = Callable[[InvocationCall], "Mapping[str, Any] | Awaitable[Mapping[str, Any]]"]
+ContextHook = Callable[[InvocationCall], "JSONMapping | Awaitable[JSONMapping]"]
 PolicyHook = Callable[
     [InvocationCall],
-    "PolicyDecision | Mapping[str, Any] | Awaitable[PolicyDecision | Mapping[str, Any]]",
+    "PolicyDecision | JSONMapping | Awaitable[PolicyDecision | JSONMapping]",
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pct_runtime.config.errors import ConfigReadError
 from pct_runtime.decide.decisions import DASH, Decision
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
@@ -157,3 +158,24 @@ def format_status(
     if sandbox:
         lines += sandbox
     return "\n".join(lines)
+
+
+def status_text(
+    plan: ProjectionPlan,
+    *,
+    config_path: str,
+    read_error: ConfigReadError | None,
+    apply_error: str | None = None,
+    sandbox: list[str] | None = None,
+) -> str:
+    """`format_status` for a config read as it came back from the store: the one place the
+    read error becomes the status's config-error fields (sessions, `pct status`, the
+    console's dashboard)."""
+    return format_status(
+        plan,
+        config_path=config_path,
+        config_error=read_error.code if read_error else None,
+        config_error_detail=read_error.detail if read_error else None,
+        apply_error=apply_error,
+        sandbox=sandbox,
+    )

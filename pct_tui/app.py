@@ -353,7 +353,7 @@ class PctApp(App[None]):
 
 
 def _preload(serving: bool) -> None:
-    modules = ["pct_runtime.runtime_tools", "pct_runtime.capabilities.shell"]
+    modules = ["pct_runtime.runtime.bindings", "pct_runtime.capabilities.shell"]
     if serving:
         modules += ["pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"]
     for name in modules:

@@ -1,5 +1,5 @@
-"""The runtime never imports the console's UI toolkit (DESIGN.md: pct_runtime never imports
-textual), so agents can embed it and `pct` starts fast."""
+"""The runtime never imports the console's UI toolkit (docs/ARCHITECTURE.md: pct_runtime
+never imports textual), so agents can embed it and `pct` starts fast."""
 
 from __future__ import annotations
 

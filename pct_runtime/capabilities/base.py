@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from pct_runtime.host.ui import NoUI, UIPort
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 CallPath = Literal["direct", "nested"]
-ProgressSink = Callable[[Mapping[str, Any]], None]
+ProgressSink = Callable[[JSONMapping], None]
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,8 @@ class ToolSpec:
     name: str
     label: str
     description: str
-    input_schema: Mapping[str, Any]
-    meta: Mapping[str, Any] | None = None
+    input_schema: JSONMapping
+    meta: JSONMapping | None = None
     sequential: bool = False
 
 
@@ -47,7 +48,7 @@ class ToolResult:
     """A successful call: text for the model, structured details, optional images."""
 
     text: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
     images: list[ImagePart] = field(default_factory=list)
 
 
@@ -58,11 +59,11 @@ class ToolError(Exception):
     it to an `is_error` result whose text is `message`.
     """
 
-    def __init__(self, code: str, message: str, details: Mapping[str, Any] | None = None):
+    def __init__(self, code: str, message: str, details: JSONMapping | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
-        self.details: dict[str, Any] = dict(details or {})
+        self.details: JSONObject = dict(details or {})
 
     def __str__(self) -> str:
         return self.message
@@ -93,4 +94,4 @@ class Tool(Protocol):
     @property
     def spec(self) -> ToolSpec: ...
 
-    def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> Awaitable[ToolResult]: ...
+    def __call__(self, args: JSONMapping, ctx: CallContext) -> Awaitable[ToolResult]: ...

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from pct_runtime.cli_commands.errors import CliError
+
 if TYPE_CHECKING:
     from pct_runtime.host.models import Model, ModelRegistry
 
@@ -28,7 +30,6 @@ class HostModel:
 
 def parse_model_arg(value: str) -> tuple[str, str]:
     """`PROVIDER/ID` split at the first `/` (model ids may contain `/`)."""
-    from pct_runtime.cli import CliError
 
     provider, sep, model_id = value.partition("/")
     if not sep or not provider or not model_id:
@@ -46,7 +47,6 @@ def load_host_model(
     """Load Pi's registry and pick the model: `--model` (must be known, else `CliError`
     exit 2), or Pi's settings default (`<agent dir>/settings.json` with
     `<cwd>/.pi/settings.json` merged over it). Every file problem is a warning first."""
-    from pct_runtime.cli import CliError
     from pct_runtime.host.models import ModelRegistry, load_settings
 
     ref = parse_model_arg(model_arg) if model_arg is not None else None

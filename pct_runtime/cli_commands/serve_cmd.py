@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pct_runtime.cli_commands.errors import CliError
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
@@ -69,7 +71,6 @@ def _defer_model_builds() -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from pct_runtime.cli import CliError
 
     _defer_model_builds()
 

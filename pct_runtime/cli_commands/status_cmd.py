@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from pct_runtime.cli_commands.errors import CliError
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
@@ -60,7 +62,6 @@ def parse_tools_arg(value: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "live", False):
-        from pct_runtime.cli import CliError as LiveCliError
         from pct_runtime.config.paths import agent_dir as live_agent_dir
 
         if (
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             or args.sandbox is not None
             or args.sandbox_network
         ):
-            raise LiveCliError(
+            raise CliError(
                 "--live shows the running runtimes as they are; "
                 "--model, --tools, --headless and --session apply only without it"
             )
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.host import platform as host_platform
     from pct_runtime.host.names import OWNED_TOOL_NAMES
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
-    from pct_runtime.status import format_status
+    from pct_runtime.status import status_text
 
     host = load_host_model(agent_dir(), args.model, Path.cwd())
     registry, model = host.registry, host.model
@@ -119,11 +120,10 @@ def run(args: argparse.Namespace) -> int:
             shell_available=host_platform.shell_available(),
         )
     )
-    text = format_status(
+    text = status_text(
         plan,
         config_path=os.fspath(config_path()),
-        config_error=read.error.code if read.error else None,
-        config_error_detail=read.error.detail if read.error else None,
+        read_error=read.error,
         sandbox=_sandbox_block(args, read.raw),
     )
     sys.stdout.write(text + "\n")

@@ -31,6 +31,7 @@ import uuid
 from pathlib import Path
 
 from pct_runtime.config.errors import ConfigSaveError, lock_held_error
+from pct_runtime.pids import pid_exists
 
 #: Conflict passes before giving up with `lock-held`.
 ACQUIRE_PASSES = 4
@@ -66,17 +67,8 @@ def _is_registered(token: str) -> bool:
         return token in _live_tokens
 
 
-def pid_running(pid: int) -> bool:
-    """Whether a process with this pid exists (EPERM means it does, owned by someone else)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, ValueError):
-        return False
-    return True
+#: Whether a process with this pid exists (the lock's owner may be a zombie: still held).
+pid_running = pid_exists
 
 
 class Owner:

@@ -18,10 +18,11 @@ Check order (first failure wins), the same as the original Toolkit:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 # -- Names -------------------------------------------------------------------------------
 
@@ -204,7 +205,7 @@ def _field(path: str, key: str) -> str:
     return key if path == "" else f"{path}.{key}"
 
 
-def _boolean(section: Mapping[str, Any], path: str, key: str, default: bool) -> bool:
+def _boolean(section: JSONMapping, path: str, key: str, default: bool) -> bool:
     if key not in section:
         return default
     value = section[key]
@@ -214,7 +215,7 @@ def _boolean(section: Mapping[str, Any], path: str, key: str, default: bool) -> 
 
 
 def _choice(
-    section: Mapping[str, Any], path: str, key: str, values: tuple[str, ...], default: str
+    section: JSONMapping, path: str, key: str, values: tuple[str, ...], default: str
 ) -> str:
     if key not in section:
         return default
@@ -224,7 +225,7 @@ def _choice(
     return value
 
 
-def _sidecar_model(section: Mapping[str, Any]) -> SidecarModel | None:
+def _sidecar_model(section: JSONMapping) -> SidecarModel | None:
     # The one field where JSON null means "none": it is the documented default value.
     value = section.get("sidecarModel")
     if value is None:
@@ -250,7 +251,7 @@ def _sidecar_model(section: Mapping[str, Any]) -> SidecarModel | None:
     )
 
 
-def _deferred(section: Mapping[str, Any]) -> tuple[str, ...]:
+def _deferred(section: JSONMapping) -> tuple[str, ...]:
     if "deferred" not in section:
         return DEFAULT_DEFERRED_TOOLS
     value = section["deferred"]
@@ -288,7 +289,7 @@ def _execution_rule(value: object, path: str) -> ExecutionRule:
     return ExecutionRule(id=rule_id, match=match.strip(), patch=patch, shell=shell, code=code)
 
 
-def _execution(document: Mapping[str, Any]) -> ExecutionConfig | None:
+def _execution(document: JSONMapping) -> ExecutionConfig | None:
     if "execution" not in document:
         return None
     value = document["execution"]
@@ -322,7 +323,7 @@ def parse_config(obj: object) -> ToolkitConfig:
     """
     if not isinstance(obj, dict):
         raise ConfigValidationError("configuration", "be a JSON object")
-    sections: dict[str, dict[str, Any]] = {}
+    sections: dict[str, JSONObject] = {}
     for key in SECTION_KEYS:
         if key in obj:
             if not _is_object(obj[key]):
@@ -391,19 +392,19 @@ def parse_config(obj: object) -> ToolkitConfig:
 # -- Serialization -----------------------------------------------------------------------
 
 
-def _raw_section(raw: Mapping[str, Any], key: str) -> dict[str, Any]:
+def _raw_section(raw: JSONMapping, key: str) -> JSONObject:
     value = raw.get(key)
     return copy.deepcopy(value) if isinstance(value, dict) else {}
 
 
-def _overlay(base: dict[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
+def _overlay(base: JSONObject, known: JSONMapping) -> JSONObject:
     """Known fields over a stored object: stored keys keep their position, new ones append."""
     for key, value in known.items():
         base[key] = value
     return base
 
 
-def to_json_obj(config: ToolkitConfig, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def to_json_obj(config: ToolkitConfig, raw: JSONMapping | None = None) -> JSONObject:
     """The JSON document for `config`, merged into the stored document `raw`.
 
     Unknown keys of `raw` (at the root and inside known sections) are kept in place; known
@@ -412,8 +413,8 @@ def to_json_obj(config: ToolkitConfig, raw: Mapping[str, Any] | None = None) -> 
     `enabled` fields of applyPatch, shellSessions and codeMode are removed, and
     `codeMode.approvalMode` stays.
     """
-    stored: Mapping[str, Any] = raw if raw is not None else {}
-    doc: dict[str, Any] = copy.deepcopy(dict(stored))
+    stored: JSONMapping = raw if raw is not None else {}
+    doc: JSONObject = copy.deepcopy(dict(stored))
 
     ws = config.web_search
     web_search = _overlay(
@@ -438,12 +439,12 @@ def to_json_obj(config: ToolkitConfig, raw: Mapping[str, Any] | None = None) -> 
             },
         )
 
-    def section(key: str, known: Mapping[str, Any]) -> dict[str, Any]:
+    def section(key: str, known: JSONMapping) -> JSONObject:
         return _overlay(_raw_section(stored, key), known)
 
     execution = config.execution
     rules_mode = execution is not None
-    known: dict[str, Any] = {
+    known: JSONObject = {
         "webSearch": web_search,
         "remoteCompaction": section(
             "remoteCompaction", {"enabled": config.remote_compaction.enabled}

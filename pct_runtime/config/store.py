@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pct_runtime.config import lock
+import pct_runtime.config.lock as lock
 from pct_runtime.config.errors import (
     ConfigReadError,
     ConfigSaveError,
@@ -37,6 +37,7 @@ from pct_runtime.config.schema import (
     parse_config,
     to_json_obj,
 )
+from pct_runtime.jsontypes import JSONObject
 
 MISSING_REVISION = "missing"
 
@@ -45,7 +46,7 @@ def revision_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def serialize(document: dict[str, Any]) -> bytes:
+def serialize(document: JSONObject) -> bytes:
     """Two-space indented JSON with a final newline (the format Pi's Toolkit writes)."""
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -81,7 +82,7 @@ class ConfigRead:
     config: ToolkitConfig
     revision: str
     error: ConfigReadError | None
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: JSONObject = field(default_factory=dict)
     has_last_known_good: bool = False
 
 
@@ -153,7 +154,7 @@ class ConfigStore:
         self.lock_path = Path(os.path.abspath(f"{os.fspath(self.path)}.lock"))
         self._state = threading.Lock()
         self._config = default_config()
-        self._raw: dict[str, Any] = {}
+        self._raw: JSONObject = {}
         self._revision = MISSING_REVISION
         self._error: ConfigReadError | None = None
         self._has_last_known_good = False
@@ -179,7 +180,7 @@ class ConfigStore:
                 has_last_known_good=self._has_last_known_good,
             )
 
-    def _use_valid(self, config: ToolkitConfig, raw: dict[str, Any], revision: str) -> None:
+    def _use_valid(self, config: ToolkitConfig, raw: JSONObject, revision: str) -> None:
         with self._state:
             self._config = config
             self._raw = raw
@@ -231,7 +232,7 @@ class ConfigStore:
         config: ToolkitConfig,
         expected_revision: str | None = None,
         *,
-        raw: dict[str, Any] | None = None,
+        raw: JSONObject | None = None,
     ) -> str:
         """Write `config` and return the new revision.
 
@@ -248,7 +249,7 @@ class ConfigStore:
             if self._error is not None:
                 raise unreadable_error()
             if raw is not None:
-                base: dict[str, Any] | None = copy.deepcopy(raw)
+                base: JSONObject | None = copy.deepcopy(raw)
             elif self._has_last_known_good:
                 base = copy.deepcopy(self._raw)
             else:
@@ -280,7 +281,7 @@ class ConfigStore:
         self._use_valid(normalized, document, revision)
         return revision
 
-    def _check_disk(self, expected_revision: str | None) -> dict[str, Any]:
+    def _check_disk(self, expected_revision: str | None) -> JSONObject:
         """Under the lock: the file is still what the draft was based on, and is a valid
         configuration. Returns the stored document (`{}` when there is no file)."""
         try:

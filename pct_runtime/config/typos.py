@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.config.schema import SECTION_KEYS
+from pct_runtime.config.store import decode_document, read_regular_file
+from pct_runtime.jsontypes import JSONMapping
 
 #: pct's own section (the spec does not know it; Pi keeps it): `{"pct": {"sandbox": ...}}`.
 PCT_SECTION = "pct"
 KNOWN_TOP_LEVEL_KEYS: tuple[str, ...] = (*SECTION_KEYS, "execution", "debug", PCT_SECTION)
 
 
-def unknown_key_warnings(document: Mapping[str, Any]) -> list[str]:
+def unknown_key_warnings(document: JSONMapping) -> list[str]:
     """One warning per top-level key the schema does not know, in file order."""
     warnings: list[str] = []
     lowered = {key.lower(): key for key in KNOWN_TOP_LEVEL_KEYS}
@@ -38,8 +38,6 @@ def unknown_key_warnings(document: Mapping[str, Any]) -> list[str]:
 def file_warnings(path: str | os.PathLike[str]) -> list[str]:
     """Warnings for the file at `path` as it is now; none when it is missing or unreadable
     (the read error says that)."""
-    from pct_runtime.config.store import decode_document, read_regular_file
-
     try:  # never a blocking open: the path may be a FIFO (its read error says so)
         document = decode_document(read_regular_file(Path(path)))
     except (OSError, ValueError):

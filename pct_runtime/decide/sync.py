@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
 
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL, EventBus
+from pct_runtime.jsontypes import JSONObject
 
 DIAGNOSTICS_VERSION = 1
 
@@ -56,12 +56,12 @@ def build_diagnostics(
     cleanup_pending: bool,
     config_revision: str,
     toolkit: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The version-1 record for a committed projection (JSON-ready, camelCase keys)."""
     routes = plan.routes
     requested = routes.requested
     active = set(plan.active)
-    record: dict[str, Any] = {"version": DIAGNOSTICS_VERSION}
+    record: JSONObject = {"version": DIAGNOSTICS_VERSION}
     if plan.model is not None:
         record["model"] = {"provider": plan.model.provider, "id": plan.model.id}
     record["source"] = requested.source

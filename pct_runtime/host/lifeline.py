@@ -63,7 +63,7 @@ def _load_prctl() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
+        import ctypes  # deferred: Linux only, loaded on first use
 
         libc = ctypes.CDLL(None, use_errno=True)
         prctl: Callable[..., int] = libc.prctl

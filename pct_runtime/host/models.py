@@ -15,10 +15,10 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.host.catalog import BUILTIN_PROVIDERS, XHIGH_ID_MARKERS
 from pct_runtime.host.credentials import Credentials
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 _DEFAULT_REASONING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high")
@@ -92,7 +92,7 @@ def _builtin_models() -> dict[tuple[str, str], Model]:
     return models
 
 
-def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
+def _opt_str(obj: JSONMapping, key: str, where: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
@@ -101,9 +101,9 @@ def _opt_str(obj: Mapping[str, Any], key: str, where: str) -> str | None:
     return value
 
 
-def _model_fields(obj: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _model_fields(obj: JSONMapping, where: str) -> JSONObject:
     """Validate the overridable model fields and map them to `Model` attribute names."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     if (name := _opt_str(obj, "name", where)) is not None:
         out["name"] = name
     if (api := _opt_str(obj, "api", where)) is not None:
@@ -171,7 +171,7 @@ def merge_models_json(
             for model_key, model in list(models.items()):
                 if model.provider != provider:
                     continue
-                patch: dict[str, Any] = {}
+                patch: JSONObject = {}
                 if base_url is not None:
                     patch["base_url"] = base_url
                 if api is not None:
@@ -226,7 +226,7 @@ class Settings:
 PROJECT_SETTINGS = Path(".pi") / "settings.json"
 
 
-def _read_settings_file(path: Path, label: str) -> tuple[dict[str, Any], str | None]:
+def _read_settings_file(path: Path, label: str) -> tuple[JSONObject, str | None]:
     """The file's top-level object ({} when absent) and a problem text naming `label`."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

@@ -21,11 +21,11 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from pct_runtime.host.credentials import OAuthCredential, chatgpt_account_id, parse_auth
+from pct_runtime.jsontypes import JSONObject
 
 CODEX_PROVIDER = "openai-codex"
 CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
@@ -59,7 +59,7 @@ def lock_path_for(path: Path) -> Path:
     return real.with_name(real.name + ".lock")
 
 
-def _read_raw(path: Path) -> dict[str, Any]:
+def _read_raw(path: Path) -> JSONObject:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -148,7 +148,7 @@ async def auth_file_lock(
             os.rmdir(lock)
 
 
-def _write_entry(path: Path, entry: dict[str, Any]) -> None:
+def _write_entry(path: Path, entry: JSONObject) -> None:
     """Replace only the Codex entry: re-read, merge, write a 0600 temp file, rename."""
     real = Path(os.path.realpath(path))
     data = _read_raw(real)
@@ -243,7 +243,7 @@ async def fresh_codex_credential(
         expires = (_now_ms() if now_ms is None else now_ms) + lifetime_ms
         raw = await asyncio.to_thread(_read_raw, path)
         old = raw.get(CODEX_PROVIDER)
-        entry: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
+        entry: JSONObject = dict(old) if isinstance(old, dict) else {}
         entry.update({"type": "oauth", "access": access, "refresh": refresh, "expires": expires})
         entry["accountId"] = account
         await asyncio.to_thread(_write_entry, path, entry)

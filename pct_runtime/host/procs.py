@@ -10,15 +10,9 @@ from __future__ import annotations
 
 import os
 
+from pct_runtime.pids import pid_alive, proc_stat_fields
 
-def _stat_fields(pid: int) -> list[str] | None:
-    """`/proc/<pid>/stat` after the command name (which may hold spaces or parentheses)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    return raw[raw.rfind(b")") + 2 :].decode("ascii", "replace").split()
+_stat_fields = proc_stat_fields
 
 
 def start_ticks(pid: int) -> int | None:
@@ -38,17 +32,7 @@ def process_tag(pid: int | None = None) -> str:
     return f"{pid}-{start_ticks(pid) or 0}"
 
 
-def _exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:
-        return False
-    fields = _stat_fields(pid)
-    return fields is None or fields[0] not in ("Z", "X")  # a zombie never runs again
+_exists = pid_alive  # a zombie never runs again
 
 
 def same_process_alive(pid: int, ticks: int) -> bool:

@@ -1,6 +1,6 @@
 """Host session state: what kind of session, which model, whether a person can answer.
 
-Session kinds are pinned in DESIGN.md: an `mcp` session (an attached MCP client) has no
+Session kinds are pinned in docs/ARCHITECTURE.md: an `mcp` session (an attached MCP client) has no
 provider-payload hook; an `embedded` session (a Python agent embedding the runtime) calls
 the payload and compaction hooks. Nothing else differs between them.
 """

@@ -31,9 +31,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pct_runtime.host.procs import process_tag
+from pct_runtime.jsontypes import JSONObject
 
 RecoveryState = Literal["capturing", "complete", "partial", "unavailable"]
 RecoveryReason = Literal[
@@ -65,9 +66,9 @@ class RecoveryRecord:
     captured_bytes: int
     reason: RecoveryReason | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The details shape `{state, path?, bytes, captured_bytes, reason?}`."""
-        out: dict[str, Any] = {"state": self.state}
+        out: JSONObject = {"state": self.state}
         if self.path is not None:
             out["path"] = self.path
         out["bytes"] = self.bytes

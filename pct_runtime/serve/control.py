@@ -19,11 +19,12 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.pids import pid_alive
 from pct_runtime.serve.sweep import sweep_stale_state
 from pct_runtime.serve.token import state_dir, token_matches
 
@@ -33,7 +34,7 @@ _MAX_LINE = 64 * 1024
 #: Largest reply a client accepts: a status of thousands of sessions is a few MB.
 MAX_REPLY = 64 * 1024 * 1024
 OPS = ("reload", "status", "ping")
-Handler = Callable[[str], Awaitable[Mapping[str, Any]]]
+Handler = Callable[[str], Awaitable[JSONMapping]]
 
 
 def registry_dir(agent_dir: Path) -> Path:
@@ -58,22 +59,7 @@ class RuntimeEntry:
         return f"{self.kind} (pid {self.pid}, {self.mcp})"
 
 
-def _pid_alive(pid: int) -> bool:
-    """The process exists and is not a zombie (a killed child its parent has not reaped
-    yet still answers `kill(pid, 0)`, but it will never serve again)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return True  # no procfs (macOS): kill(pid, 0) is all there is
-    # `pid (comm) state ...`; comm may contain spaces or parentheses, so split at the last ')'.
-    state = stat.rpartition(")")[2].split()[:1]
-    return state != ["Z"]
+_pid_alive = pid_alive  # a runtime that exited but is not reaped never serves again
 
 
 def forget(entry: RuntimeEntry) -> None:
@@ -192,7 +178,7 @@ class ControlServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> Mapping[str, Any]:
+    async def _answer(self, reader: asyncio.StreamReader) -> JSONMapping:
         try:
             line = await asyncio.wait_for(reader.readline(), 10.0)
         except TimeoutError:
@@ -219,7 +205,7 @@ async def _discard(reader: asyncio.StreamReader) -> None:
         pass
 
 
-def _malformed(problem: str) -> Mapping[str, Any]:
+def _malformed(problem: str) -> JSONMapping:
     return {"ok": False, "error": f"malformed request: {problem}"}
 
 
@@ -240,9 +226,7 @@ def parse_request(line: bytes) -> tuple[str | None, dict[str, str]]:
     return None, {"token": request["token"], "op": request["op"]}
 
 
-async def request(
-    entry: RuntimeEntry, token: str, op: str, wait: float = 10.0
-) -> Mapping[str, Any]:
+async def request(entry: RuntimeEntry, token: str, op: str, wait: float = 10.0) -> JSONMapping:
     """Send one control request; raises OSError/TimeoutError/ValueError on failure."""
     host, _, port = entry.control.rpartition(":")
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), wait)

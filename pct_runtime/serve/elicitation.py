@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import mcp_types as types
 from mcp.server.connection import Connection
@@ -21,6 +20,7 @@ from mcp.server.session import ServerSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.jsontypes import JSONObject
 
 _log = logging.getLogger(__name__)
 
@@ -43,10 +43,10 @@ class _FormUI:
 
     transport_name = "elicitation"
 
-    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+    async def _send(self, message: str, schema: JSONObject) -> types.ElicitResult:
         raise NotImplementedError
 
-    async def _ask(self, message: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    async def _ask(self, message: str, schema: JSONObject) -> JSONObject | None:
         try:
             result = await self._send(message, schema)
         except Exception:
@@ -102,7 +102,7 @@ class ElicitationUI(_FormUI):
     def available(self) -> bool:
         return client_supports_elicitation(self._session) and self._session.can_send_request
 
-    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+    async def _send(self, message: str, schema: JSONObject) -> types.ElicitResult:
         return await self._session.elicit_form(message, schema, related_request_id=self._request_id)
 
 
@@ -126,7 +126,7 @@ class ConnectionElicitationUI(_FormUI):
             c.protocol_version, c.client_capabilities
         )
 
-    async def _send(self, message: str, schema: dict[str, Any]) -> types.ElicitResult:
+    async def _send(self, message: str, schema: JSONObject) -> types.ElicitResult:
         request = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
         )

@@ -7,6 +7,7 @@ serving so that port 0 works and the URL is known up front.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 from typing import Any
@@ -108,8 +109,6 @@ class _EmbeddedUvicorn(uvicorn.Server):
     def capture_signals(self) -> Any:
         if self._own_signals:
             return super().capture_signals()
-        import contextlib
-
         return contextlib.nullcontext()
 
 

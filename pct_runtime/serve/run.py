@@ -13,10 +13,11 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer
 from pct_runtime.serve.live import control_token
@@ -29,7 +30,7 @@ _log = logging.getLogger(__name__)
 def control_handler(runtime: Runtime, label: str) -> Any:
     """The live-control operations every runtime answers."""
 
-    async def handle(op: str) -> Mapping[str, Any]:
+    async def handle(op: str) -> JSONMapping:
         if op == "reload":
             outcome = await runtime.reload()
             return {"ok": outcome.ok, "message": outcome.message}

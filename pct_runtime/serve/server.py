@@ -22,7 +22,7 @@ import base64
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 import mcp_types as types
@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pct_runtime import __version__
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.serve.elicitation import ConnectionElicitationUI, ElicitationUI
 from pct_runtime.serve.stateless import SESSION_BOUND_TOOLS, session_required
@@ -56,6 +57,10 @@ INSTRUCTIONS = (
 )
 
 
+#: The SDK's per-request context; pct keeps no lifespan or request state in it.
+RequestContext: TypeAlias = ServerRequestContext[Any, Any]
+
+
 class _PctServer(Server[Any]):
     """A low-level server that always advertises `tools.listChanged`.
 
@@ -66,8 +71,8 @@ class _PctServer(Server[Any]):
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
+        experimental_capabilities: dict[str, JSONObject] | None = None,
+        extensions: dict[str, JSONObject] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True),
@@ -76,7 +81,7 @@ class _PctServer(Server[Any]):
         )
 
 
-def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection:
+def _connection_of(ctx: RequestContext) -> Connection:
     # The SDK hands handlers a per-request `ServerSession` proxy; the connection it holds is
     # the stable per-client object (with `state` and a shielded `exit_stack`). mcp 2.3 has
     # no public accessor from `ServerRequestContext`, so read it here, in one place.
@@ -134,7 +139,7 @@ def error_to_mcp(error: ToolError) -> types.CallToolResult:
     preference to text, and the model must read the exact error text. The code travels in
     `_meta` for programs.
     """
-    meta: dict[str, Any] = {"code": error.code}
+    meta: JSONObject = {"code": error.code}
     if error.details:
         meta["details"] = dict(error.details)
     return types.CallToolResult(
@@ -144,7 +149,7 @@ def error_to_mcp(error: ToolError) -> types.CallToolResult:
     )
 
 
-def _progress_message(record: Mapping[str, Any]) -> str:
+def _progress_message(record: JSONMapping) -> str:
     try:
         text = json.dumps(dict(record), separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -154,11 +159,11 @@ def _progress_message(record: Mapping[str, Any]) -> str:
     return text
 
 
-def _wants_progress(ctx: ServerRequestContext[Any, Any]) -> bool:
+def _wants_progress(ctx: RequestContext) -> bool:
     meta = ctx.meta
     if not meta:
         return False
-    raw: Mapping[str, Any] = meta
+    raw: JSONMapping = meta
     return raw.get("progress_token") is not None or raw.get("progressToken") is not None
 
 
@@ -200,7 +205,7 @@ class PctMCPServer:
             single_session.subscribe(self._on_projection_changed)
 
     # ----------------------------------------------------------------- sessions
-    async def session_for(self, ctx: ServerRequestContext[Any, Any]) -> RuntimeSession:
+    async def session_for(self, ctx: RequestContext) -> RuntimeSession:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await self._modern_session()
         connection = _connection_of(ctx)
@@ -265,7 +270,7 @@ class PctMCPServer:
 
     # ----------------------------------------------------------------- handlers
     async def _on_list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: RequestContext, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         session = await self.session_for(ctx)
         specs = session.tool_specs()
@@ -273,12 +278,12 @@ class PctMCPServer:
             specs = [spec for spec in specs if spec.name not in SESSION_BOUND_TOOLS]
         return types.ListToolsResult(tools=[tool_to_mcp(spec) for spec in specs])
 
-    def _shared_stateless(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+    def _shared_stateless(self, ctx: RequestContext) -> bool:
         """Clients on the stateless revision share one session (stdio has one client)."""
         return self._single is None and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     async def _on_call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: RequestContext, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         name = params.name
         if name in SESSION_BOUND_TOOLS and self._shared_stateless(ctx):
@@ -290,14 +295,12 @@ class PctMCPServer:
                 ToolError("invalid-arguments", f"{name} arguments must be a JSON object.")
             )
         ui = ElicitationUI(ctx.session, ctx.request_id)
-        queue: asyncio.Queue[Mapping[str, Any]] | None = (
-            asyncio.Queue() if _wants_progress(ctx) else None
-        )
+        queue: asyncio.Queue[JSONMapping] | None = asyncio.Queue() if _wants_progress(ctx) else None
         pump: asyncio.Task[None] | None = None
         if queue is not None:
             pump = asyncio.create_task(self._pump_progress(ctx.session, queue))
 
-        def sink(record: Mapping[str, Any]) -> None:
+        def sink(record: JSONMapping) -> None:
             if queue is not None:
                 queue.put_nowait(record)
 
@@ -326,7 +329,7 @@ class PctMCPServer:
         return result_to_mcp(result, structured_content=self.structured_content)
 
     async def _pump_progress(
-        self, session: ServerSession, queue: asyncio.Queue[Mapping[str, Any]]
+        self, session: ServerSession, queue: asyncio.Queue[JSONMapping]
     ) -> None:
         """Forward tool progress records; send a heartbeat when the tool is quiet."""
         count = 0

@@ -24,7 +24,7 @@ from pct_runtime.host.sandbox import (
     settings_from_config,
     writable_roots,
 )
-from pct_runtime.runtime_sandbox import READ_ONLY_PATCH_MESSAGE, ReadOnlyPatchAdapter
+from pct_runtime.runtime.sandbox import READ_ONLY_PATCH_MESSAGE, ReadOnlyPatchAdapter
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mechanism")
 

@@ -13,8 +13,7 @@ import pytest
 from mcp import Client
 from serve_doubles import Approve, Boom, ConsoleUI, Echo, FakeApplyPatch, Picture, Slow
 
-from pct_runtime.runtime import Runtime
-from pct_runtime.runtime_tools import CapabilityBinding
+from pct_runtime.runtime import CapabilityBinding, Runtime
 from pct_runtime.serve.server import PctMCPServer
 
 

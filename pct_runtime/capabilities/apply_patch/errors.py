@@ -6,7 +6,7 @@ tool maps onto `ToolError.code`. Kept free of imports so the CLI path stays ligh
 
 from __future__ import annotations
 
-from typing import Any
+from pct_runtime.jsontypes import JSONObject
 
 #: How every rejection (nothing written) ends, so the model never has to guess.
 NOTHING_CHANGED = "Nothing was changed."
@@ -31,15 +31,13 @@ class ApplyPatchError(Exception):
     #: Rejections raised before any write: their text always ends with `NOTHING_CHANGED`.
     rejection = False
 
-    def __init__(
-        self, message: str, *, line: int | None = None, details: dict[str, Any] | None = None
-    ):
+    def __init__(self, message: str, *, line: int | None = None, details: JSONObject | None = None):
         if self.rejection:
             message = says_nothing_changed(message)
         super().__init__(message)
         self.message = message
         self.line = line
-        self.details: dict[str, Any] = dict(details or {})
+        self.details: JSONObject = dict(details or {})
 
     def __str__(self) -> str:
         return self.message

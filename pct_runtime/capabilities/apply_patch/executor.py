@@ -28,7 +28,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
@@ -49,6 +49,7 @@ from pct_runtime.capabilities.apply_patch.parser import (
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
+from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
@@ -88,7 +89,7 @@ class ApplyResult:
         return "\n".join(["Applied patch:", *(op.text for op in self.operations)])
 
     @property
-    def details(self) -> dict[str, Any]:
+    def details(self) -> JSONObject:
         return {"operations": [op.to_details() for op in self.operations]}
 
 

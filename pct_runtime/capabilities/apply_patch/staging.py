@@ -14,6 +14,8 @@ import re
 import uuid
 from collections.abc import Iterable
 
+from pct_runtime.pids import pid_exists
+
 _PREFIX = ".pct-apply-patch-"
 _STAGING_NAME = re.compile(r"\.pct-apply-patch-(\d+)-[0-9a-f]{32}\.tmp")
 
@@ -28,15 +30,7 @@ def _alive(pid: int) -> bool:
         return True  # another apply in this process may be staging right now
     if pid <= 0:
         return True  # not a pid we could have written: leave it alone
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OverflowError:
-        return False  # beyond any pid the system can hand out
-    except OSError:  # EPERM: alive, owned by someone else
-        return True
-    return True
+    return pid_exists(pid)
 
 
 def remove_stale_staging(directories: Iterable[str]) -> list[str]:

@@ -14,7 +14,6 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import (
@@ -27,6 +26,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.jsontypes import JSONMapping
 
 TOOL_NAME = "apply_patch"
 TOOL_LABEL = "Apply Patch"
@@ -77,7 +77,7 @@ PATCH_PARAMETER_DESCRIPTION = (
     "newlines."
 )
 
-INPUT_SCHEMA: Mapping[str, Any] = {
+INPUT_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {"patch": {"type": "string", "description": PATCH_PARAMETER_DESCRIPTION}},
     "required": ["patch"],
@@ -119,7 +119,7 @@ def apply_patch_spec() -> ToolSpec:
     )
 
 
-def patch_argument(args: Mapping[str, Any] | str) -> str:
+def patch_argument(args: JSONMapping | str) -> str:
     """Validate the arguments against the schema; return the patch text or raise ToolError."""
     if isinstance(args, str):
         return args
@@ -207,7 +207,7 @@ class ApplyPatchTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         patch = patch_argument(args)
         call: InvocationCall = {"tool": "apply_patch", "path": ctx.path, "cwd": str(ctx.cwd)}
         if ctx.cell_id:

@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+from pct_runtime.capabilities.apply_patch.executor import prepare_patch
+from pct_runtime.capabilities.apply_patch.tool import (
+    PatchApprovalRequest,
+    commit_prepared_async,
+    patch_argument,
+    to_tool_error,
+    to_tool_result,
+)
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
+from pct_runtime.capabilities.shell.dialect import (
+    normalize_exec_command_args,
+    normalize_write_stdin_args,
+    resolve_workdir,
+)
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.shell.manager import ShellManager
@@ -45,12 +58,12 @@ class CodeAdapter(Protocol):
     @property
     def sequential(self) -> bool: ...
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall: ...
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall: ...
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult: ...
 
 
-def nested_details(result: ToolResult) -> dict[str, Any]:
+def nested_details(result: ToolResult) -> JSONObject:
     """The value a cell receives: the same details MCP carries in `_meta["pct/details"]`."""
     details = dict(result.details)
     if "text" not in details and "stdout" not in details:
@@ -64,15 +77,7 @@ class ApplyPatchAdapter:
     name = "apply_patch"
     sequential = True
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
-        from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
-        from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-        from pct_runtime.capabilities.apply_patch.tool import (
-            PatchApprovalRequest,
-            patch_argument,
-            to_tool_error,
-        )
-
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             patch = patch_argument(args)
         except ToolError as exc:
@@ -85,28 +90,10 @@ class ApplyPatchAdapter:
         return PreparedCall(self.name, prepared, approval=preview)
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
-        from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
-        from pct_runtime.capabilities.apply_patch.executor import commit_prepared
-        from pct_runtime.capabilities.apply_patch.tool import to_tool_error, to_tool_result
-
-        abort = threading.Event()
-        task = asyncio.ensure_future(
-            asyncio.to_thread(commit_prepared, prepared.args, abort.is_set)
-        )
+        # A stop cannot take back a rename already in flight: the commit stops at its next
+        # abort check and is awaited, so the effect is settled before we return.
         try:
-            result = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            # A stop cannot take back a rename already in flight: ask the commit to stop at
-            # its next abort check and wait for it, so the effect is settled before we return.
-            abort.set()
-            while not task.done():
-                try:
-                    await asyncio.shield(task)
-                except asyncio.CancelledError:
-                    continue
-                except ApplyPatchError:
-                    break
-            raise
+            result = await commit_prepared_async(prepared.args)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)
@@ -130,12 +117,7 @@ class ExecCommandAdapter:
     def __init__(self, manager: ShellManager) -> None:
         self._manager = manager
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
-        from pct_runtime.capabilities.shell.dialect import (
-            normalize_exec_command_args,
-            resolve_workdir,
-        )
-
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             parsed = normalize_exec_command_args(args)
             workdir = resolve_workdir(ctx.cwd, parsed.workdir)
@@ -164,9 +146,7 @@ class WriteStdinAdapter:
     def __init__(self, manager: ShellManager) -> None:
         self._manager = manager
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
-        from pct_runtime.capabilities.shell.dialect import normalize_write_stdin_args
-
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
             parsed = normalize_write_stdin_args(args)
         except ToolError as exc:

@@ -25,6 +25,7 @@ from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.host.sandbox.spawn import popen as sandboxed_popen
+from pct_runtime.jsontypes import JSONObject
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 # Address-space ceiling (RLIMIT_AS) of every cell process: 1 GiB. A program that allocates
@@ -295,14 +296,14 @@ class CellChannel:
         reader, writer = await asyncio.open_unix_connection(sock=sock, limit=MAX_FRAME_BYTES + 8)
         return cls(pid, reader, writer)
 
-    def send(self, obj: dict[str, Any]) -> None:
+    def send(self, obj: JSONObject) -> None:
         """Queue one frame; never blocks (asyncio buffers, cell replies are bounded)."""
         if self._writer.is_closing():
             return
         data = encode_json(obj)
         self._writer.write(_HEADER.pack(len(data)) + data)
 
-    async def recv(self) -> dict[str, Any] | None:
+    async def recv(self) -> JSONObject | None:
         """The next frame, or None at end of stream (the cell process is gone)."""
         try:
             header = await self._reader.readexactly(4)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from pct_runtime.capabilities.base import CallContext, ToolResult
 from pct_runtime.capabilities.code.bridge import CellChannel
 from pct_runtime.capabilities.code.render import CallCounts, Observation, render
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import Capture, RecoveryRecord, RollingPreview, truncate_text
 
 OUTPUT_BUFFER_BYTES = 256 * 1024
@@ -79,7 +80,7 @@ class Cell:
     reads: int = 0
     finished_at: float | None = None
     shells: dict[str, str] = field(default_factory=dict)
-    progress: Callable[[Mapping[str, Any]], None] | None = None
+    progress: Callable[[JSONMapping], None] | None = None
     progress_count: int = 0
     pump: asyncio.Task[None] | None = None
     listeners: list[Callable[[str], None]] = field(default_factory=list)
@@ -131,7 +132,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
     (the caller then releases the handle: a terminal result is read exactly once)."""
     terminal = cell.terminal.is_set()
     read = cell.preview.read(budget)
-    recovery: dict[str, Any] = {}
+    recovery: JSONObject = {}
     lost = read.lost > 0
     if not terminal:
         recovery["output"] = await cell.output.publish()  # a yield publishes a stable path
@@ -163,7 +164,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         first_read=cell.reads == 0,
     )
     cell.reads += 1
-    details: dict[str, Any] = {
+    details: JSONObject = {
         "cell_id": cell.id,
         "status": cell.state,
         "output": read.text,

@@ -26,6 +26,7 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_MAX_MS,
     YIELD_MIN_MS,
 )
+from pct_runtime.jsontypes import JSONMapping
 
 ADAPTER_NAMES = ("exec_command", "write_stdin", "apply_patch")
 
@@ -58,7 +59,7 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _pick(args: Mapping[str, Any], tool: str, *names: str) -> Any:
+def _pick(args: JSONMapping, tool: str, *names: str) -> Any:
     """One field under several spellings; differing values are rejected before any work."""
     present = [(n, args[n]) for n in names if n in args and args[n] is not None]
     if not present:
@@ -74,7 +75,7 @@ def _pick(args: Mapping[str, Any], tool: str, *names: str) -> Any:
     return first
 
 
-def _check_unknown(args: Mapping[str, Any], tool: str, allowed: tuple[str, ...]) -> None:
+def _check_unknown(args: JSONMapping, tool: str, allowed: tuple[str, ...]) -> None:
     for key in args:
         if key not in allowed:
             raise ToolError(
@@ -194,7 +195,7 @@ _WAIT_FIELDS = (
 )
 
 
-def parse_exec_args(args: Mapping[str, Any]) -> ExecRequest:
+def parse_exec_args(args: JSONMapping) -> ExecRequest:
     """Validate an `exec` call, pragma included. Raises `ToolError`; never starts anything."""
     if not isinstance(args, Mapping):
         raise ToolError("invalid-input", "exec expects a JSON object with a `code` string.")
@@ -286,7 +287,7 @@ def parse_cell_id(raw: Any) -> str:
     return raw
 
 
-def parse_wait_args(args: Mapping[str, Any]) -> WaitRequest:
+def parse_wait_args(args: JSONMapping) -> WaitRequest:
     if not isinstance(args, Mapping):
         raise ToolError("invalid-input", "wait expects a JSON object with `cell_id`.")
     _check_unknown(args, "wait", _WAIT_FIELDS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
 from pct_runtime.host.ui import UIUnavailableError, asking
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
 
 ADAPTER_SLOTS = 4
@@ -140,7 +141,7 @@ class NestedDispatcher:
         return mode() if callable(mode) else mode
 
     # -- one call ---------------------------------------------------------------------------
-    def on_call(self, cell: Cell, msg: Mapping[str, Any]) -> None:
+    def on_call(self, cell: Cell, msg: JSONMapping) -> None:
         """A `c` frame from the cell: refuse it at once (fenced, over a bridge bound) or
         start its dispatch task, which the cell's fence can cancel."""
         call_id = msg.get("i")
@@ -182,7 +183,7 @@ class NestedDispatcher:
         task.add_done_callback(cell.dispatches.discard)
 
     async def _dispatch(
-        self, cell: Cell, call_id: Any, name: str, args: dict[str, Any], size: int
+        self, cell: Cell, call_id: Any, name: str, args: JSONObject, size: int
     ) -> None:
         dispatched = False
         session: str | None = None
@@ -321,7 +322,7 @@ def _progress(cell: Cell, adapter: str, phase: str, **extra: Any) -> None:
     if sink is None or cell.progress_count >= PROGRESS_PER_CALL:
         return
     cell.progress_count += 1
-    record: dict[str, Any] = {"kind": "code-mode-nested-call", "phase": phase}
+    record: JSONObject = {"kind": "code-mode-nested-call", "phase": phase}
     fields = {"adapter": adapter, "cell_id": cell.id, **extra}
     for key, value in fields.items():
         if isinstance(value, str):

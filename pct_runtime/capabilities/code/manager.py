@@ -51,6 +51,7 @@ from pct_runtime.capabilities.code.render import (
 )
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationHooks
+from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.output import OutputOwner
 
 __all__ = [
@@ -158,7 +159,7 @@ class CodeManager:
                 "cell-start-failed", f"Code Mode could not start a worker: {exc}"
             ) from None
 
-    async def exec(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def exec(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         request = parse_exec_args(args)
         if self._closed:
             raise ToolError("closed", CLOSED_MESSAGE)
@@ -208,7 +209,7 @@ class CodeManager:
             if not self._closed:
                 self._zygote.fill_soon()  # replace the spare after answering, not before
 
-    async def wait(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def wait(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         request = parse_wait_args(args)
         self._prune()
         cell = self._cells.get(request.cell_id)

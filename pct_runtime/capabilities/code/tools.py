@@ -8,8 +8,7 @@ supported-API boundary, not a sandbox.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
 from pct_runtime.capabilities.code.bridge import MEMORY_LIMIT_BYTES
@@ -26,6 +25,7 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_MAX_MS,
 )
 from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.jsontypes import JSONMapping
 
 ADAPTER_HELP = "\n".join(
     [
@@ -126,7 +126,7 @@ _YIELD = {"type": "integer", "minimum": 0, "maximum": YIELD_MAX_MS}
 _TOKENS = {"type": "integer", "minimum": TOKENS_MIN, "maximum": TOKENS_MAX}
 _BYTES = {"type": "integer", "minimum": OUTPUT_MIN_BYTES, "maximum": OUTPUT_MAX_BYTES}
 
-EXEC_SCHEMA: Mapping[str, Any] = {
+EXEC_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {
         "code": {
@@ -151,7 +151,7 @@ EXEC_SCHEMA: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 
-WAIT_SCHEMA: Mapping[str, Any] = {
+WAIT_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {
         "cell_id": {"type": "string", "description": "Identifier of the running exec cell."},
@@ -193,7 +193,7 @@ class _CellTool:
         self,
         spec: ToolSpec,
         manager: ManagerRef,
-        method: Callable[[CodeManager, Mapping[str, Any], CallContext], Awaitable[ToolResult]],
+        method: Callable[[CodeManager, JSONMapping, CallContext], Awaitable[ToolResult]],
     ) -> None:
         self._spec = spec
         self._manager = manager
@@ -203,7 +203,7 @@ class _CellTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         return await self._method(_current(self._manager), args, ctx)
 
 

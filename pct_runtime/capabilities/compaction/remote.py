@@ -16,7 +16,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from pct_runtime.capabilities.openai.routes import (
 )
 from pct_runtime.capabilities.openai.sse import SSEDecodeError, SSEDecoder
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 KIND = "pi-codex-toolkit.remote-compaction-v2"
 MARKER_PREFIX = f"[{KIND}:"
@@ -135,10 +136,10 @@ def compatibility_for(route: ResolvedRoute) -> tuple[Compatibility, str] | None:
 class RemoteDetails:
     marker: str
     retained_input: list[Any]
-    checkpoint: dict[str, Any]
+    checkpoint: JSONObject
     compatibility: Compatibility
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             "kind": KIND,
             "version": 1,
@@ -180,7 +181,7 @@ class PriorCompaction:
 
     summary: str
     details: Any = None
-    input_items: Sequence[Mapping[str, Any]] | None = None
+    input_items: Sequence[JSONMapping] | None = None
 
     def remote(self) -> RemoteDetails | None:
         details = parse_details(self.details)
@@ -203,7 +204,7 @@ class CompactionPreparation:
     `transcript` is their readable serialization (the fallback's source).
     """
 
-    input_items: Sequence[Mapping[str, Any]]
+    input_items: Sequence[JSONMapping]
     transcript: str
     first_kept_entry_id: str
     tokens_before: int
@@ -212,7 +213,7 @@ class CompactionPreparation:
     files_read: Sequence[str] = ()
     files_modified: Sequence[str] = ()
     system_prompt: str = ""
-    tools: Sequence[Mapping[str, Any]] = ()
+    tools: Sequence[JSONMapping] = ()
     custom_instructions: str | None = None
 
 
@@ -221,7 +222,7 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
-    details: dict[str, Any]
+    details: JSONObject
     usage: dict[str, int] | None = None
 
 
@@ -330,9 +331,9 @@ def build_request(
     model_id: str,
     system_prompt: str,
     request_input: Sequence[Any],
-    tools: Sequence[Mapping[str, Any]],
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
+    tools: Sequence[JSONMapping],
+) -> JSONObject:
+    body: JSONObject = {
         "model": model_id,
         "store": False,
         "stream": True,
@@ -360,14 +361,14 @@ def build_headers(token: str, account_id: str) -> dict[str, str]:
 
 @dataclass
 class _StreamResult:
-    checkpoint: dict[str, Any] | None = None
+    checkpoint: JSONObject | None = None
     checkpoints: int = 0
     completed_items: int = 0
     completed: bool = False
     usage: dict[str, int] | None = None
 
 
-def _consume(event: Mapping[str, Any], state: _StreamResult) -> None:
+def _consume(event: JSONMapping, state: _StreamResult) -> None:
     kind = event.get("type")
     if kind in ("error", "response.failed", "response.incomplete"):
         raise RemoteCompactionError("incomplete-response")

@@ -11,22 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pct_runtime.host.ui import UIPort, UIUnavailableError
+from pct_runtime.jsontypes import JSONObject
 
 ApprovalMode = Literal["confirm", "always"]
 APPROVAL_TITLE = "Computer Use access"
 FORM_MODES = frozenset({"form", "openai/form"})
 
 # Reply shapes Sky expects (mirrors the desktop client).
-ACCEPT_FRESH: dict[str, Any] = {"action": "accept", "content": {}, "_meta": {"persist": "session"}}
-ACCEPT_REMEMBERED: dict[str, Any] = {
+ACCEPT_FRESH: JSONObject = {"action": "accept", "content": {}, "_meta": {"persist": "session"}}
+ACCEPT_REMEMBERED: JSONObject = {
     "action": "accept",
     "content": {"source": "computer-use-persisted-state", "scope": "conversation"},
     "_meta": None,
 }
-DECLINE: dict[str, Any] = {"action": "decline", "content": None, "_meta": None}
+DECLINE: JSONObject = {"action": "decline", "content": None, "_meta": None}
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def validate_elicitation(params: object, *, thread_id: str | None) -> ValidElici
 class ApprovalOutcome:
     """What happened to one elicitation, so a failed call can say why."""
 
-    reply: dict[str, Any]
+    reply: JSONObject
     app: str | None = None
     declined_by_user: bool = False
     ui_unavailable: bool = False

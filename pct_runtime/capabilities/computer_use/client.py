@@ -36,8 +36,8 @@ from pct_runtime.capabilities.computer_use.approval import (
     decide_elicitation,
     validate_elicitation,
 )
-from pct_runtime.capabilities.computer_use.eligibility import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.capabilities.computer_use.paths import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.rpc import MAX_LINE_BYTES, Connection
 from pct_runtime.capabilities.computer_use.templates import (
     ACTION_METHODS,
@@ -52,6 +52,7 @@ from pct_runtime.capabilities.computer_use.templates import (
 )
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.host.ui import UIPort
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 ELICITATION_METHOD = "mcpServer/elicitation/request"
 _TERMINAL_STATUSES = frozenset({"failed", "cancelled", "disabled"})
@@ -139,7 +140,7 @@ class ComputerUseClient:
     async def invoke(
         self,
         method: ComputerUseMethod,
-        args: Mapping[str, Any],
+        args: JSONMapping,
         *,
         ui: UIPort | None = None,
     ) -> ToolResult:
@@ -194,7 +195,7 @@ class ComputerUseClient:
                 self._emit(started_at, invocation, category, texts, images)
             if method == "get_app_state":
                 self._requires_inspection = False
-            details: dict[str, Any] = {
+            details: JSONObject = {
                 "method": method,
                 "block_count": len(texts) + len(images),
                 "image_count": len(images),
@@ -332,7 +333,7 @@ class ComputerUseClient:
             raise
         return transport
 
-    def _initialize_params(self) -> dict[str, Any]:
+    def _initialize_params(self) -> JSONObject:
         return {
             "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": __version__},
             "capabilities": {
@@ -342,7 +343,7 @@ class ComputerUseClient:
             },
         }
 
-    def _thread_params(self, home: Path) -> dict[str, Any]:
+    def _thread_params(self, home: Path) -> JSONObject:
         rt = self._runtime
         env = {
             "CODEX_HOME": str(home),

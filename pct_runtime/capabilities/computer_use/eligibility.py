@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+from pct_runtime.capabilities.computer_use.paths import (
+    ComputerUseRuntime as ComputerUseRuntime,  # re-exported from its former home
+)
+
 CHATGPT_RESOURCES = Path("/Applications/ChatGPT.app/Contents/Resources")
 HELPER_RELATIVE = Path("computer-use") / "Codex Computer Use.app"
 
@@ -25,17 +30,6 @@ ComputerUseRuntimeReason = Literal[
     "node-repl-unavailable",
     "incompatible-sky-target",
 ]
-
-
-@dataclass(frozen=True)
-class ComputerUseRuntime:
-    """The five fixed paths one client needs; never searched on PATH or in plugin caches."""
-
-    codex_path: Path
-    node_repl_path: Path
-    node_path: Path
-    node_modules_path: Path
-    helper_path: Path
 
 
 @dataclass(frozen=True)
@@ -161,8 +155,6 @@ class ComputerUseProbe:
     def _make_client(self, runtime: ComputerUseRuntime) -> TargetProbeClient:
         if self._client_factory is not None:
             return self._client_factory(runtime)
-        from pct_runtime.capabilities.computer_use.client import ComputerUseClient
-
         return ComputerUseClient(runtime, env=self._env)
 
 

@@ -16,12 +16,13 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a screenshot travels base64 inside one JSON line
 
@@ -69,7 +70,7 @@ class Connection:
     async def request(
         self,
         method: str,
-        params: dict[str, Any],
+        params: JSONObject,
         budget: float,
         *,
         unknown_on_failure: bool = False,
@@ -101,7 +102,7 @@ class Connection:
     def notify(self, method: str) -> None:
         self.write({"method": method})
 
-    def write(self, message: Mapping[str, Any]) -> None:
+    def write(self, message: JSONMapping) -> None:
         stdin = self.process.stdin
         if self.failed or stdin is None or stdin.is_closing():
             self.fail("process-exit")
@@ -208,7 +209,7 @@ class Connection:
                 return
             self._dispatch(message)
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: JSONObject) -> None:
         message_id = message.get("id")
         method = message.get("method")
         if isinstance(method, str) and isinstance(message_id, (int, str)):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pct_runtime.capabilities.base import ImagePart
+from pct_runtime.jsontypes import JSONMapping
 
 ComputerUseMethod = Literal[
     "list_apps", "get_app_state", "click", "type_text", "press_key", "scroll"
@@ -61,12 +61,12 @@ PROBE_JAVASCRIPT = (
 )
 
 
-def args_literal(args: Mapping[str, Any]) -> str:
+def args_literal(args: JSONMapping) -> str:
     """One-line ASCII JSON: a valid JavaScript expression that cannot escape its line."""
     return json.dumps(dict(args), ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
-def build_javascript(method: ComputerUseMethod, args: Mapping[str, Any]) -> str:
+def build_javascript(method: ComputerUseMethod, args: JSONMapping) -> str:
     """The fixed template for `method`, with validated `args` as its only variable part.
 
     Each call is wrapped in an async function so repeated calls never redeclare a top-level
@@ -119,7 +119,7 @@ def convert_content(blocks: object) -> tuple[list[str], list[ImagePart]]:
     return texts, images
 
 
-def _decode_image(block: Mapping[str, Any]) -> ImagePart:
+def _decode_image(block: JSONMapping) -> ImagePart:
     mime = block.get("mimeType")
     data = block.get("data")
     if mime not in ("image/png", "image/jpeg") or not isinstance(data, str) or not data:

@@ -14,11 +14,12 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
 from pct_runtime.capabilities.computer_use.templates import ComputerUseMethod
 from pct_runtime.host.ui import UIPort
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 COMPUTER_USE_TOOL_NAMES: tuple[str, ...] = (
     "computer_use_list_apps",
@@ -35,12 +36,12 @@ _APP_DESCRIPTION = (
     "ids and bare executable paths are unsupported; prefer an identifier returned by "
     "computer_use_list_apps."
 )
-_APP: dict[str, Any] = {"type": "string", "minLength": 1, "description": _APP_DESCRIPTION}
-_ELEMENT: dict[str, Any] = {
+_APP: JSONObject = {"type": "string", "minLength": 1, "description": _APP_DESCRIPTION}
+_ELEMENT: JSONObject = {
     "type": "integer",
     "description": "Element index from the latest computer_use_get_app_state result.",
 }
-_COORD: dict[str, Any] = {
+_COORD: JSONObject = {
     "type": "number",
     "description": "Screen coordinate inside the resolved app; give x and y together.",
 }
@@ -48,8 +49,8 @@ MOUSE_BUTTONS = ("left", "right", "middle", "l", "r", "m")
 DIRECTIONS = ("up", "down", "left", "right", "u", "d", "l", "r")
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    schema: dict[str, Any] = {
+def _object(properties: JSONObject, required: tuple[str, ...] = ()) -> JSONObject:
+    schema: JSONObject = {
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
@@ -59,7 +60,7 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
     return schema
 
 
-SCHEMAS: dict[str, dict[str, Any]] = {
+SCHEMAS: dict[str, JSONObject] = {
     "list_apps": _object({}),
     "get_app_state": _object(
         {
@@ -158,7 +159,7 @@ class ComputerUseInvoker(Protocol):
     """What a tool needs from the client (satisfied by `ComputerUseClient`)."""
 
     def invoke(
-        self, method: ComputerUseMethod, args: Mapping[str, Any], *, ui: UIPort | None = None
+        self, method: ComputerUseMethod, args: JSONMapping, *, ui: UIPort | None = None
     ) -> Awaitable[ToolResult]: ...
 
 
@@ -244,7 +245,7 @@ def _choice(tool: str, name: str, value: object, options: tuple[str, ...]) -> st
     return value
 
 
-def _position(tool: str, args: Mapping[str, Any], out: dict[str, Any]) -> None:
+def _position(tool: str, args: JSONMapping, out: JSONObject) -> None:
     if "element_index" in args:
         out["element_index"] = _integer(tool, "element_index", args["element_index"], 0)
     has_x, has_y = "x" in args, "y" in args
@@ -255,7 +256,7 @@ def _position(tool: str, args: Mapping[str, Any], out: dict[str, Any]) -> None:
         out["y"] = _number(tool, "y", args["y"])
 
 
-def validate_arguments(method: ComputerUseMethod, args: Mapping[str, Any]) -> dict[str, Any]:
+def validate_arguments(method: ComputerUseMethod, args: JSONMapping) -> JSONObject:
     """Check `args` against the tool's schema rules; returns only the validated fields."""
     tool = _SPEC_TEXT[method][0]
     if not isinstance(args, Mapping):
@@ -269,7 +270,7 @@ def validate_arguments(method: ComputerUseMethod, args: Mapping[str, Any]) -> di
     for name in SCHEMAS[method].get("required", []):
         if name not in args:
             raise _bad(tool, f"`{name}` is required.")
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     if method == "list_apps":
         return out
     out["app"] = check_app_target(tool, args["app"])
@@ -316,7 +317,7 @@ class ComputerUseTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         provided = self.client_provider(ctx)
         client = await provided if inspect.isawaitable(provided) else provided
         if client is None:

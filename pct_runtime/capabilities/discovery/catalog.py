@@ -19,30 +19,35 @@ _log = logging.getLogger(__name__)
 
 
 def _web_search() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.web_search.tool import web_search_spec
 
     return [web_search_spec()]
 
 
 def _image() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.image.tool import image_spec
 
     return [image_spec()]
 
 
 def _apply_patch() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec
 
     return [apply_patch_spec()]
 
 
 def _shell() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.shell.tools import EXEC_COMMAND_SPEC, WRITE_STDIN_SPEC
 
     return [EXEC_COMMAND_SPEC, WRITE_STDIN_SPEC]
 
 
 def _code() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.code.tools import create_code_tools
 
     # The definitions do not depend on the manager; no manager is built or touched.
@@ -50,12 +55,14 @@ def _code() -> list[ToolSpec]:
 
 
 def _computer_use() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.computer_use.tools import METHODS, tool_spec
 
     return [tool_spec(method) for method in METHODS]
 
 
 def _find_tools() -> list[ToolSpec]:
+    # Deferred: a capability that fails to import loses only its own entry.
     from pct_runtime.capabilities.discovery.tool import find_tools_spec
 
     return [find_tools_spec()]

@@ -8,9 +8,9 @@ happens, runs the load and/or the query, and renders the exact texts of toolkit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
 from pct_runtime.capabilities.discovery.search import (
@@ -20,6 +20,7 @@ from pct_runtime.capabilities.discovery.search import (
     Match,
     search,
 )
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 FIND_TOOLS_NAME = "find_tools"
 
@@ -44,7 +45,7 @@ FIND_TOOLS_DESCRIPTION = (
     "Give `query`, `load` or both (the load runs first)."
 )
 
-FIND_TOOLS_SCHEMA: Mapping[str, Any] = {
+FIND_TOOLS_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {
         "query": {
@@ -112,7 +113,7 @@ def _invalid(text: str) -> ToolError:
     return ToolError("invalid-arguments", text)
 
 
-def validate_arguments(args: Mapping[str, Any]) -> FindToolsRequest:
+def validate_arguments(args: JSONMapping) -> FindToolsRequest:
     """Check the arguments against the schema before anything runs.
 
     JSON `null` counts as an omitted field (clients often send it for optional fields).
@@ -177,12 +178,12 @@ class FindToolsTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         request = validate_arguments(args)
         if not self._backend.available():
             raise ToolError("not-enabled", NOT_ENABLED_TEXT)
         sections: list[str] = []
-        details: dict[str, Any] = {}
+        details: JSONObject = {}
         if request.load:
             outcome = await self._backend.load(request.load)
             sections.append(format_load(outcome))

@@ -7,9 +7,8 @@ switched after dispatch.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -21,6 +20,7 @@ from pct_runtime.capabilities.image.generate import (
 )
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable, route_problem
 from pct_runtime.debug import DISABLED, DebugSink
+from pct_runtime.jsontypes import JSONMapping
 
 IMAGE_TOOL_NAME = "openai_generate_image"
 IMAGE_DESCRIPTION = (
@@ -59,7 +59,7 @@ def image_spec() -> ToolSpec:
     )
 
 
-def _validated(args: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
+def _validated(args: JSONMapping) -> tuple[str, str | None, str | None]:
     unknown = sorted(k for k in args if k not in _FIELDS)
     if unknown:
         raise ToolError(
@@ -114,7 +114,7 @@ class OpenAIImageTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         prompt, size, quality = _validated(args)
         try:
             route = await self._resolve_route()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+
+from pct_runtime.jsontypes import JSONObject
 
 _SEPARATOR = re.compile(r"\r?\n\r?\n")
 
@@ -18,7 +19,7 @@ class SSEDecodeError(ValueError):
     """An event's data is not a JSON object."""
 
 
-def _parse_block(block: str) -> dict[str, Any] | None:
+def _parse_block(block: str) -> JSONObject | None:
     lines = re.split(r"\r?\n", block)
     data = "\n".join(
         line[5:][1:] if line[5:].startswith(" ") else line[5:]
@@ -42,7 +43,7 @@ class SSEDecoder:
     def __init__(self) -> None:
         self._buffer = ""
 
-    def feed(self, chunk: str) -> Iterator[dict[str, Any]]:
+    def feed(self, chunk: str) -> Iterator[JSONObject]:
         self._buffer += chunk
         while True:
             match = _SEPARATOR.search(self._buffer)
@@ -54,7 +55,7 @@ class SSEDecoder:
             if event is not None:
                 yield event
 
-    def flush(self) -> Iterator[dict[str, Any]]:
+    def flush(self) -> Iterator[JSONObject]:
         rest, self._buffer = self._buffer, ""
         if rest.strip():
             event = _parse_block(rest)
@@ -62,7 +63,7 @@ class SSEDecoder:
                 yield event
 
 
-async def iter_sse(chunks: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+async def iter_sse(chunks: AsyncIterator[str]) -> AsyncIterator[JSONObject]:
     """Decode an async stream of text chunks into JSON events."""
     decoder = SSEDecoder()
     async for chunk in chunks:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pct_runtime.capabilities.base import ToolError
+from pct_runtime.jsontypes import JSONMapping
 
 YIELD_MIN_MS = 0
 YIELD_MAX_MS = 60_000
@@ -82,7 +83,7 @@ class WriteStdinArgs:
 _MISSING: Any = object()
 
 
-def _pick(tool: str, args: Mapping[str, Any], primary: str, alias: str, nothing: str) -> Any:
+def _pick(tool: str, args: JSONMapping, primary: str, alias: str, nothing: str) -> Any:
     a = args.get(primary, _MISSING)
     b = args.get(alias, _MISSING)
     if a is not _MISSING and b is not _MISSING and (type(a) is not type(b) or a != b):
@@ -94,7 +95,7 @@ def _pick(tool: str, args: Mapping[str, Any], primary: str, alias: str, nothing:
     return a if a is not _MISSING else b
 
 
-def _check_fields(tool: str, args: Any, allowed: frozenset[str], nothing: str) -> Mapping[str, Any]:
+def _check_fields(tool: str, args: Any, allowed: frozenset[str], nothing: str) -> JSONMapping:
     if not isinstance(args, Mapping):
         raise ToolError("invalid-command", f"{tool} arguments must be a JSON object. {nothing}")
     for key in args:
@@ -126,7 +127,7 @@ def _int_value(tool: str, name: str, value: Any, lo: int, hi: int, nothing: str)
     return value
 
 
-def _limits(tool: str, args: Mapping[str, Any], nothing: str) -> OutputLimits:
+def _limits(tool: str, args: JSONMapping, nothing: str) -> OutputLimits:
     raw_yield = _pick(tool, args, "yield_time_ms", "yieldTimeMs", nothing)
     yield_ms = YIELD_DEFAULT_MS
     if raw_yield is not _MISSING:

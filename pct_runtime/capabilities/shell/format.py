@@ -11,9 +11,10 @@ from __future__ import annotations
 import signal as _signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pct_runtime.capabilities.base import ToolResult
+from pct_runtime.jsontypes import JSONObject
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, PreviewRead, RecoveryRecord
 
 ShellStatus = Literal["running", "completed", "terminated"]
@@ -153,7 +154,7 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
     ]
     if notes:
         text += "\n" + "\n".join(notes)
-    details: dict[str, Any] = {
+    details: JSONObject = {
         "session_id": obs.session_id,
         "status": obs.status,
         "exit_code": exit_code,

@@ -16,7 +16,6 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.capabilities.base import CallPath, ToolError, ToolResult
 from pct_runtime.capabilities.shell.dialect import (
@@ -36,6 +35,7 @@ from pct_runtime.capabilities.shell.format import (
 from pct_runtime.capabilities.shell.job import ShellJob, StdinWrite
 from pct_runtime.capabilities.shell.resolve import ShellConfig, default_resolver
 from pct_runtime.host.sandbox import Sandbox, denial_note, looks_denied
+from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, OutputOwner, RecoveryRecord
 
 MAX_UNSETTLED_JOBS = 16
@@ -184,7 +184,7 @@ class ShellManager:
     # -- exec_command --------------------------------------------------------------------
     async def start(
         self,
-        args: ExecCommandArgs | Mapping[str, Any],
+        args: ExecCommandArgs | JSONMapping,
         *,
         cwd: Path,
         env_overlay: Mapping[str, str] | None = None,
@@ -248,7 +248,7 @@ class ShellManager:
 
     # -- write_stdin ---------------------------------------------------------------------
     async def write(
-        self, args: WriteStdinArgs | Mapping[str, Any], *, path: CallPath = "direct"
+        self, args: WriteStdinArgs | JSONMapping, *, path: CallPath = "direct"
     ) -> ToolResult:
         """Poll a job, write to its stdin, close its stdin, or terminate it."""
         parsed = args if isinstance(args, WriteStdinArgs) else normalize_write_stdin_args(args)

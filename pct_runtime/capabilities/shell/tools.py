@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
 from pct_runtime.capabilities.shell.dialect import (
@@ -28,6 +27,7 @@ from pct_runtime.capabilities.shell.dialect import (
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 _NO_SANDBOX = (
     "The command runs with the user's own permissions; there is no sandbox and no timeout."
@@ -58,7 +58,7 @@ WRITE_STDIN_DESCRIPTION = (
     "Once a completed or terminated result has been returned, the session_id is released."
 )
 
-_LIMIT_PROPERTIES: dict[str, Any] = {
+_LIMIT_PROPERTIES: JSONObject = {
     "yield_time_ms": {
         "type": "integer",
         "minimum": YIELD_MIN_MS,
@@ -88,7 +88,7 @@ _LIMIT_PROPERTIES: dict[str, Any] = {
     },
 }
 
-EXEC_COMMAND_SCHEMA: Mapping[str, Any] = {
+EXEC_COMMAND_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {
         "cmd": {"type": "string", "minLength": 1, "description": "Shell command line to run once."},
@@ -105,7 +105,7 @@ EXEC_COMMAND_SCHEMA: Mapping[str, Any] = {
     "additionalProperties": False,
 }
 
-WRITE_STDIN_SCHEMA: Mapping[str, Any] = {
+WRITE_STDIN_SCHEMA: JSONMapping = {
     "type": "object",
     "properties": {
         "session_id": {
@@ -178,7 +178,7 @@ class ExecCommandTool:
             return EXEC_COMMAND_SPEC
         return replace(EXEC_COMMAND_SPEC, description=exec_command_description(sandbox))
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         parsed = normalize_exec_command_args(args)
         workdir = resolve_workdir(ctx.cwd, parsed.workdir)
         call: InvocationCall = {"tool": "exec_command", "path": ctx.path, "cwd": str(workdir)}
@@ -205,7 +205,7 @@ class WriteStdinTool:
     def spec(self) -> ToolSpec:
         return WRITE_STDIN_SPEC
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         parsed = normalize_write_stdin_args(args)
         self.manager.check_session(parsed.session_id)
         call: InvocationCall = {

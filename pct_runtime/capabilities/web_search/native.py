@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from pct_runtime.jsontypes import JSONObject
+
 SOURCES_INCLUDE = "web_search_call.action.sources"
 
 
@@ -23,7 +25,7 @@ class SearchSettings(Protocol):
     def context_size(self) -> str: ...  # "low" | "medium" | "high"
 
 
-def web_search_tool_json(settings: SearchSettings) -> dict[str, Any]:
+def web_search_tool_json(settings: SearchSettings) -> JSONObject:
     """The hosted tool object: `cached` means no external web access."""
     return {
         "type": "web_search",

@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -33,6 +33,7 @@ from pct_runtime.capabilities.web_search.native import (
     web_search_tool_json,
 )
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 SIDECAR_TIMEOUT_S = 30.0
 SIDECAR_SOURCE_LIMIT = 20
@@ -200,10 +201,10 @@ class _StreamCollector:
     """Aggregates `response.output_item.done` items until exactly one `response.completed`."""
 
     def __init__(self) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.completed: dict[str, Any] | None = None
+        self.items: list[JSONObject] = []
+        self.completed: JSONObject | None = None
 
-    def consume(self, event: Mapping[str, Any]) -> None:
+    def consume(self, event: JSONMapping) -> None:
         if self.completed is not None:  # anything after the terminal event is a protocol error
             raise SidecarError("incomplete-response")
         kind = event.get("type")
@@ -236,7 +237,7 @@ def format_sidecar_text(answer: str, sources: list[SearchSource]) -> str:
     return answer + "\n\nSources:\n" + "\n".join(lines)
 
 
-def build_api_key_request(query: str, model_id: str, settings: SearchSettings) -> dict[str, Any]:
+def build_api_key_request(query: str, model_id: str, settings: SearchSettings) -> JSONObject:
     return {
         "model": model_id,
         "input": query,
@@ -262,9 +263,9 @@ def _clamp_effort(model_id: str, effort: str) -> str:
 
 def build_codex_request(
     query: str, model_id: str, settings: SearchSettings, thinking_level: str
-) -> dict[str, Any]:
+) -> JSONObject:
     """The body Pi's Codex provider would send, with the sidecar's search overrides."""
-    body: dict[str, Any] = {
+    body: JSONObject = {
         "model": model_id,
         "store": False,
         "stream": True,

@@ -7,8 +7,7 @@ refreshed and the route re-checked right before the request) and never falls bac
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import httpx
 
@@ -17,6 +16,7 @@ from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailab
 from pct_runtime.capabilities.web_search.native import SearchSettings
 from pct_runtime.capabilities.web_search.sidecar import SidecarError, run_sidecar_search
 from pct_runtime.debug import DISABLED, DebugSink
+from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 WEB_SEARCH_TOOL_NAME = "openai_web_search"
 WEB_SEARCH_DESCRIPTION = (
@@ -49,7 +49,7 @@ def web_search_spec() -> ToolSpec:
     )
 
 
-def _validated_query(args: Mapping[str, Any]) -> str:
+def _validated_query(args: JSONMapping) -> str:
     unknown = sorted(k for k in args if k != "query")
     if unknown:
         raise ToolError(
@@ -88,7 +88,7 @@ class OpenAIWebSearchTool:
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         query = _validated_query(args)
         try:
             route = await self._resolve_route()
@@ -110,7 +110,7 @@ class OpenAIWebSearchTool:
             )
         except SidecarError as error:
             raise ToolError(error.category, str(error)) from None
-        details: dict[str, Any] = {
+        details: JSONObject = {
             "answer": result.answer,
             "sources": [{"title": s.title, "url": s.url} for s in result.sources],
         }

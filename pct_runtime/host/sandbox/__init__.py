@@ -62,14 +62,14 @@ def unsupported_reason(settings: SandboxSettings, *, self_test: bool = True) -> 
     if not settings.confined:
         return None
     if sys.platform.startswith("linux"):
-        from pct_runtime.host.sandbox import linux
+        from pct_runtime.host.sandbox import linux  # deferred: Linux only
 
         reason = linux.unsupported_reason(settings)
         if reason is None and self_test:
             reason = linux.self_test(settings)
         return reason
     if sys.platform == "darwin":
-        from pct_runtime.host.sandbox import macos
+        from pct_runtime.host.sandbox import macos  # deferred: macOS only
 
         return macos.unsupported_reason(settings)
     return (
@@ -84,7 +84,7 @@ def enforcement(settings: SandboxSettings) -> str:
     if not settings.confined:
         return "none"
     if sys.platform.startswith("linux"):
-        from pct_runtime.host.sandbox.linux import landlock_abi
+        from pct_runtime.host.sandbox.linux import landlock_abi  # deferred: Linux only
 
         parts = [f"Landlock ABI {landlock_abi()}"]
         if not settings.network:
@@ -103,7 +103,7 @@ class Sandbox:
         self.roots = writable_roots(settings, cwd)
         self._linux: LinuxConfinement | None = None
         if settings.confined and sys.platform.startswith("linux"):
-            from pct_runtime.host.sandbox.linux import confinement_for
+            from pct_runtime.host.sandbox.linux import confinement_for  # deferred: Linux only
 
             self._linux = confinement_for(settings, cwd)
 
@@ -125,7 +125,7 @@ class Sandbox:
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The argv to spawn: `argv` itself, or behind `sandbox-exec` on macOS."""
         if self.settings.confined and sys.platform == "darwin":
-            from pct_runtime.host.sandbox import macos
+            from pct_runtime.host.sandbox import macos  # deferred: macOS only
 
             return macos.wrap(self.settings, self.roots, list(argv))
         return list(argv)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from pct_runtime.config.typos import PCT_SECTION
+from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
 SANDBOX_MODES: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "danger-full-access")
@@ -92,7 +93,7 @@ def writable_roots(settings: SandboxSettings, cwd: Path) -> tuple[Path, ...]:
     return tuple(roots)
 
 
-def settings_from_config(raw: Mapping[str, Any]) -> SandboxSettings | None:
+def settings_from_config(raw: JSONMapping) -> SandboxSettings | None:
     """`pct.sandbox` from a raw configuration document; None when the file sets nothing.
 
     Raises `SandboxConfigError` naming the field and what it must be (never the value).

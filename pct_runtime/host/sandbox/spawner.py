@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pct_runtime.jsontypes import JSONObject
+
 _CLONE_FILES = 0x400
 _STD_STREAMS = ("stdin", "stdout", "stderr")
 
@@ -35,7 +37,7 @@ _STD_STREAMS = ("stdin", "stdout", "stderr")
 @dataclass
 class _Request:
     argv: list[str]
-    kwargs: dict[str, Any]
+    kwargs: JSONObject
     slots: list[tuple[str, int | None]]  # (kwarg, index in pass_fds or None), per sent fd
     result: subprocess.Popen[bytes] | None = None
     error: BaseException | None = None

@@ -13,8 +13,7 @@ from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpe
 from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
 from pct_runtime.host.models import Model, ModelRegistry
 from pct_runtime.host.names import COMPUTER_USE_TOOLS, IMAGE_GENERATION_TOOL, WEB_SEARCH_TOOL
-from pct_runtime.runtime import Runtime, RuntimeSession
-from pct_runtime.runtime_tools import CapabilityBinding, default_bindings
+from pct_runtime.runtime import CapabilityBinding, Runtime, RuntimeSession, default_bindings
 
 CODEX = Model(
     "openai-codex",

@@ -10,16 +10,40 @@ Compaction is active for the current model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pct_runtime.decide.decisions import Decision
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.host.models import Model
+from pct_runtime.host.session import SessionKind
+from pct_runtime.runtime.contracts import RuntimeHost
+from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.compaction.hook import RemoteCompaction
     from pct_runtime.capabilities.openai.routes import ResolvedRoute
-    from pct_runtime.runtime_session import RuntimeSession
 
 
-def _compaction(session: RuntimeSession) -> RemoteCompaction:
+class PayloadSession(Protocol):
+    """What the payload hooks read of a `RuntimeSession` (which calls them with itself)."""
+
+    @property
+    def runtime(self) -> RuntimeHost: ...
+    @property
+    def kind(self) -> SessionKind: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def plan(self) -> ProjectionPlan | None: ...
+    @property
+    def model(self) -> Model | None: ...
+    @property
+    def services(self) -> SessionServices: ...
+
+
+def _compaction(session: PayloadSession) -> RemoteCompaction:
     def make() -> RemoteCompaction:
+        # Deferred: the OpenAI plumbing loads only for an embedded session that uses it.
         from pct_runtime.capabilities.openai.factory import build_remote_compaction
 
         runtime = session.runtime
@@ -34,7 +58,7 @@ def _compaction(session: RuntimeSession) -> RemoteCompaction:
     return session.services.shared("remote_compaction", make)
 
 
-def _decision_active(session: RuntimeSession, capability: str) -> Any:
+def _decision_active(session: PayloadSession, capability: str) -> Decision | None:
     plan = session.plan
     if plan is None:
         return None
@@ -42,7 +66,8 @@ def _decision_active(session: RuntimeSession, capability: str) -> Any:
     return decision if decision is not None and decision.effective == "active" else None
 
 
-async def _current_route(session: RuntimeSession) -> ResolvedRoute | None:
+async def _current_route(session: PayloadSession) -> ResolvedRoute | None:
+    # Deferred: the OpenAI plumbing loads only for an embedded session that uses it.
     from pct_runtime.capabilities.openai.resolve import resolve_model_route
     from pct_runtime.capabilities.openai.routes import RouteUnavailable
 
@@ -57,11 +82,12 @@ async def _current_route(session: RuntimeSession) -> ResolvedRoute | None:
 
 
 async def before_provider_request(
-    session: RuntimeSession, payload: Any, *, newest_compaction_details: Any = None
+    session: PayloadSession, payload: Any, *, newest_compaction_details: Any = None
 ) -> Any:
     """Checkpoint replay (Remote Compaction), then native search; never mutates `payload`."""
     if session.kind != "embedded" or session.closed:
         return payload
+    # Deferred: the OpenAI plumbing loads only for an embedded session that uses it.
     from pct_runtime.capabilities.openai.pipeline import transform_provider_request
 
     search = _decision_active(session, "web_search")
@@ -84,7 +110,7 @@ async def before_provider_request(
     )
 
 
-async def before_compact(session: RuntimeSession, preparation: Any) -> Any:
+async def before_compact(session: PayloadSession, preparation: Any) -> Any:
     """A `CompactionResult` that replaces the agent's own summary, or None (compact natively)."""
     if session.kind != "embedded" or session.closed:
         return None

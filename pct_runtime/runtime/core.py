@@ -22,25 +22,34 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import Any, Literal, TextIO
 
 from pct_runtime.capabilities.base import Tool
+from pct_runtime.capabilities.computer_use import eligibility
+from pct_runtime.config import default_config
+from pct_runtime.config.errors import ConfigReadError, reload_message
+from pct_runtime.config.paths import CONFIG_FILE_NAME
+from pct_runtime.config.paths import agent_dir as default_agent_dir
+from pct_runtime.config.reload import reload_store
+from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.config.store import ConfigRead, ConfigStore
 from pct_runtime.debug import DebugSink
+from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
+from pct_runtime.decide.sync import ProjectionSync
+from pct_runtime.host import platform as host_platform
+from pct_runtime.host import sandbox as host_sandbox
 from pct_runtime.host.events import EventBus
 from pct_runtime.host.models import Model, ModelRegistry, load_settings
 from pct_runtime.host.names import NATIVE_TOOLS
-from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.host.sandbox import SandboxSettings, SandboxUnavailableError
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
-from pct_runtime.runtime_projection import ModelRef, Projection
-from pct_runtime.runtime_session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
-from pct_runtime.runtime_tools import CapabilityBinding, default_bindings
-
-if TYPE_CHECKING:
-    from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan
-    from pct_runtime.decide.sync import ProjectionSync
+from pct_runtime.runtime.bindings import default_bindings
+from pct_runtime.runtime.projection import ModelRef, Projection
+from pct_runtime.runtime.services import CapabilityBinding
+from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
 
 __all__ = [
     "EMBEDDER_OWNER",
@@ -100,13 +109,6 @@ class Runtime:
         debug_stream: TextIO | Literal["stderr"] | None = "stderr",
         sandbox: SandboxSettings | None = None,
     ) -> None:
-        from pct_runtime.config import default_config
-        from pct_runtime.config.paths import CONFIG_FILE_NAME
-        from pct_runtime.config.paths import agent_dir as default_agent_dir
-        from pct_runtime.config.store import ConfigStore
-        from pct_runtime.decide.sync import ProjectionSync
-        from pct_runtime.host.platform import current_platform
-
         self.events = EventBus()
         #: `debug: true` metadata (one JSON line per OpenAI or Computer Use request) on
         #: `pct.debug`, and on `debug_stream` unless that is None (the console's choice:
@@ -126,14 +128,14 @@ class Runtime:
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         #: `--sandbox`: every session's shell jobs and Code Mode workers run confined by it.
         self.sandbox: SandboxSettings = sandbox if sandbox is not None else SandboxSettings()
-        self.platform = platform or current_platform()
+        self.platform = platform or host_platform.current_platform()
         self._requested_model = model
         self.default_model: Model | None = model if isinstance(model, Model) else None
         self.models: ModelRegistry = ModelRegistry.builtin()
         self._store = ConfigStore(self.config_path)
-        self.config: Any = default_config()
+        self.config: ToolkitConfig = default_config()
         self.config_revision: str = "missing"
-        self.config_error: Any = None
+        self.config_error: ConfigReadError | None = None
         self.projection_sync: ProjectionSync = ProjectionSync(self.events)
         self._bindings = list(bindings) if bindings is not None else default_bindings()
         self._extra_tools = list(extra_tools)
@@ -170,7 +172,7 @@ class Runtime:
         model: Model | None,
         kind: SessionKind,
         ui_available: bool,
-        config: Any = None,
+        config: ToolkitConfig | None = None,
         active: tuple[str, ...] | None = None,
         discovered: frozenset[str] = frozenset(),
         native_suppressed: frozenset[str] = frozenset(),
@@ -180,10 +182,6 @@ class Runtime:
         Sessions, the console's previews and anything else that asks "what would a session
         get" go through here, so they can never disagree about the host.
         """
-        from pct_runtime.capabilities.computer_use.eligibility import inspect_runtime
-        from pct_runtime.decide.projection import ProjectionInputs
-        from pct_runtime.host.platform import shell_available
-
         snapshot = self.tool_snapshot()
         return ProjectionInputs(
             config=self.config if config is None else config,
@@ -199,22 +197,20 @@ class Runtime:
             # Only the cheap file checks at planning time; the node_repl/Sky probe runs
             # only for an explicit status (spec: session start starts no app-server).
             computer_use_runtime_reason=(
-                inspect_runtime().reason if self.platform == "darwin" else None
+                eligibility.inspect_runtime().reason if self.platform == "darwin" else None
             ),
-            shell_available=shell_available(),
+            shell_available=host_platform.shell_available(),
         )
 
     def fresh_plan(
         self,
         *,
-        config: Any = None,
+        config: ToolkitConfig | None = None,
         model: Model | None = None,
         kind: SessionKind = "mcp",
         ui_available: bool = True,
     ) -> ProjectionPlan:
         """What a new session would get now (a draft `config` previews a save)."""
-        from pct_runtime.decide.projection import plan_projection
-
         return plan_projection(
             self.plan_inputs(
                 config=config,
@@ -242,9 +238,9 @@ class Runtime:
         if self._started:
             return
         if self.sandbox.confined:
-            from pct_runtime.host.sandbox import SandboxUnavailableError, unsupported_reason
-
-            reason = await asyncio.to_thread(unsupported_reason, self.sandbox, self_test=False)
+            reason = await asyncio.to_thread(
+                host_sandbox.unsupported_reason, self.sandbox, self_test=False
+            )
             if reason is not None:
                 raise SandboxUnavailableError(reason)
         self._started = True
@@ -282,16 +278,16 @@ class Runtime:
 
     # ----------------------------------------------------------------- config
     @property
-    def store(self) -> Any:
+    def store(self) -> ConfigStore:
         """The `ConfigStore` (the console saves through it, then calls `config_changed()`)."""
         return self._store
 
-    def _take(self, read: Any) -> None:
+    def _take(self, read: ConfigRead) -> None:
         self.config = read.config
         self.config_revision = read.revision
         self.config_error = read.error
 
-    async def _read_config(self) -> Any:
+    async def _read_config(self) -> ConfigRead:
         read = await asyncio.to_thread(self._store.read)
         self._take(read)
         return read
@@ -303,8 +299,6 @@ class Runtime:
         all-off defaults) stays in force and the message says which. Sessions keep their
         running work either way.
         """
-        from pct_runtime.config.reload import reload_store
-
         message, ok = await asyncio.to_thread(reload_store, self._store)
         self._take(self._store.current())
         for session in list(self._sessions.values()):
@@ -410,8 +404,6 @@ class Runtime:
         if self.config_error is not None and session.ui.available:
             # Spec: a failed read at session start is shown once, as the reload message,
             # when a person can see it (the console); headless sessions use status.
-            from pct_runtime.config.errors import reload_message
-
             session.ui.notify(
                 reload_message(self.config_error, self._store.has_last_known_good), "warning"
             )
@@ -429,9 +421,10 @@ class Runtime:
     def session(self, session_id: str) -> RuntimeSession | None:
         return self._sessions.get(session_id)
 
-    def _forget(self, session: RuntimeSession) -> None:
-        self._sessions.pop(session.id, None)
-        self.projection_sync.forget(session.id)
+    def forget_session(self, session_id: str) -> None:
+        """Drop a closed session (its `close()` calls this last)."""
+        self._sessions.pop(session_id, None)
+        self.projection_sync.forget(session_id)
 
 
 def native_names() -> tuple[str, ...]:

@@ -12,7 +12,7 @@ import pytest
 
 from pct_runtime import cli
 
-GOLDEN = Path(__file__).parent / "status_golden"
+GOLDEN = Path(__file__).parent.parent / "status" / "status_golden"
 SECRET = "sk-do-not-print-0123456789"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "decide"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "decide"))
 
 import pytest
 from decide_fixtures import CODEX, THIRD_PARTY, plan, rules, tools

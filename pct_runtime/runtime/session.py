@@ -1,7 +1,7 @@
 """`RuntimeSession`: one agent conversation — its model, projection, tools and running work.
 
 A sync plans the projection with the decision layer (`plan_projection`), applies it —
-start fence, then owned-resource cleanups (`runtime_apply`) — and commits it through the
+start fence, then owned-resource cleanups (`runtime.apply`) — and commits it through the
 runtime's `ProjectionSync` (newest sync wins; diagnostics are published on commit). A
 failed cleanup rejects the sync: the previous projection stays, status shows `Apply
 error:`, and the next reload or model change retries. A call is admitted against the
@@ -18,8 +18,9 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
     CallContext,
     ProgressSink,
@@ -28,18 +29,20 @@ from pct_runtime.capabilities.base import (
     ToolResult,
     ToolSpec,
 )
+from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationCall, resolve_invocation
-from pct_runtime.runtime_projection import INACTIVE_MESSAGES, Projection, refusal_for
-from pct_runtime.runtime_tools import SessionServices
-from pct_runtime.runtime_ui import RoutedUI
-
-if TYPE_CHECKING:
-    from pct_runtime.decide.projection import ProjectionPlan
-    from pct_runtime.runtime import Runtime
+from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
+from pct_runtime.runtime.contracts import RuntimeHost
+from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
+from pct_runtime.runtime.services import SessionServices
+from pct_runtime.runtime.ui import RoutedUI
+from pct_runtime.status import sandbox_lines
+from pct_runtime.status import status_text as render_status
 
 _log = logging.getLogger(__name__)
 
@@ -58,7 +61,7 @@ class RuntimeSession:
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: RuntimeHost,
         *,
         session_id: str | None,
         kind: SessionKind,
@@ -160,8 +163,6 @@ class RuntimeSession:
         one (it publishes nothing), or a cleanup failed (the previous projection stays in
         force and `status_text` shows the `Apply error:` line until a later sync succeeds).
         """
-        from pct_runtime.runtime_apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
-
         if self.closed:
             return False
         runtime = self.runtime
@@ -220,8 +221,6 @@ class RuntimeSession:
 
         `sync` commits exactly this; `find_tools` reads it to recheck eligibility per call.
         """
-        from pct_runtime.decide.projection import plan_projection
-
         previous = self.plan
         return plan_projection(
             self.runtime.plan_inputs(
@@ -261,17 +260,13 @@ class RuntimeSession:
 
     def status_text(self) -> str:
         """The `/pct status` text of this session (from its committed plan)."""
-        from pct_runtime.status import format_status, sandbox_lines
-
         plan = self.plan
         if plan is None:
             return "Pi Codex Toolkit\n(no projection committed yet)"
-        error = self.runtime.config_error
-        return format_status(
+        return render_status(
             plan,
             config_path=os.fspath(self.runtime.config_path),
-            config_error=error.code if error else None,
-            config_error_detail=error.detail if error else None,
+            read_error=self.runtime.config_error,
             apply_error=self.runtime.projection_sync.apply_error(self.id),
             sandbox=sandbox_lines(self.runtime.sandbox, self.cwd),
         )
@@ -282,17 +277,13 @@ class RuntimeSession:
     ) -> Any:
         """Embedded sessions: the provider request with checkpoint replay and native search
         applied as the decisions say; `mcp` sessions get `payload` back unchanged."""
-        from pct_runtime.runtime_payload import before_provider_request
-
-        return await before_provider_request(
+        return await payload_hooks.before_provider_request(
             self, payload, newest_compaction_details=newest_compaction_details
         )
 
     async def before_compact(self, preparation: Any) -> Any:
         """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
-        from pct_runtime.runtime_payload import before_compact
-
-        return await before_compact(self, preparation)
+        return await payload_hooks.before_compact(self, preparation)
 
     def tool_specs(self) -> list[ToolSpec]:
         """Specs of the visible tools, in projection order."""
@@ -309,7 +300,7 @@ class RuntimeSession:
     async def call(
         self,
         name: str,
-        args: Mapping[str, Any] | None,
+        args: JSONMapping | None,
         *,
         tool_call_id: str = "",
         progress: ProgressSink | None = None,
@@ -420,7 +411,7 @@ class RuntimeSession:
     def _admit_path(self, name: str, path: str) -> None:
         self._admit(name, "nested" if path == "nested" else "direct")
 
-    def _call_cwd(self, name: str, args: Mapping[str, Any] | None) -> Path:
+    def _call_cwd(self, name: str, args: JSONMapping | None) -> Path:
         if name == "exec_command" and args:
             raw = args.get("workdir", args.get("cwd"))
             if isinstance(raw, str) and raw:
@@ -430,7 +421,7 @@ class RuntimeSession:
     async def _nested_dispatch(
         self,
         name: str,
-        args: Mapping[str, Any],
+        args: JSONMapping,
         *,
         cell_id: str,
         progress: ProgressSink | None = None,
@@ -452,7 +443,7 @@ class RuntimeSession:
         if self.closed:
             return
         self.closed = True
-        self.runtime._forget(self)
+        self.runtime.forget_session(self.id)
         current = asyncio.current_task()
         pending = [t for t in self._calls | self._background if t is not current and not t.done()]
         for task in pending:

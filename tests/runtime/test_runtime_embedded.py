@@ -8,12 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_doubles import Echo, FakeApplyPatch
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
-from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, UnknownModelError
-from pct_runtime.runtime_tools import CapabilityBinding
+from pct_runtime.runtime import (
+    RUNTIME_EVENTS_CHANNEL,
+    CapabilityBinding,
+    Runtime,
+    UnknownModelError,
+)
+from tests.serve.serve_doubles import Echo, FakeApplyPatch
 
 
 @pytest.fixture

@@ -10,14 +10,11 @@ re-syncs the session, which changes its `tools/list` and notifies MCP clients.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.discovery import CatalogEntry, LoadOutcome, default_description
 from pct_runtime.decide.discovery import discovery_state, load_names
-
-if TYPE_CHECKING:
-    from pct_runtime.decide.projection import ProjectionPlan
-    from pct_runtime.runtime_tools import SessionServices
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.runtime.services import SessionServices
 
 
 class SessionDiscovery:

@@ -27,11 +27,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.names import APPLY_PATCH_TOOL
-from pct_runtime.runtime_tools import SessionServices
+from pct_runtime.runtime.services import SessionServices
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.code.manager import CodeManager
 
 _log = logging.getLogger(__name__)
 
@@ -72,7 +76,7 @@ class Transition:
         return frozenset(denied)
 
 
-def transition_of(plan: ProjectionPlan, config: Any) -> Transition:
+def transition_of(plan: ProjectionPlan, config: ToolkitConfig | None) -> Transition:
     """The fence and Computer Use state `plan` asks for under `config`.
 
     Computer Use is kept while its decision is active or only deferred by Tool Discovery
@@ -89,7 +93,7 @@ def transition_of(plan: ProjectionPlan, config: Any) -> Transition:
     )
 
 
-def _code_busy(manager: Any) -> bool:
+def _code_busy(manager: CodeManager) -> bool:
     """A Code Mode manager with cells or worker processes (an idle one needs no cleanup,
     and keeping it keeps viewers subscribed)."""
     return bool(manager.cells() or manager.worker_pids())

@@ -7,11 +7,11 @@ the direct tool and the nested Code Mode call — instead of failing halfway thr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
+from pct_runtime.jsontypes import JSONMapping
 
 READ_ONLY_PATCH_MESSAGE = (
     "apply_patch is refused: pct runs with --sandbox read-only, which allows no file changes. "
@@ -34,7 +34,7 @@ class ReadOnlyPatchTool:
     def spec(self) -> ToolSpec:
         return self.inner.spec
 
-    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         raise _refuse()
 
 
@@ -44,7 +44,7 @@ class ReadOnlyPatchAdapter:
     name = "apply_patch"
     sequential = True
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> Any:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Any:
         raise _refuse()
 
     async def execute(self, prepared: Any, ctx: CallContext) -> ToolResult:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
+from pct_runtime.decide.discovery import load_names
+from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host import names
-
-if TYPE_CHECKING:
-    from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.jsontypes import JSONMapping
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
@@ -61,7 +61,7 @@ class Projection:
     visible: tuple[str, ...] = ()
     nested_only: tuple[str, ...] = ()
     inactive: Mapping[str, str] = field(default_factory=dict)
-    plan: Any = None
+    plan: ProjectionPlan | None = None
 
     def admits(self, name: str, path: Literal["direct", "nested"]) -> bool:
         if name in self.visible:
@@ -100,11 +100,9 @@ def refusal_for(name: str, plan: ProjectionPlan) -> str:
     deferred — loading it would be rejected anyway. Web Search and Image Generation say
     why when their decision is `unavailable`.
     """
-    from pct_runtime.decide.discovery import load_names
-
     if name in plan.deferred_hidden and not load_names([name], plan).rejected:
         return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
-    decisions: Mapping[str, Any] = plan.decisions
+    decisions: JSONMapping = plan.decisions
     if name == names.WEB_SEARCH_TOOL:
         decision = decisions.get("web_search")
         if decision is not None and decision.effective == "unavailable" and decision.reason:

@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pct_runtime.config import ConfigValidationError, parse_config, to_json_obj
-from pct_runtime.config.schema import COMPUTER_USE_TOOL_NAMES, DEFERRABLE_TOOL_NAMES
+from pct_runtime.config.schema import (
+    COMPUTER_USE_TOOL_NAMES,
+    DEFERRABLE_TOOL_NAMES,
+    ToolkitConfig,
+)
 
 scalars = st.one_of(
     st.none(),
@@ -131,6 +135,30 @@ DETAIL = re.compile(
 )
 
 
+def _as_saved(config: ToolkitConfig) -> ToolkitConfig:
+    """The spec: once `execution` exists, a save removes `applyPatch.enabled`,
+    `shellSessions.enabled` and `codeMode.enabled` (the rules alone decide), so those three
+    read back as their default."""
+    if config.execution is None:
+        return config
+    return config.model_copy(
+        update={
+            "apply_patch": config.apply_patch.model_copy(update={"enabled": False}),
+            "shell_sessions": config.shell_sessions.model_copy(update={"enabled": False}),
+            "code_mode": config.code_mode.model_copy(update={"enabled": False}),
+        }
+    )
+
+
+def test_a_save_with_rules_drops_the_legacy_switches() -> None:
+    document = {"applyPatch": {"enabled": True}, "execution": {"version": 1, "rules": []}}
+    config = parse_config(document)
+    saved = to_json_obj(config, document)
+    assert saved["applyPatch"] == {}
+    assert parse_config(saved) == _as_saved(config)
+    assert _as_saved(config) != config
+
+
 @settings(max_examples=200, deadline=None)
 @given(documents)
 def test_parse_only_raises_fixed_details_and_round_trips(document: dict[str, Any]) -> None:
@@ -142,8 +170,9 @@ def test_parse_only_raises_fixed_details_and_round_trips(document: dict[str, Any
         assert "secret" not in detail
         return
     saved = to_json_obj(config, document)
-    assert parse_config(saved) == config
-    assert parse_config(json.loads(json.dumps(saved))) == config
+    expected = _as_saved(config)
+    assert parse_config(saved) == expected
+    assert parse_config(json.loads(json.dumps(saved))) == expected
     # Unknown root keys survive the save.
     if "futureRoot" in document:
         assert saved["futureRoot"] == document["futureRoot"]

@@ -153,7 +153,7 @@ async def bench_bulk(
     await sampler
     rec = result.details["recovery"]["stdout"]
     assert rec["state"] == "complete", rec
-    assert rec["capturedBytes"] == nbytes, rec
+    assert rec["captured_bytes"] == nbytes, rec
     await manager.close()
     await owner.close()
     return nbytes / MB / elapsed, peak[0] - baseline, rec["state"]

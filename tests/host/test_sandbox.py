@@ -359,3 +359,26 @@ def test_pass_fds_keep_their_numbers_across_the_spawner(tmp_path: Path) -> None:
     finally:
         os.close(read_end)
     assert got.decode().split() == [f"via-{fd}" for fd in numbers]
+
+
+def test_the_config_section_is_the_key_the_typo_check_knows() -> None:
+    """policy spells "pct" itself (no config import on the CLI's start-up path)."""
+    from pct_runtime.config.typos import PCT_SECTION
+    from pct_runtime.host.sandbox.policy import CONFIG_SECTION
+
+    assert CONFIG_SECTION[0] == PCT_SECTION
+
+
+def test_pct_apply_patch_does_not_load_the_config_schema() -> None:
+    """`pct apply-patch` stays light: its path through the CLI never imports pydantic."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pct_runtime.cli, pct_runtime.cli_commands.apply_patch_cmd; "
+        "print('pydantic' in sys.modules, 'pct_runtime.config.schema' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "False"]

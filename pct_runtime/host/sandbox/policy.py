@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from pct_runtime.config.typos import PCT_SECTION
 from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -23,7 +22,9 @@ DEFAULT_MODE: SandboxMode = "danger-full-access"
 
 #: Where pct's own configuration keeps its sandbox choice: `{"pct": {"sandbox": {...}}}`.
 #: Pi does not know the `pct` key and keeps it on save, as the spec requires for unknown keys.
-CONFIG_SECTION = (PCT_SECTION, "sandbox")
+# "pct" is config.typos.PCT_SECTION, spelled here so that `pct apply-patch` does not load
+# the config schema on its way through the CLI (a test keeps the two equal).
+CONFIG_SECTION = ("pct", "sandbox")
 
 #: Device files every confined job may write (their writes go nowhere on disk).
 WRITABLE_DEVICES: tuple[str, ...] = (

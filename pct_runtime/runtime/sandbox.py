@@ -8,7 +8,7 @@ the direct tool and the nested Code Mode call — instead of failing halfway thr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
 from pct_runtime.jsontypes import JSONMapping
@@ -28,6 +28,7 @@ def _refuse() -> ToolError:
 class ReadOnlyPatchTool:
     """The direct `apply_patch` under `read-only`: same spec, every call refused."""
 
+    runs_invocation_hooks: ClassVar[bool] = True  # refused before any hook, like nested
     inner: Tool
 
     @property

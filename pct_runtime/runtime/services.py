@@ -141,8 +141,9 @@ ToolBuilder = Callable[[SessionServices], Sequence[Tool]]
 class CapabilityBinding:
     """A capability's names and the builder of its tools for one session.
 
-    `applies_hooks`: the tools run the invocation hooks themselves (after normalizing
-    their arguments, as the spec orders); otherwise the runtime runs them before the call.
+    `applies_hooks` is no longer read: whether a tool runs the invocation hooks itself is
+    the tool's own `runs_invocation_hooks` (see `pct_runtime.invocation.runs_own_hooks`).
+    Kept only so existing bindings still construct; drop it with them.
     """
 
     capability: str

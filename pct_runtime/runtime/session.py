@@ -34,7 +34,7 @@ from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
-from pct_runtime.invocation import InvocationCall, resolve_invocation
+from pct_runtime.invocation import InvocationCall, invoke_hooks, runs_own_hooks
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.contracts import RuntimeHost
@@ -108,7 +108,6 @@ class RuntimeSession:
             sandbox_settings=runtime.sandbox,
         )
         self._tools: dict[str, Tool] = {}
-        self._self_hooked: set[str] = set()
         self._foreign = frozenset(tool.spec.name for tool in runtime.extra_tools)
         for binding in runtime.bindings:
             try:
@@ -118,11 +117,8 @@ class RuntimeSession:
                 continue
             for tool in built:
                 self._tools.setdefault(tool.spec.name, tool)
-                if binding.applies_hooks:
-                    self._self_hooked.add(tool.spec.name)
         for tool in runtime.extra_tools:
             self._tools[tool.spec.name] = tool  # a foreign registration wins its name
-            self._self_hooked.discard(tool.spec.name)
 
     @property
     def model(self) -> Model | None:
@@ -316,13 +312,8 @@ class RuntimeSession:
         self._admit(name, path)
         tool = self._tools[name]
         env: Mapping[str, str] | None = None
-        hooks = self.runtime.hooks
-        if (
-            name in _HOOKED_TOOLS
-            and name not in self._self_hooked
-            and hooks is not None
-            and not hooks.empty
-        ):
+        if name in _HOOKED_TOOLS and not runs_own_hooks(tool):
+            # A foreign tool on a hooked name: the hooks still run, before it sees the call.
             record: InvocationCall = {
                 "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
                 "path": path,
@@ -330,10 +321,7 @@ class RuntimeSession:
             }
             if cell_id is not None:
                 record["cellId"] = cell_id
-            invocation = await resolve_invocation(hooks, record)
-            if invocation.awaited:
-                self._admit(name, path)  # the capability may have gone away meanwhile
-            env = invocation.env
+            env = await invoke_hooks(self.runtime.hooks, record, lambda: self._admit(name, path))
         call_ui: UIPort = (
             self.ui
             if ui is None

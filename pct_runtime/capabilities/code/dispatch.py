@@ -26,7 +26,7 @@ from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
 from pct_runtime.host.ui import UIUnavailableError, asking
-from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
 
@@ -215,7 +215,7 @@ class NestedDispatcher:
                     }
                     if session:
                         call["sessionId"] = session
-                    invocation = await resolve_invocation(self._hooks, call)
+                    env = await invoke_hooks(self._hooks, call)
                     self._recheck(cell, name)
                     if prepared.approval is not None and self._mode() != "always":
                         _progress(cell, name, "approval", **_sid(session))
@@ -223,9 +223,7 @@ class NestedDispatcher:
                         self._recheck(cell, name)
                     dispatched = True
                     cell.counts.unsettled += 1
-                    result = await adapter.execute(
-                        prepared, replace(nested_ctx, env_overlay=invocation.env)
-                    )
+                    result = await adapter.execute(prepared, replace(nested_ctx, env_overlay=env))
                     cell.counts.unsettled -= 1
                     dispatched = False  # settled: no longer an unknown effect
             details = nested_details(result)

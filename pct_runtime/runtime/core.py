@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from pct_runtime.capabilities.base import Tool
-from pct_runtime.capabilities.computer_use import eligibility
 from pct_runtime.config import default_config
 from pct_runtime.config.errors import ConfigReadError, reload_message
 from pct_runtime.config.paths import CONFIG_FILE_NAME
@@ -47,6 +46,7 @@ from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime.bindings import default_bindings
+from pct_runtime.runtime.inputs import plan_inputs as host_plan_inputs
 from pct_runtime.runtime.projection import ModelRef, Projection
 from pct_runtime.runtime.services import CapabilityBinding
 from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
@@ -177,29 +177,22 @@ class Runtime:
         discovered: frozenset[str] = frozenset(),
         native_suppressed: frozenset[str] = frozenset(),
     ) -> ProjectionInputs:
-        """The one place host facts (platform, shell, Computer Use files) join a plan.
+        """This runtime's host facts joined to a plan by `inputs.plan_inputs` (the one place).
 
         Sessions, the console's previews and anything else that asks "what would a session
         get" go through here, so they can never disagree about the host.
         """
-        snapshot = self.tool_snapshot()
-        return ProjectionInputs(
+        return host_plan_inputs(
             config=self.config if config is None else config,
             model=model,
             registry=self.models,
-            tools=snapshot,
-            active=tuple(snapshot.names) if active is None else active,
-            session_kind=kind,
+            tools=self.tool_snapshot(),
+            kind=kind,
             ui_available=ui_available,
+            platform=self.platform,
+            active=active,
             discovered=discovered,
             native_suppressed=native_suppressed,
-            platform=self.platform,
-            # Only the cheap file checks at planning time; the node_repl/Sky probe runs
-            # only for an explicit status (spec: session start starts no app-server).
-            computer_use_runtime_reason=(
-                eligibility.inspect_runtime().reason if self.platform == "darwin" else None
-            ),
-            shell_available=host_platform.shell_available(),
         )
 
     def fresh_plan(

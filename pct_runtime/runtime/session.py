@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
@@ -43,6 +43,9 @@ from pct_runtime.runtime.services import SessionServices
 from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
+
+if TYPE_CHECKING:  # deferred at run time: compaction loads only for an embedded session
+    from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
 
@@ -82,8 +85,8 @@ class RuntimeSession:
         self._listeners: list[Listener] = []
         self._sequential = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
-        self._background: set[asyncio.Task[Any]] = set()
-        self._calls: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[object]] = set()
+        self._calls: set[asyncio.Task[object]] = set()
         self.services = SessionServices(
             session_id=self.id,
             cwd=cwd,
@@ -269,15 +272,15 @@ class RuntimeSession:
 
     # ----------------------------------------------------------------- payload hooks
     async def before_provider_request(
-        self, payload: Any, *, newest_compaction_details: Any = None
-    ) -> Any:
+        self, payload: object, *, newest_compaction_details: object = None
+    ) -> object:
         """Embedded sessions: the provider request with checkpoint replay and native search
         applied as the decisions say; `mcp` sessions get `payload` back unchanged."""
         return await payload_hooks.before_provider_request(
             self, payload, newest_compaction_details=newest_compaction_details
         )
 
-    async def before_compact(self, preparation: Any) -> Any:
+    async def before_compact(self, preparation: CompactionPreparation) -> CompactionResult | None:
         """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
         return await payload_hooks.before_compact(self, preparation)
 

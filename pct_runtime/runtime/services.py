@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
+from pct_runtime.config import default_config
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.decide.projection import ProjectionPlan
@@ -61,7 +62,7 @@ class SessionServices:
     #: The session's names admitted right now (visible plus nested-only).
     admitted: Callable[[], tuple[str, ...]] = lambda: ()
     #: The runtime's current config.
-    config: Callable[[], ToolkitConfig | None] = lambda: None
+    config: Callable[[], ToolkitConfig] = default_config
     #: The session's current model; a model switch shows here.
     model: Callable[[], Model | None] = lambda: None
     #: The runtime's model registry (Pi's models, credentials and settings).

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, ToolError
 from pct_runtime.capabilities.code.adapters import CodeAdapter, PreparedCall, nested_details
@@ -183,7 +182,7 @@ class NestedDispatcher:
         task.add_done_callback(cell.dispatches.discard)
 
     async def _dispatch(
-        self, cell: Cell, call_id: Any, name: str, args: JSONObject, size: int
+        self, cell: Cell, call_id: object, name: str, args: JSONObject, size: int
     ) -> None:
         dispatched = False
         session: str | None = None
@@ -301,7 +300,7 @@ async def _approve(cell: Cell, prepared: PreparedCall) -> None:
         )
 
 
-def _reply_error(cell: Cell, call_id: Any, error: ToolError) -> None:
+def _reply_error(cell: Cell, call_id: object, error: ToolError) -> None:
     cell.channel.send(
         {
             "t": "r",
@@ -314,7 +313,7 @@ def _reply_error(cell: Cell, call_id: Any, error: ToolError) -> None:
     )
 
 
-def _progress(cell: Cell, adapter: str, phase: str, **extra: Any) -> None:
+def _progress(cell: Cell, adapter: str, phase: str, **extra: object) -> None:
     """One progress record to the observing call's sink, bounded per call and per field."""
     sink = cell.progress
     if sink is None or cell.progress_count >= PROGRESS_PER_CALL:

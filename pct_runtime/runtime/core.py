@@ -18,11 +18,12 @@ Embedder example::
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from pct_runtime.capabilities.base import Tool
 from pct_runtime.config import default_config
@@ -68,7 +69,14 @@ _log = logging.getLogger(__name__)
 #: Owner identity of tools an embedder (or a test) registers through `extra_tools`.
 EMBEDDER_OWNER = "embedder"
 
-_UNSET: Any = object()
+
+class _Unset(enum.Enum):
+    """`open_session(model=...)` not given: the runtime's default model (None means none)."""
+
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 class UnknownModelError(ValueError):
@@ -367,7 +375,7 @@ class Runtime:
         kind: SessionKind = "mcp",
         *,
         ui: UIPort | None = None,
-        model: str | Model | None = _UNSET,
+        model: str | Model | _Unset | None = _UNSET,
         cwd: Path | None = None,
         session_id: str | None = None,
     ) -> RuntimeSession:

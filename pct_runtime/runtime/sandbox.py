@@ -8,10 +8,13 @@ the direct tool and the nested Code Mode call — instead of failing halfway thr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
 from pct_runtime.jsontypes import JSONMapping
+
+if TYPE_CHECKING:  # Code Mode loads only when a session builds it
+    from pct_runtime.capabilities.code.adapters import PreparedCall
 
 READ_ONLY_PATCH_MESSAGE = (
     "apply_patch is refused: pct runs with --sandbox read-only, which allows no file changes. "
@@ -45,8 +48,8 @@ class ReadOnlyPatchAdapter:
     name = "apply_patch"
     sequential = True
 
-    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Any:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         raise _refuse()
 
-    async def execute(self, prepared: Any, ctx: CallContext) -> ToolResult:
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
         raise _refuse()

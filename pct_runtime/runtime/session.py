@@ -315,7 +315,9 @@ class RuntimeSession:
         self._admit(name, path)
         tool = self._tools[name]
         env: Mapping[str, str] | None = None
-        if name in _HOOKED_TOOLS and not runs_own_hooks(tool):
+        hooks = self.runtime.hooks
+        hooked = name in _HOOKED_TOOLS and hooks is not None and not hooks.empty
+        if hooked and not runs_own_hooks(tool):
             # A foreign tool on a hooked name: the hooks still run, before it sees the call.
             record: InvocationCall = {
                 "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
@@ -324,7 +326,7 @@ class RuntimeSession:
             }
             if cell_id is not None:
                 record["cellId"] = cell_id
-            env = await invoke_hooks(self.runtime.hooks, record, lambda: self._admit(name, path))
+            env = await invoke_hooks(hooks, record, lambda: self._admit(name, path))
         call_ui: UIPort = (
             self.ui
             if ui is None

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
 from pct_runtime.config import default_config
@@ -105,12 +105,13 @@ class SessionServices:
         value: T = self._shared[key]
         return value
 
-    def drop(self, key: str) -> Any | None:
+    def drop(self, key: str) -> object | None:
         """Forget the instance of `key` (after its cleanup succeeded); the next `shared`
         call for it builds a fresh one. Returns the dropped instance, if any."""
-        return self._shared.pop(key, None)
+        dropped: object | None = self._shared.pop(key, None)
+        return dropped
 
-    def peek(self, key: str) -> Any | None:
+    def peek(self, key: str) -> object | None:
         """The shared instance for `key` if one was built (e.g. `shell`, `code`), else None.
 
         For viewers (the console's sessions screen); never builds anything.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.jsontypes import JSONMapping
@@ -66,17 +66,23 @@ class Invocation:
     awaited: bool
 
 
+def runs_own_hooks(tool: object) -> bool:
+    """Whether a tool runs `invoke_hooks` itself (after normalizing its arguments, as the spec
+    orders) or refuses every call before any hook; the runtime runs them for every other tool."""
+    return getattr(tool, "runs_invocation_hooks", False) is True
+
+
 def policy_denied_message(tool: str, reason: str) -> str:
     return f"{tool} was denied by the Toolkit invocation policy: {reason}. Nothing ran."
 
 
-async def _resolve(value: Any) -> tuple[Any, bool]:
+async def _resolve(value: object) -> tuple[object, bool]:
     if inspect.isawaitable(value):
         return await value, True
     return value, False
 
 
-def _validate_env(raw: Any) -> Mapping[str, str] | None:
+def _validate_env(raw: object) -> Mapping[str, str] | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -112,11 +118,11 @@ async def resolve_invocation(hooks: InvocationHooks | None, call: InvocationCall
     awaited = False
     env: Mapping[str, str] | None = None
     if hooks.context is not None:
-        raw, was_awaited = await _resolve(hooks.context(dict(call)))  # type: ignore[arg-type]
+        raw, was_awaited = await _resolve(hooks.context(call.copy()))
         awaited = awaited or was_awaited
         env = _validate_env(raw)
     if hooks.policy is not None:
-        decision, was_awaited = await _resolve(hooks.policy(dict(call)))  # type: ignore[arg-type]
+        decision, was_awaited = await _resolve(hooks.policy(call.copy()))
         awaited = awaited or was_awaited
         if isinstance(decision, Mapping):
             allow = decision.get("allow") is True
@@ -128,3 +134,19 @@ async def resolve_invocation(hooks: InvocationHooks | None, call: InvocationCall
         if not allow:
             raise ToolError("policy-denied", policy_denied_message(call["tool"], reason))
     return Invocation(env=env, awaited=awaited)
+
+
+async def invoke_hooks(
+    hooks: InvocationHooks | None,
+    call: InvocationCall,
+    recheck: Callable[[], None] | None = None,
+) -> Mapping[str, str] | None:
+    """The one place that runs the hooks of a call: context, policy, then `recheck`.
+
+    `recheck` re-runs admission after an awaited hook (the capability may have been
+    disabled or the session replaced meanwhile). Returns the per-spawn env overlay.
+    """
+    invocation = await resolve_invocation(hooks, call)
+    if invocation.awaited and recheck is not None:
+        recheck()
+    return invocation.env

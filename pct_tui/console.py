@@ -26,6 +26,7 @@ from pct_runtime.config.store import MISSING_REVISION, read_regular_file, revisi
 from pct_runtime.debug import DEBUG_CHANNEL
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
+from pct_runtime.runtime.managers import built_code, built_shell
 from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
 
 if TYPE_CHECKING:
@@ -288,13 +289,13 @@ class Console:
         cells); the runtime's `service-built` event brings this back for the new one.
         """
         watched = self._watched_sessions.setdefault(session.id, {})
-        shell = session.services.peek("shell")
+        shell = built_shell(session.services)
         if shell is not None and watched.get("shell") is not shell:
             watched["shell"] = shell
             self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(session.id, job)))
             for job in shell.jobs():
                 self._add_job(session.id, job)
-        code = session.services.peek("code")
+        code = built_code(session.services)
         if code is not None and watched.get("code") is not code:
             watched["code"] = code
             self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(session.id, cell)))

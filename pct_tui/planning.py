@@ -12,7 +12,7 @@ from pct_runtime.config import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.models import Model
 from pct_runtime.runtime import Runtime
-from pct_runtime.status import format_status, sandbox_lines
+from pct_runtime.status import sandbox_lines, status_text
 
 
 def fresh_plan(
@@ -23,11 +23,9 @@ def fresh_plan(
 
 
 def fresh_status_text(runtime: Runtime) -> str:
-    error = runtime.config_error
-    return format_status(
+    return status_text(
         fresh_plan(runtime),
         config_path=os.fspath(runtime.config_path),
-        config_error=error.code if error else None,
-        config_error_detail=error.detail if error else None,
+        read_error=runtime.config_error,
         sandbox=sandbox_lines(runtime.sandbox, runtime.cwd),
     )

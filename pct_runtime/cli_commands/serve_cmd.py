@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.cli_commands.errors import CliError
 
@@ -102,7 +102,7 @@ def handle(args: argparse.Namespace) -> int:
     from pct_runtime.serve import run
 
     structured: bool = args.structured_content
-    coro: Any
+    coro: Coroutine[object, object, int]
     if args.http is not None:
         from pct_runtime.serve.http import parse_listen
 

@@ -83,10 +83,11 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore
     from pct_runtime.config.typos import unknown_key_warnings
-    from pct_runtime.decide.projection import ProjectionInputs, plan_projection
+    from pct_runtime.decide.projection import plan_projection
     from pct_runtime.host import platform as host_platform
     from pct_runtime.host.names import OWNED_TOOL_NAMES
     from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
+    from pct_runtime.runtime.inputs import plan_inputs
     from pct_runtime.status import status_text
 
     host = load_host_model(agent_dir(), args.model, Path.cwd())
@@ -101,23 +102,20 @@ def run(args: argparse.Namespace) -> int:
     tools = ToolRegistry.with_natives(allowlist=allowlist)
     for name in OWNED_TOOL_NAMES:
         tools.register(name, RUNTIME_OWNER)
-    snapshot = tools.snapshot()
     platform = host_platform.current_platform()
     ui_available = not args.headless
     plan = plan_projection(
-        ProjectionInputs(
+        plan_inputs(
             config=read.config,
             model=model,
             registry=registry,
-            tools=snapshot,
-            active=tuple(snapshot.names),
-            session_kind=args.session,
+            tools=tools.snapshot(),
+            kind=args.session,
             ui_available=ui_available,
             platform=platform,
-            computer_use_runtime_reason=_computer_use_probe(
+            computer_use_probe=lambda: _computer_use_probe(
                 read.config.computer_use.enabled, platform, ui_available, model
             ),
-            shell_available=host_platform.shell_available(),
         )
     )
     text = status_text(

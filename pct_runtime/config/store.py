@@ -20,7 +20,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 import pct_runtime.config.lock as lock
 from pct_runtime.config.errors import (
@@ -51,11 +51,11 @@ def serialize(document: JSONObject) -> bytes:
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"not JSON: {name}")  # NaN/Infinity are not JSON
 
 
-def decode_document(data: bytes) -> Any:
+def decode_document(data: bytes) -> object:
     """Decode file bytes as strict JSON (raises ValueError; the message is never shown)."""
     try:
         return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
@@ -222,6 +222,7 @@ class ConfigStore:
         except ConfigValidationError as exc:
             self._record_error(ConfigReadError("invalid-config", str(exc)), revision)
             return self.current()
+        assert isinstance(document, dict)  # parse_config accepts only an object
         self._use_valid(config, document, revision)
         return self.current()
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 EXECUTION_DIAGNOSTICS_CHANNEL = "pi-codex-toolkit.execution-diagnostics"
 
-Handler = Callable[[Any], None]
+Handler = Callable[[object], None]
 _log = logging.getLogger(__name__)
 
 
@@ -32,7 +31,7 @@ class EventBus:
 
         return unsubscribe
 
-    def publish(self, channel: str, payload: Any) -> None:
+    def publish(self, channel: str, payload: object) -> None:
         for handler in list(self._subscribers.get(channel, ())):
             try:
                 handler(payload)

@@ -1,7 +1,7 @@
 """The runtime core: one config store, one host, many sessions — the one API for every UI.
 
 Modules import one way, bottom to top: `ui`, `services` → `projection`, `sandbox` →
-`managers`, `discovery`, `apply`, `contracts` → `bindings`, `payload` → `session` →
+`managers`, `discovery`, `apply`, `contracts`, `inputs` → `bindings`, `payload` → `session` →
 `core`. This package's namespace re-exports the public names (`Runtime`,
 `RuntimeSession`, ...), so callers import from `pct_runtime.runtime`.
 """

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.names import APPLY_PATCH_TOOL
+from pct_runtime.runtime.managers import built_code, built_computer_use, built_shell
 from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class Transition:
     deny_shell: bool
     deny_code: bool
     computer_use_kept: bool
-    computer_use_mode: str
+    computer_use_mode: ApprovalMode
 
     @property
     def denied_starts(self) -> frozenset[str]:
@@ -83,7 +84,7 @@ def transition_of(plan: ProjectionPlan, config: ToolkitConfig | None) -> Transit
     (hidden until loaded is not disabled); off, ineligible and conflict reset the client.
     """
     routes = plan.routes
-    mode = str(config.computer_use.approval_mode) if config is not None else "confirm"
+    mode: ApprovalMode = config.computer_use.approval_mode if config is not None else "confirm"
     return Transition(
         deny_patch=not (routes.direct_patch or routes.nested_patch),
         deny_shell=not routes.needs_shell_backend,
@@ -112,7 +113,7 @@ async def apply_cleanups(
     with an unconfirmed cleanup (status reports it until a retry confirms it).
     """
     errors: list[Exception] = []
-    code = services.peek("code")
+    code = built_code(services)
     if code is not None and (code.closed or (transition.deny_code and _code_busy(code))):
         try:
             await code.close()
@@ -123,7 +124,7 @@ async def apply_cleanups(
         else:
             services.drop("code")
             code_pending(False)
-    shell = services.peek("shell")
+    shell = built_shell(services)
     if shell is not None and (transition.deny_shell or shell.closed):
         try:
             await shell.close()  # the output owner stays: files live until session end
@@ -133,7 +134,7 @@ async def apply_cleanups(
         else:
             if not transition.deny_shell:
                 shell.reopen()
-    lifecycle = services.peek("computer_use")
+    lifecycle = built_computer_use(services)
     if lifecycle is not None:
         try:
             if not transition.computer_use_kept:

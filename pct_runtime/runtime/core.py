@@ -18,14 +18,14 @@ Embedder example::
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from pct_runtime.capabilities.base import Tool
-from pct_runtime.capabilities.computer_use import eligibility
 from pct_runtime.config import default_config
 from pct_runtime.config.errors import ConfigReadError, reload_message
 from pct_runtime.config.paths import CONFIG_FILE_NAME
@@ -47,6 +47,7 @@ from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime.bindings import default_bindings
+from pct_runtime.runtime.inputs import plan_inputs as host_plan_inputs
 from pct_runtime.runtime.projection import ModelRef, Projection
 from pct_runtime.runtime.services import CapabilityBinding
 from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
@@ -68,7 +69,14 @@ _log = logging.getLogger(__name__)
 #: Owner identity of tools an embedder (or a test) registers through `extra_tools`.
 EMBEDDER_OWNER = "embedder"
 
-_UNSET: Any = object()
+
+class _Unset(enum.Enum):
+    """`open_session(model=...)` not given: the runtime's default model (None means none)."""
+
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
 
 
 class UnknownModelError(ValueError):
@@ -177,29 +185,22 @@ class Runtime:
         discovered: frozenset[str] = frozenset(),
         native_suppressed: frozenset[str] = frozenset(),
     ) -> ProjectionInputs:
-        """The one place host facts (platform, shell, Computer Use files) join a plan.
+        """This runtime's host facts joined to a plan by `inputs.plan_inputs` (the one place).
 
         Sessions, the console's previews and anything else that asks "what would a session
         get" go through here, so they can never disagree about the host.
         """
-        snapshot = self.tool_snapshot()
-        return ProjectionInputs(
+        return host_plan_inputs(
             config=self.config if config is None else config,
             model=model,
             registry=self.models,
-            tools=snapshot,
-            active=tuple(snapshot.names) if active is None else active,
-            session_kind=kind,
+            tools=self.tool_snapshot(),
+            kind=kind,
             ui_available=ui_available,
+            platform=self.platform,
+            active=active,
             discovered=discovered,
             native_suppressed=native_suppressed,
-            platform=self.platform,
-            # Only the cheap file checks at planning time; the node_repl/Sky probe runs
-            # only for an explicit status (spec: session start starts no app-server).
-            computer_use_runtime_reason=(
-                eligibility.inspect_runtime().reason if self.platform == "darwin" else None
-            ),
-            shell_available=host_platform.shell_available(),
         )
 
     def fresh_plan(
@@ -374,7 +375,7 @@ class Runtime:
         kind: SessionKind = "mcp",
         *,
         ui: UIPort | None = None,
-        model: str | Model | None = _UNSET,
+        model: str | Model | _Unset | None = _UNSET,
         cwd: Path | None = None,
         session_id: str | None = None,
     ) -> RuntimeSession:

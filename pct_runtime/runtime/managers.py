@@ -11,7 +11,7 @@ recovery files live until then.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.output import OutputOwner
@@ -22,9 +22,24 @@ from pct_runtime.runtime.services import SessionServices
 if TYPE_CHECKING:
     from pct_runtime.capabilities.code.adapters import CodeAdapter
     from pct_runtime.capabilities.code.manager import CodeManager
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
     from pct_runtime.capabilities.shell import ShellManager
 
 _log = logging.getLogger(__name__)
+
+
+# Viewers and cleanups read what a session built without building it. The shared store holds
+# one type per key (the builders below and in `bindings`), so the casts name that type.
+def built_shell(services: SessionServices) -> ShellManager | None:
+    return cast("ShellManager | None", services.peek("shell"))
+
+
+def built_code(services: SessionServices) -> CodeManager | None:
+    return cast("CodeManager | None", services.peek("code"))
+
+
+def built_computer_use(services: SessionServices) -> ComputerUseLifecycle | None:
+    return cast("ComputerUseLifecycle | None", services.peek("computer_use"))
 
 
 def output_owner(services: SessionServices) -> OutputOwner:

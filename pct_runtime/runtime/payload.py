@@ -10,7 +10,7 @@ Compaction is active for the current model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.projection import ProjectionPlan
@@ -21,6 +21,10 @@ from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.compaction.hook import RemoteCompaction
+    from pct_runtime.capabilities.compaction.remote import (
+        CompactionPreparation,
+        CompactionResult,
+    )
     from pct_runtime.capabilities.openai.routes import ResolvedRoute
 
 
@@ -82,8 +86,8 @@ async def _current_route(session: PayloadSession) -> ResolvedRoute | None:
 
 
 async def before_provider_request(
-    session: PayloadSession, payload: Any, *, newest_compaction_details: Any = None
-) -> Any:
+    session: PayloadSession, payload: object, *, newest_compaction_details: object = None
+) -> object:
     """Checkpoint replay (Remote Compaction), then native search; never mutates `payload`."""
     if session.kind != "embedded" or session.closed:
         return payload
@@ -110,7 +114,9 @@ async def before_provider_request(
     )
 
 
-async def before_compact(session: PayloadSession, preparation: Any) -> Any:
+async def before_compact(
+    session: PayloadSession, preparation: CompactionPreparation
+) -> CompactionResult | None:
     """A `CompactionResult` that replaces the agent's own summary, or None (compact natively)."""
     if session.kind != "embedded" or session.closed:
         return None

@@ -8,10 +8,13 @@ the direct tool and the nested Code Mode call — instead of failing halfway thr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, ClassVar
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
 from pct_runtime.jsontypes import JSONMapping
+
+if TYPE_CHECKING:  # Code Mode loads only when a session builds it
+    from pct_runtime.capabilities.code.adapters import PreparedCall
 
 READ_ONLY_PATCH_MESSAGE = (
     "apply_patch is refused: pct runs with --sandbox read-only, which allows no file changes. "
@@ -28,6 +31,7 @@ def _refuse() -> ToolError:
 class ReadOnlyPatchTool:
     """The direct `apply_patch` under `read-only`: same spec, every call refused."""
 
+    runs_invocation_hooks: ClassVar[bool] = True  # refused before any hook, like nested
     inner: Tool
 
     @property
@@ -44,8 +48,8 @@ class ReadOnlyPatchAdapter:
     name = "apply_patch"
     sequential = True
 
-    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Any:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         raise _refuse()
 
-    async def execute(self, prepared: Any, ctx: CallContext) -> ToolResult:
+    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
         raise _refuse()

@@ -16,9 +16,10 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
+from pct_runtime.config import default_config
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.decide.projection import ProjectionPlan
@@ -61,7 +62,7 @@ class SessionServices:
     #: The session's names admitted right now (visible plus nested-only).
     admitted: Callable[[], tuple[str, ...]] = lambda: ()
     #: The runtime's current config.
-    config: Callable[[], ToolkitConfig | None] = lambda: None
+    config: Callable[[], ToolkitConfig] = default_config
     #: The session's current model; a model switch shows here.
     model: Callable[[], Model | None] = lambda: None
     #: The runtime's model registry (Pi's models, credentials and settings).
@@ -104,12 +105,13 @@ class SessionServices:
         value: T = self._shared[key]
         return value
 
-    def drop(self, key: str) -> Any | None:
+    def drop(self, key: str) -> object | None:
         """Forget the instance of `key` (after its cleanup succeeded); the next `shared`
         call for it builds a fresh one. Returns the dropped instance, if any."""
-        return self._shared.pop(key, None)
+        dropped: object | None = self._shared.pop(key, None)
+        return dropped
 
-    def peek(self, key: str) -> Any | None:
+    def peek(self, key: str) -> object | None:
         """The shared instance for `key` if one was built (e.g. `shell`, `code`), else None.
 
         For viewers (the console's sessions screen); never builds anything.
@@ -141,8 +143,9 @@ ToolBuilder = Callable[[SessionServices], Sequence[Tool]]
 class CapabilityBinding:
     """A capability's names and the builder of its tools for one session.
 
-    `applies_hooks`: the tools run the invocation hooks themselves (after normalizing
-    their arguments, as the spec orders); otherwise the runtime runs them before the call.
+    `applies_hooks` is no longer read: whether a tool runs the invocation hooks itself is
+    the tool's own `runs_invocation_hooks` (see `pct_runtime.invocation.runs_own_hooks`).
+    Kept only so existing bindings still construct; drop it with them.
     """
 
     capability: str

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
@@ -34,7 +34,7 @@ from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
-from pct_runtime.invocation import InvocationCall, resolve_invocation
+from pct_runtime.invocation import InvocationCall, invoke_hooks, runs_own_hooks
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.contracts import RuntimeHost
@@ -43,6 +43,9 @@ from pct_runtime.runtime.services import SessionServices
 from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
+
+if TYPE_CHECKING:  # deferred at run time: compaction loads only for an embedded session
+    from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
 
@@ -82,8 +85,8 @@ class RuntimeSession:
         self._listeners: list[Listener] = []
         self._sequential = asyncio.Lock()
         self._sync_lock = asyncio.Lock()
-        self._background: set[asyncio.Task[Any]] = set()
-        self._calls: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[object]] = set()
+        self._calls: set[asyncio.Task[object]] = set()
         self.services = SessionServices(
             session_id=self.id,
             cwd=cwd,
@@ -108,7 +111,6 @@ class RuntimeSession:
             sandbox_settings=runtime.sandbox,
         )
         self._tools: dict[str, Tool] = {}
-        self._self_hooked: set[str] = set()
         self._foreign = frozenset(tool.spec.name for tool in runtime.extra_tools)
         for binding in runtime.bindings:
             try:
@@ -118,11 +120,8 @@ class RuntimeSession:
                 continue
             for tool in built:
                 self._tools.setdefault(tool.spec.name, tool)
-                if binding.applies_hooks:
-                    self._self_hooked.add(tool.spec.name)
         for tool in runtime.extra_tools:
             self._tools[tool.spec.name] = tool  # a foreign registration wins its name
-            self._self_hooked.discard(tool.spec.name)
 
     @property
     def model(self) -> Model | None:
@@ -273,15 +272,15 @@ class RuntimeSession:
 
     # ----------------------------------------------------------------- payload hooks
     async def before_provider_request(
-        self, payload: Any, *, newest_compaction_details: Any = None
-    ) -> Any:
+        self, payload: object, *, newest_compaction_details: object = None
+    ) -> object:
         """Embedded sessions: the provider request with checkpoint replay and native search
         applied as the decisions say; `mcp` sessions get `payload` back unchanged."""
         return await payload_hooks.before_provider_request(
             self, payload, newest_compaction_details=newest_compaction_details
         )
 
-    async def before_compact(self, preparation: Any) -> Any:
+    async def before_compact(self, preparation: CompactionPreparation) -> CompactionResult | None:
         """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
         return await payload_hooks.before_compact(self, preparation)
 
@@ -317,12 +316,9 @@ class RuntimeSession:
         tool = self._tools[name]
         env: Mapping[str, str] | None = None
         hooks = self.runtime.hooks
-        if (
-            name in _HOOKED_TOOLS
-            and name not in self._self_hooked
-            and hooks is not None
-            and not hooks.empty
-        ):
+        hooked = name in _HOOKED_TOOLS and hooks is not None and not hooks.empty
+        if hooked and not runs_own_hooks(tool):
+            # A foreign tool on a hooked name: the hooks still run, before it sees the call.
             record: InvocationCall = {
                 "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
                 "path": path,
@@ -330,10 +326,7 @@ class RuntimeSession:
             }
             if cell_id is not None:
                 record["cellId"] = cell_id
-            invocation = await resolve_invocation(hooks, record)
-            if invocation.awaited:
-                self._admit(name, path)  # the capability may have gone away meanwhile
-            env = invocation.env
+            env = await invoke_hooks(hooks, record, lambda: self._admit(name, path))
         call_ui: UIPort = (
             self.ui
             if ui is None

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 
+from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.serve.control import RuntimeEntry, forget, list_runtimes, request
 from pct_runtime.serve.token import load_or_create_token
 
@@ -20,20 +20,20 @@ def control_token(agent_dir: Path) -> str:
     return load_or_create_token(agent_dir, env={})
 
 
-async def _ask_all(agent_dir: Path, op: str) -> list[tuple[RuntimeEntry, Any]]:
+async def _ask_all(agent_dir: Path, op: str) -> list[tuple[RuntimeEntry, JSONMapping | Exception]]:
     entries = list_runtimes(agent_dir)
     if not entries:
         return []
     token = control_token(agent_dir)
 
-    async def one(entry: RuntimeEntry) -> tuple[RuntimeEntry, Any]:
+    async def one(entry: RuntimeEntry) -> tuple[RuntimeEntry, JSONMapping | Exception]:
         try:
             return entry, await request(entry, token, op)
         except (OSError, TimeoutError, ValueError) as exc:
             return entry, exc
 
     replies = list(await asyncio.gather(*(one(e) for e in entries)))
-    kept: list[tuple[RuntimeEntry, Any]] = []
+    kept: list[tuple[RuntimeEntry, JSONMapping | Exception]] = []
     for entry, reply in replies:
         if isinstance(reply, ConnectionRefusedError):
             # A runtime listens before it registers and unregisters before it stops

@@ -13,8 +13,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.jsontypes import JSONMapping
@@ -27,7 +26,7 @@ from pct_runtime.serve.token import load_or_create_token
 _log = logging.getLogger(__name__)
 
 
-def control_handler(runtime: Runtime, label: str) -> Any:
+def control_handler(runtime: Runtime, label: str) -> Callable[[str], Awaitable[JSONMapping]]:
     """The live-control operations every runtime answers."""
 
     async def handle(op: str) -> JSONMapping:
@@ -164,7 +163,7 @@ def _token_hint(runtime: Runtime) -> str:
     return str(token_path(runtime.agent_dir))
 
 
-def run(coro: Any) -> int:
+def run(coro: Coroutine[object, object, int]) -> int:
     try:
         result: int = asyncio.run(coro)
     except KeyboardInterrupt:

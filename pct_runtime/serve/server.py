@@ -22,7 +22,7 @@ import base64
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 import anyio
 import mcp_types as types
@@ -57,11 +57,13 @@ INSTRUCTIONS = (
 )
 
 
-#: The SDK's per-request context; pct keeps no lifespan or request state in it.
-RequestContext: TypeAlias = ServerRequestContext[Any, Any]
+#: The SDK's default lifespan state (an empty dict); pct keeps none of its own there.
+Lifespan: TypeAlias = dict[str, object]
+#: The SDK's per-request context; pct reads no lifespan or transport request from it.
+RequestContext: TypeAlias = ServerRequestContext[Lifespan, object]
 
 
-class _PctServer(Server[Any]):
+class _PctServer(Server[Lifespan]):
     """A low-level server that always advertises `tools.listChanged`.
 
     The in-memory test transport and some runners call `create_initialization_options()`
@@ -191,8 +193,8 @@ class PctMCPServer:
         self._modern_lock = asyncio.Lock()
         self._bus = InMemorySubscriptionBus()
         self._connections: dict[str, set[Connection]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self.server: Server[Any] = _PctServer(
+        self._tasks: set[asyncio.Task[object]] = set()
+        self.server: Server[Lifespan] = _PctServer(
             name,
             version=__version__,
             title="Pi Codex Toolkit",

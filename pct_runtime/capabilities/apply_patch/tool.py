@@ -14,6 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import (
@@ -25,7 +26,7 @@ from pct_runtime.capabilities.apply_patch.executor import (
 )
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
-from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping
 
 TOOL_NAME = "apply_patch"
@@ -192,6 +193,8 @@ class ApplyPatchTool:
     raises `ToolError` when Apply Patch was disabled meanwhile.
     """
 
+    runs_invocation_hooks: ClassVar[bool] = True  # after normalizing (spec 调用 hook)
+
     def __init__(
         self,
         approval: ApprovalHook | None = None,
@@ -212,9 +215,7 @@ class ApplyPatchTool:
         call: InvocationCall = {"tool": "apply_patch", "path": ctx.path, "cwd": str(ctx.cwd)}
         if ctx.cell_id:
             call["cellId"] = ctx.cell_id
-        invocation = await resolve_invocation(self._hooks, call)
-        if invocation.awaited and self._admission is not None:
-            self._admission()
+        await invoke_hooks(self._hooks, call, self._admission)
         try:
             prepared = await prepare_patch_async(patch, ctx.cwd)
         except ApplyPatchError as exc:

@@ -19,7 +19,6 @@ import subprocess
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
@@ -276,7 +275,7 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
-def encode_json(value: Any) -> bytes:
+def encode_json(value: object) -> bytes:
     """`value` exactly as a frame body carries it (compact JSON, UTF-8): payload bounds are
     measured on these bytes, so a size check and the frame sent can never disagree."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")

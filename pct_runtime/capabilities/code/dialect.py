@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeGuard
 
 from pct_runtime.capabilities.base import ToolError
 
@@ -55,11 +55,11 @@ class WaitRequest:
     terminate: bool
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _pick(args: JSONMapping, tool: str, *names: str) -> Any:
+def _pick(args: JSONMapping, tool: str, *names: str) -> object:
     """One field under several spellings; differing values are rejected before any work."""
     present = [(n, args[n]) for n in names if n in args and args[n] is not None]
     if not present:
@@ -84,7 +84,7 @@ def _check_unknown(args: JSONMapping, tool: str, allowed: tuple[str, ...]) -> No
             )
 
 
-def _yield_ms(value: Any) -> int:
+def _yield_ms(value: object) -> int:
     if value is None:
         return YIELD_DEFAULT_MS
     if not _is_int(value) or not YIELD_MIN_MS <= value <= YIELD_MAX_MS:
@@ -96,7 +96,7 @@ def _yield_ms(value: Any) -> int:
     return int(value)
 
 
-def output_budget(tokens: Any, token_field: str, max_bytes: Any) -> int:
+def output_budget(tokens: object, token_field: str, max_bytes: object) -> int:
     """Bytes per read: both limits apply when both are given, and the smaller wins."""
     budget = OUTPUT_DEFAULT_BYTES
     limits: list[int] = []
@@ -239,7 +239,7 @@ def parse_exec_args(args: JSONMapping) -> ExecRequest:
     )
 
 
-def parse_uses(raw: Any, present: bool) -> tuple[str, ...] | None:
+def parse_uses(raw: object, present: bool) -> tuple[str, ...] | None:
     """`None` when omitted (every adapter admitted at cell start), else the exact list."""
     if not present or raw is None:
         return None
@@ -263,7 +263,7 @@ def parse_uses(raw: Any, present: bool) -> tuple[str, ...] | None:
 _NUMERIC = re.compile(r"^\s*[+-]?\d+\s*$")
 
 
-def parse_cell_id(raw: Any) -> str:
+def parse_cell_id(raw: object) -> str:
     """Cell handles are opaque strings; numbers, PIDs and shell session ids are rejected."""
     if raw is None:
         raise ToolError("invalid-input", "wait requires `cell_id`: the id returned by exec.")

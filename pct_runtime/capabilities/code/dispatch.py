@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, ToolError
 from pct_runtime.capabilities.code.adapters import CodeAdapter, PreparedCall, nested_details
@@ -26,7 +25,7 @@ from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
 from pct_runtime.host.ui import UIUnavailableError, asking
-from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
 
@@ -183,7 +182,7 @@ class NestedDispatcher:
         task.add_done_callback(cell.dispatches.discard)
 
     async def _dispatch(
-        self, cell: Cell, call_id: Any, name: str, args: JSONObject, size: int
+        self, cell: Cell, call_id: object, name: str, args: JSONObject, size: int
     ) -> None:
         dispatched = False
         session: str | None = None
@@ -215,7 +214,7 @@ class NestedDispatcher:
                     }
                     if session:
                         call["sessionId"] = session
-                    invocation = await resolve_invocation(self._hooks, call)
+                    env = await invoke_hooks(self._hooks, call)
                     self._recheck(cell, name)
                     if prepared.approval is not None and self._mode() != "always":
                         _progress(cell, name, "approval", **_sid(session))
@@ -223,9 +222,7 @@ class NestedDispatcher:
                         self._recheck(cell, name)
                     dispatched = True
                     cell.counts.unsettled += 1
-                    result = await adapter.execute(
-                        prepared, replace(nested_ctx, env_overlay=invocation.env)
-                    )
+                    result = await adapter.execute(prepared, replace(nested_ctx, env_overlay=env))
                     cell.counts.unsettled -= 1
                     dispatched = False  # settled: no longer an unknown effect
             details = nested_details(result)
@@ -303,7 +300,7 @@ async def _approve(cell: Cell, prepared: PreparedCall) -> None:
         )
 
 
-def _reply_error(cell: Cell, call_id: Any, error: ToolError) -> None:
+def _reply_error(cell: Cell, call_id: object, error: ToolError) -> None:
     cell.channel.send(
         {
             "t": "r",
@@ -316,7 +313,7 @@ def _reply_error(cell: Cell, call_id: Any, error: ToolError) -> None:
     )
 
 
-def _progress(cell: Cell, adapter: str, phase: str, **extra: Any) -> None:
+def _progress(cell: Cell, adapter: str, phase: str, **extra: object) -> None:
     """One progress record to the observing call's sink, bounded per call and per field."""
     sink = cell.progress
     if sink is None or cell.progress_count >= PROGRESS_PER_CALL:

@@ -19,7 +19,6 @@ import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
 from pct_runtime.capabilities.code.adapters import CodeAdapter
@@ -114,7 +113,7 @@ class CodeManager:
         self._zygote = Zygote(memory_limit, sandbox=sandbox)
         self._cells: dict[str, Cell] = {}
         self._closed = False
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Task[object]] = set()
         self.spawned_pids: list[int] = []  # every cell process ever created (diagnostics)
         self._listeners: list[Callable[[CellView], None]] = []
 

@@ -11,7 +11,6 @@ newest checkpoint only when it is enabled and the route is identical.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import httpx
 
@@ -92,8 +91,8 @@ class RemoteCompaction:
         return result
 
     def before_provider_request(
-        self, payload: Any, *, newest_details: Any, route: ResolvedRoute | None
-    ) -> Any:
+        self, payload: object, *, newest_details: object, route: ResolvedRoute | None
+    ) -> object:
         """Replay the newest compaction entry's checkpoint into `payload` when compatible.
 
         `newest_details` is the `details` of the newest compaction entry on the branch;

@@ -18,7 +18,6 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import httpx
 
@@ -86,7 +85,7 @@ class Compatibility:
         }
 
     @classmethod
-    def from_json(cls, value: Any) -> Compatibility | None:
+    def from_json(cls, value: object) -> Compatibility | None:
         if not isinstance(value, dict):
             return None
         fields = ("provider", "api", "model", "endpoint", "authKind", "accountFingerprint")
@@ -135,7 +134,7 @@ def compatibility_for(route: ResolvedRoute) -> tuple[Compatibility, str] | None:
 @dataclass(frozen=True)
 class RemoteDetails:
     marker: str
-    retained_input: list[Any]
+    retained_input: list[object]
     checkpoint: JSONObject
     compatibility: Compatibility
 
@@ -150,7 +149,7 @@ class RemoteDetails:
         }
 
 
-def parse_details(value: Any) -> RemoteDetails | None:
+def parse_details(value: object) -> RemoteDetails | None:
     """A stored `details` object, validated; anything malformed is not a checkpoint."""
     if not isinstance(value, dict) or value.get("kind") != KIND or value.get("version") != 1:
         return None
@@ -180,7 +179,7 @@ class PriorCompaction:
     """
 
     summary: str
-    details: Any = None
+    details: object = None
     input_items: Sequence[JSONMapping] | None = None
 
     def remote(self) -> RemoteDetails | None:
@@ -264,7 +263,7 @@ def build_summary(marker: str, prep: CompactionPreparation) -> str:
     return prefix + bound_text("\n\n".join(sections), FALLBACK_LIMIT - len(prefix))
 
 
-def _is_user_input(item: Any) -> bool:
+def _is_user_input(item: object) -> bool:
     return (
         isinstance(item, dict)
         and item.get("role") == "user"
@@ -272,13 +271,13 @@ def _is_user_input(item: Any) -> bool:
     )
 
 
-def _json_len(item: Any) -> int:
+def _json_len(item: object) -> int:
     return len(json.dumps(item, separators=(",", ":"), ensure_ascii=False))
 
 
-def select_retained_input(items: Sequence[Any]) -> list[Any]:
+def select_retained_input(items: Sequence[object]) -> list[object]:
     """The newest real user messages that fit in 64,000 JSON characters, in order."""
-    retained: list[Any] = []
+    retained: list[object] = []
     used = 0
     for item in reversed(items):
         if not _is_user_input(item):
@@ -292,7 +291,7 @@ def select_retained_input(items: Sequence[Any]) -> list[Any]:
     return retained
 
 
-def _summary_input(prior: PriorCompaction) -> list[Any]:
+def _summary_input(prior: PriorCompaction) -> list[object]:
     if prior.input_items is not None:
         return [dict(item) for item in prior.input_items]
     text = SUMMARY_PREFIX + prior.summary + SUMMARY_SUFFIX
@@ -301,8 +300,8 @@ def _summary_input(prior: PriorCompaction) -> list[Any]:
 
 @dataclass(frozen=True)
 class PreparedInput:
-    request_input: list[Any]
-    retained_input: list[Any]
+    request_input: list[object]
+    retained_input: list[object]
 
 
 def prepare_input(prep: CompactionPreparation, compat: Compatibility) -> PreparedInput | None:
@@ -313,8 +312,8 @@ def prepare_input(prep: CompactionPreparation, compat: Compatibility) -> Prepare
         return None  # a damaged checkpoint: never guess
     if prior_remote is not None and prior_remote.compatibility != compat:
         return None
-    request_input: list[Any] = []
-    candidates: list[Any] = []
+    request_input: list[object] = []
+    candidates: list[object] = []
     if prior_remote is not None:
         request_input.extend(prior_remote.retained_input)
         request_input.append(prior_remote.checkpoint)
@@ -330,7 +329,7 @@ def prepare_input(prep: CompactionPreparation, compat: Compatibility) -> Prepare
 def build_request(
     model_id: str,
     system_prompt: str,
-    request_input: Sequence[Any],
+    request_input: Sequence[object],
     tools: Sequence[JSONMapping],
 ) -> JSONObject:
     body: JSONObject = {
@@ -497,7 +496,7 @@ async def create_checkpoint(
     )
 
 
-def _contains_marker(item: Any, marker: str) -> bool:
+def _contains_marker(item: object, marker: str) -> bool:
     if not isinstance(item, dict) or item.get("role") != "user":
         return False
     content = item.get("content")
@@ -511,7 +510,9 @@ def _contains_marker(item: Any, marker: str) -> bool:
     return False
 
 
-def replay_checkpoint(payload: Any, details: Any, compatibility: Compatibility | None) -> Any:
+def replay_checkpoint(
+    payload: object, details: object, compatibility: Compatibility | None
+) -> object:
     """Swap the single marker-carrying user item for `retainedInput + checkpoint`.
 
     Returns `payload` itself unless the stored details are valid, `compatibility` (the

@@ -24,10 +24,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pct_runtime import __version__
-from pct_runtime.capabilities.base import ToolResult
+from pct_runtime.capabilities.base import ImagePart, ToolResult
 from pct_runtime.capabilities.computer_use.approval import (
     DECLINE,
     ApprovalMemory,
@@ -153,7 +152,7 @@ class ComputerUseClient:
                 raise ComputerUseClientError("inspection-required")
             started_at = asyncio.get_running_loop().time()
             texts: list[str] = []
-            images: list[Any] = []
+            images: list[ImagePart] = []
             category: str | None = None
             try:
                 transport = await self._ensure_started()
@@ -208,7 +207,7 @@ class ComputerUseClient:
         invocation: _Invocation | None,
         category: str | None,
         texts: Sequence[str],
-        images: Sequence[Any],
+        images: Sequence[ImagePart],
     ) -> None:
         """Debug metadata only: duration, RPC id, block counts, error category."""
         if not self._debug.enabled:
@@ -428,7 +427,7 @@ class ComputerUseClient:
         unknown_on_failure: bool = False,
         invocation: _Invocation | None = None,
         total: bool = False,
-    ) -> list[Any]:
+    ) -> list[object]:
         budget = js_timeout if total else min(self._request_timeout, js_timeout + 10.0)
         response = await transport.request(
             "mcpServer/tool/call",

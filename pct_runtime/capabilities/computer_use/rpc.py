@@ -19,7 +19,6 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -32,7 +31,7 @@ FailureHandler = Callable[["Connection", ClientErrorCategory], None]
 
 @dataclass
 class _Pending:
-    future: asyncio.Future[Any]
+    future: asyncio.Future[object]
     remaining: float
     unknown_on_failure: bool
     started: float = 0.0
@@ -75,7 +74,7 @@ class Connection:
         *,
         unknown_on_failure: bool = False,
         on_id: Callable[[int], None] | None = None,
-    ) -> Any:
+    ) -> object:
         """Send one request and await its result; raises `ComputerUseClientError`."""
         if self.failed:
             raise ComputerUseClientError("process-exit")

@@ -17,7 +17,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -101,7 +100,7 @@ def build_image_headers(route: ResolvedRoute, tool_call_id: str) -> dict[str, st
     return headers
 
 
-def decode_png(value: Any) -> bytes:
+def decode_png(value: object) -> bytes:
     if not isinstance(value, dict) or not isinstance(value.get("data"), list):
         raise ImageGenerationError("missing-image", True)
     first = value["data"][0] if value["data"] else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -20,6 +19,7 @@ from pct_runtime.capabilities.openai.resolve import resolve_model_route
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable
 from pct_runtime.capabilities.web_search.native import SearchSettings
 from pct_runtime.capabilities.web_search.tool import OpenAIWebSearchTool, RouteResolver
+from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.host.models import Model, ModelRegistry
 
@@ -48,7 +48,7 @@ def route_resolver(
 
 
 def sidecar_model_picker(
-    config: Callable[[], Any], registry: Callable[[], ModelRegistry]
+    config: Callable[[], ToolkitConfig], registry: Callable[[], ModelRegistry]
 ) -> ModelPicker:
     """`webSearch.sidecarModel` looked up in the registry (never the main model)."""
 
@@ -72,7 +72,7 @@ def current_model_picker(current: Callable[[], Model | None]) -> ModelPicker:
 
 def build_web_search_tool(
     *,
-    config: Callable[[], Any],
+    config: Callable[[], ToolkitConfig],
     registry: Callable[[], ModelRegistry],
     agent_dir: Callable[[], Path],
     debug: DebugSink = DISABLED,
@@ -118,7 +118,7 @@ def build_image_tool(
 
 def build_remote_compaction(
     *,
-    config: Callable[[], Any],
+    config: Callable[[], ToolkitConfig],
     current_model: Callable[[], Model | None],
     registry: Callable[[], ModelRegistry],
     agent_dir: Callable[[], Path],

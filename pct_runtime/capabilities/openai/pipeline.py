@@ -6,21 +6,19 @@ are idempotent, so the order is fixed only to make replay see the agent's own in
 
 from __future__ import annotations
 
-from typing import Any
-
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
 from pct_runtime.capabilities.openai.routes import ResolvedRoute
 from pct_runtime.capabilities.web_search.native import SearchSettings, inject_native_search
 
 
 def transform_provider_request(
-    payload: Any,
+    payload: object,
     *,
     compaction: RemoteCompaction | None,
-    newest_compaction_details: Any,
+    newest_compaction_details: object,
     route: ResolvedRoute | None,
     native_search: SearchSettings | None,
-) -> Any:
+) -> object:
     """`native_search` is the web-search config when the decision is native, else None."""
     if compaction is not None:
         payload = compaction.before_provider_request(

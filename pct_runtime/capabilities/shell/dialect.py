@@ -17,7 +17,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.jsontypes import JSONMapping
@@ -80,10 +79,10 @@ class WriteStdinArgs:
     limits: OutputLimits
 
 
-_MISSING: Any = object()
+_MISSING = object()
 
 
-def _pick(tool: str, args: JSONMapping, primary: str, alias: str, nothing: str) -> Any:
+def _pick(tool: str, args: JSONMapping, primary: str, alias: str, nothing: str) -> object:
     a = args.get(primary, _MISSING)
     b = args.get(alias, _MISSING)
     if a is not _MISSING and b is not _MISSING and (type(a) is not type(b) or a != b):
@@ -95,7 +94,7 @@ def _pick(tool: str, args: JSONMapping, primary: str, alias: str, nothing: str) 
     return a if a is not _MISSING else b
 
 
-def _check_fields(tool: str, args: Any, allowed: frozenset[str], nothing: str) -> JSONMapping:
+def _check_fields(tool: str, args: object, allowed: frozenset[str], nothing: str) -> JSONMapping:
     if not isinstance(args, Mapping):
         raise ToolError("invalid-command", f"{tool} arguments must be a JSON object. {nothing}")
     for key in args:
@@ -116,7 +115,7 @@ def _check_fields(tool: str, args: Any, allowed: frozenset[str], nothing: str) -
     return args
 
 
-def _int_value(tool: str, name: str, value: Any, lo: int, hi: int, nothing: str) -> int:
+def _int_value(tool: str, name: str, value: object, lo: int, hi: int, nothing: str) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
@@ -182,7 +181,7 @@ _WRITE_ALLOWED = frozenset(
 )
 
 
-def normalize_exec_command_args(args: Any) -> ExecCommandArgs:
+def normalize_exec_command_args(args: object) -> ExecCommandArgs:
     """Validate and normalize `exec_command` arguments; raises `ToolError` before anything runs."""
     nothing = "Nothing ran."
     tool = "exec_command"
@@ -212,7 +211,7 @@ def normalize_exec_command_args(args: Any) -> ExecCommandArgs:
     return ExecCommandArgs(command=command, workdir=workdir, limits=_limits(tool, args, nothing))
 
 
-def normalize_write_stdin_args(args: Any) -> WriteStdinArgs:
+def normalize_write_stdin_args(args: object) -> WriteStdinArgs:
     """Validate and normalize `write_stdin` arguments; raises `ToolError` before sending."""
     nothing = "Nothing was sent."
     tool = "write_stdin"

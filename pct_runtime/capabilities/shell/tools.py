@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
 from pct_runtime.capabilities.shell.dialect import (
@@ -26,7 +27,7 @@ from pct_runtime.capabilities.shell.dialect import (
 )
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.invocation import InvocationCall, InvocationHooks, resolve_invocation
+from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 _NO_SANDBOX = (
@@ -167,6 +168,7 @@ def _merge_env(*overlays: Mapping[str, str] | None) -> dict[str, str] | None:
 
 @dataclass(frozen=True)
 class ExecCommandTool:
+    runs_invocation_hooks: ClassVar[bool] = True  # after normalizing (spec 调用 hook)
     manager: ShellManager
     hooks: InvocationHooks | None = None
     admission: Admission | None = None
@@ -184,19 +186,18 @@ class ExecCommandTool:
         call: InvocationCall = {"tool": "exec_command", "path": ctx.path, "cwd": str(workdir)}
         if ctx.cell_id:
             call["cellId"] = ctx.cell_id
-        invocation = await resolve_invocation(self.hooks, call)
-        if invocation.awaited and self.admission is not None:
-            self.admission()
+        env = await invoke_hooks(self.hooks, call, self.admission)
         return await self.manager.start(
             replace(parsed, workdir=str(workdir)),  # the directory the hooks were told about
             cwd=ctx.cwd,
-            env_overlay=_merge_env(ctx.env_overlay, invocation.env),
+            env_overlay=_merge_env(ctx.env_overlay, env),
             path=ctx.path,
         )
 
 
 @dataclass(frozen=True)
 class WriteStdinTool:
+    runs_invocation_hooks: ClassVar[bool] = True  # after the ownership check
     manager: ShellManager
     hooks: InvocationHooks | None = None
     admission: Admission | None = None
@@ -216,9 +217,7 @@ class WriteStdinTool:
         }
         if ctx.cell_id:
             call["cellId"] = ctx.cell_id
-        invocation = await resolve_invocation(self.hooks, call)
-        if invocation.awaited and self.admission is not None:
-            self.admission()
+        await invoke_hooks(self.hooks, call, self.admission)
         return await self.manager.write(parsed, path=ctx.path)
 
 

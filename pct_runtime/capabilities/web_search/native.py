@@ -8,7 +8,7 @@ unknown fields, is idempotent, and returns the payload unchanged when it cannot 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from pct_runtime.jsontypes import JSONObject
 
@@ -34,7 +34,7 @@ def web_search_tool_json(settings: SearchSettings) -> JSONObject:
     }
 
 
-def inject_native_search(payload: Any, config: SearchSettings | None) -> Any:
+def inject_native_search(payload: object, config: SearchSettings | None) -> object:
     """Return `payload` with native web search added, or `payload` itself when inapplicable.
 
     `config` is None when the native backend is not the decision for this turn. An existing
@@ -50,7 +50,7 @@ def inject_native_search(payload: Any, config: SearchSettings | None) -> Any:
         return payload
 
     ours = web_search_tool_json(config)
-    tools: list[Any] = []
+    tools: list[object] = []
     found = False
     for tool in tools_in:
         if isinstance(tool, dict) and tool.get("type") == "web_search":

@@ -12,9 +12,8 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -84,7 +83,7 @@ class _Parsed:
     usage: dict[str, int] | None = None
 
 
-def _normalized_source(value: Any) -> SearchSource | None:
+def _normalized_source(value: object) -> SearchSource | None:
     if not isinstance(value, dict) or not isinstance(value.get("url"), str):
         return None
     raw = value["url"].strip()
@@ -117,7 +116,7 @@ class _Sources:
         self.items: list[SearchSource] = []
         self._seen: set[str] = set()
 
-    def add(self, value: Any) -> None:
+    def add(self, value: object) -> None:
         if len(self.items) >= SIDECAR_SOURCE_LIMIT:
             return
         source = _normalized_source(value)
@@ -127,7 +126,7 @@ class _Sources:
         self.items.append(source)
 
 
-def _usage(value: Any) -> dict[str, int] | None:
+def _usage(value: object) -> dict[str, int] | None:
     if not isinstance(value, dict):
         return None
     ints = {k: v for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)}
@@ -147,7 +146,7 @@ def _usage(value: Any) -> dict[str, int] | None:
     }
 
 
-def parse_output_items(items: Iterable[Any], usage: Any = None) -> _Parsed:
+def parse_output_items(items: Iterable[object], usage: object = None) -> _Parsed:
     """Answer and sources from completed output items (`web_search_call` + `message`)."""
     answer_parts: list[str] = []
     sources = _Sources()
@@ -187,7 +186,7 @@ def parse_output_items(items: Iterable[Any], usage: Any = None) -> _Parsed:
     return _Parsed(answer, sources.items, counts, _usage(usage))
 
 
-def parse_response_json(value: Any) -> _Parsed:
+def parse_response_json(value: object) -> _Parsed:
     """A non-streamed Responses object: it must be `completed` and carry `output`."""
     if not isinstance(value, dict) or value.get("status") != "completed":
         raise SidecarError("incomplete-response")
@@ -375,7 +374,9 @@ async def run_sidecar_search(
     started = time.monotonic()
     meta = _Meta()
 
-    def record(**fields: Any) -> DebugRecord:
+    def record(
+        *, error_category: str | None = None, content_blocks: Mapping[str, int] | None = None
+    ) -> DebugRecord:
         return DebugRecord(
             feature=FEATURE,
             provider=route.provider,
@@ -385,7 +386,8 @@ async def run_sidecar_search(
             duration_ms=round((time.monotonic() - started) * 1000),
             status=meta.status,
             request_id=meta.request_id,
-            **fields,
+            error_category=error_category,
+            content_blocks=content_blocks,
         )
 
     try:

@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from pct_runtime.jsontypes import JSONMapping
 
@@ -99,7 +99,7 @@ def settings_from_config(raw: JSONMapping) -> SandboxSettings | None:
 
     Raises `SandboxConfigError` naming the field and what it must be (never the value).
     """
-    section: Any = raw
+    section: object = raw
     for key in CONFIG_SECTION:
         if not isinstance(section, Mapping) or key not in section:
             return None

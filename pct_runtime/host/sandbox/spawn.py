@@ -57,7 +57,9 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-async def spawn_process(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> Any:
+async def spawn_process(
+    sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any
+) -> SpawnedProcess:
     """Start `argv` confined by `sandbox` (None: unconfined); `kwargs` are `Popen`'s.
 
     Returns an object with `pid` and `async wait() -> returncode`. Raises OSError when the

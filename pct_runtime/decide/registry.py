@@ -1,9 +1,10 @@
 """The capability registry's decide-layer table: one row per capability, in status order.
 
-Status iterates this table instead of naming capabilities (issue 17 item 3; see
-docs/ARCHITECTURE.md, "How to add a capability"). A row is plain data — the decision key
-(also the config section), the title, and the rows its status block prints after
-`configured`/`effective` — so layers above decide read it without importing a capability.
+Status and the runtime's refusals iterate this table instead of naming capabilities (issue
+17 item 3; see docs/ARCHITECTURE.md, "How to add a capability"). A row is plain data — the
+decision key (also the config section), the title, the tool names it owns, its exact
+refusal texts and the rows its status block prints after `configured`/`effective` — so
+layers above decide read it without importing a capability package.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pct_runtime.decide.decisions import DASH, Decision
+from pct_runtime.host import names
 
 #: A rule-managed tool that is off only because no model is known reports this reason.
 NO_MODEL_REASON = "current-model-missing"
@@ -50,6 +52,12 @@ class CapabilityRow:
     key: str
     title: str
     status_rows: StatusRows
+    #: The tool names this capability owns (none for a hook-only capability).
+    tools: tuple[str, ...] = ()
+    #: Exact model-facing refusal of a call to one of `tools` while inactive (toolkit.md §3.6).
+    refusal: str = ""
+    #: When set, an `unavailable` decision with a reason is refused as `f"{prefix}{reason}."`.
+    unavailable_prefix: str | None = None
 
 
 def _web_search(d: Decision, no_model: bool) -> list[str]:
@@ -98,12 +106,52 @@ def _discovery(d: Decision, no_model: bool) -> list[str]:
 
 #: Every capability, in the order `/pct status` prints its block (reference/toolkit.md §3.3).
 CAPABILITIES: tuple[CapabilityRow, ...] = (
-    CapabilityRow("web_search", "Web Search", _web_search),
+    CapabilityRow(
+        "web_search",
+        "Web Search",
+        _web_search,
+        (names.WEB_SEARCH_TOOL,),
+        "OpenAI Web Search is not active for the current model.",
+        "OpenAI Web Search is unavailable: ",
+    ),
     CapabilityRow("remote_compaction", "Remote Compaction", _compaction),
-    CapabilityRow("image_generation", "Image Generation", _image),
-    CapabilityRow("apply_patch", "Apply Patch", _apply_patch),
-    CapabilityRow("computer_use", "Computer Use", _computer_use),
-    CapabilityRow("shell_sessions", "Shell Sessions", _shell),
-    CapabilityRow("code_mode", "Code Mode", _code),
-    CapabilityRow("tool_discovery", "Tool Discovery", _discovery),
+    CapabilityRow(
+        "image_generation",
+        "Image Generation",
+        _image,
+        (names.IMAGE_GENERATION_TOOL,),
+        "OpenAI Image Generation is not active for the current model.",
+        "OpenAI Image Generation is unavailable: ",
+    ),
+    CapabilityRow(
+        "apply_patch",
+        "Apply Patch",
+        _apply_patch,
+        (names.APPLY_PATCH_TOOL,),
+        "Apply Patch is not enabled.",
+    ),
+    CapabilityRow(
+        "computer_use",
+        "Computer Use",
+        _computer_use,
+        names.COMPUTER_USE_TOOLS,
+        "Computer Use is not active for the current session.",
+    ),
+    CapabilityRow(
+        "shell_sessions",
+        "Shell Sessions",
+        _shell,
+        names.SHELL_TOOLS,
+        "Shell Sessions are not enabled.",
+    ),
+    CapabilityRow(
+        "code_mode", "Code Mode", _code, names.CODE_MODE_TOOLS, "Code Mode is not enabled."
+    ),
+    CapabilityRow(
+        "tool_discovery",
+        "Tool Discovery",
+        _discovery,
+        (names.FIND_TOOLS_TOOL,),
+        "Tool discovery is not enabled.",
+    ),
 )

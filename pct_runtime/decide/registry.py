@@ -155,3 +155,6 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
         "Tool discovery is not enabled.",
     ),
 )
+
+#: The rows by decision key (the runtime's bindings take their tool names from here).
+BY_KEY: dict[str, CapabilityRow] = {row.key: row for row in CAPABILITIES}

@@ -12,23 +12,8 @@ from pct_runtime.config.errors import ConfigReadError
 from pct_runtime.decide.decisions import DASH, Decision
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.decide.registry import CAPABILITIES
 from pct_runtime.host.sandbox import SandboxSettings, enforcement, writable_roots
-
-SIDECAR_NOTE = "  Sidecar uses a separate OpenAI request with additional latency and cost."
-REMOTE_NOTE = (
-    "  active is structural only; refreshed OAuth account compatibility is checked per attempt."
-)
-COMPUTER_USE_NOTE = "  experimental local bridge through ChatGPT.app node_repl and @oai/sky."
-SHELL_NOTE = "  local pipes only; no TTY; commands launch once and are never replayed."
-CODE_NOTE = (
-    "  nested calls dispatch only declared adapters; per-call tool hooks and third-party "
-    "permission interceptors do not see them."
-)
-DISCOVERY_NOTE = (
-    "  only explicitly managed Toolkit-owned tools can be loaded; discovery never enables "
-    "a disabled capability or grants permission."
-)
-
 
 SANDBOX_NOTE = "  covers every shell job and Code Mode worker; set with --sandbox or pct.sandbox."
 NO_SANDBOX_NOTE = (
@@ -54,18 +39,10 @@ def sandbox_lines(settings: SandboxSettings, cwd: Path) -> list[str]:
     ]
 
 
-NO_MODEL_REASON = "current-model-missing"
 NO_MODEL_LINE = (
     "No current model, so no execution rule can match. Set one: `pct-tui --model PROVIDER/ID`, "
     "`pct serve --model PROVIDER/ID`, or defaultProvider and defaultModel in Pi's settings.json."
 )
-
-
-def _reason(decision: Decision, no_model: bool) -> str:
-    """A rule-managed tool that is off only because no model is known says so."""
-    if no_model and not decision.reason and decision.effective == "off":
-        return NO_MODEL_REASON
-    return decision.reason
 
 
 def _head(decision: Decision) -> list[str]:
@@ -106,55 +83,9 @@ def format_status(
     if apply_error:
         lines.append(f"Apply error: {apply_error}")
 
-    d = plan.decisions
-    ws = d["web_search"]
-    lines += [
-        "Web Search:",
-        *_head(ws),
-        f"  requested backend: {ws.requested_backend}",
-        f"  effective backend: {ws.effective_backend}",
-        f"  web search executor: {ws.executor}",
-        f"  web search executor effort: {ws.executor_effort}",
-        f"  reason: {ws.reason}",
-        SIDECAR_NOTE,
-    ]
-    rc = d["remote_compaction"]
-    lines += ["Remote Compaction:", *_head(rc), f"  reason: {rc.reason}", REMOTE_NOTE]
-    img = d["image_generation"]
-    lines += [
-        "Image Generation:",
-        *_head(img),
-        f"  backend: {img.backend or DASH}",
-        f"  reason: {img.reason}",
-    ]
-    patch = d["apply_patch"]
-    lines += ["Apply Patch:", *_head(patch), f"  reason: {_reason(patch, no_model)}"]
-    cu = d["computer_use"]
-    lines += [
-        "Computer Use:",
-        *_head(cu),
-        f"  transport: {cu.transport or DASH}",
-        f"  reason: {cu.reason}",
-        COMPUTER_USE_NOTE,
-    ]
-    shell = d["shell_sessions"]
-    lines += [
-        "Shell Sessions:",
-        *_head(shell),
-        f"  reason: {_reason(shell, no_model)}",
-        SHELL_NOTE,
-    ]
-    code = d["code_mode"]
-    lines += ["Code Mode:", *_head(code), f"  reason: {_reason(code, no_model)}", CODE_NOTE]
-    disc = d["tool_discovery"]
-    lines += [
-        "Tool Discovery:",
-        *_head(disc),
-        f"  reason: {disc.reason}",
-        f"  managed deferred tools: {disc.managed or 0}",
-        f"  loaded this session: {disc.loaded or 0}",
-        DISCOVERY_NOTE,
-    ]
+    for row in CAPABILITIES:
+        decision = plan.decisions[row.key]
+        lines += [f"{row.title}:", *_head(decision), *row.status_rows(decision, no_model)]
     if sandbox:
         lines += sandbox
     return "\n".join(lines)

@@ -43,6 +43,58 @@ CORE_TITLES: dict[str, str] = {
     "code_mode": "Code Mode",
 }
 
+#: The help line of each menu item, by key.
+MENU_HELP: dict[str, str] = {
+    "web_search": "Web Search on/off.",
+    "backend": "Web Search backend: auto, native or sidecar.",
+    "mode": "Web Search mode: live or cached.",
+    "context_size": "Search context size: low, medium or high.",
+    "executor": "The model that runs sidecar searches: an official OpenAI/Codex Responses "
+    "route from the model registry.",
+    "effort": "auto, or a thinking level the chosen Codex model supports.",
+    "remote_compaction": "Remote Compaction on/off.",
+    "image_generation": "Image Generation on/off.",
+    "computer_use": "Computer Use on/off.",
+    "computer_use_approval": "Confirm asks once per app (Yes is remembered in memory, No is "
+    "not); Always accepts every valid request without asking.",
+    "apply_patch": "Apply Patch on/off (the legacy switch). Once the file has execution "
+    "rules, the rules decide per model: Enter opens them.",
+    "shell_sessions": "Shell Sessions (exec_command / write_stdin) on/off (the legacy "
+    "switch). Once the file has execution rules, Enter opens them.",
+    "code_mode": "Code Mode (exec / wait) on/off (the legacy switch). Once the file has "
+    "execution rules, Enter opens them.",
+    "rules": "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
+    "code_approval": "Confirm asks before each nested apply_patch in a Code Mode cell; "
+    "Always skips only that extra confirmation.",
+    "tool_discovery": "Tool Discovery on/off.",
+    "deferred": "Which Toolkit tools stay hidden until find_tools loads them (Computer Use: "
+    "all six or none).",
+    "debug": "Debug metadata on/off (metadata only, never payloads).",
+    "save": "Write the draft (refused if the file changed since it was read).",
+    "cancel": "Discard the draft and start again from the settings in use.",
+}
+
+
+#: Which capability decision a menu item affects (for the draft preview).
+MENU_CAPABILITY: dict[str, str] = {
+    "web_search": "web_search",
+    "backend": "web_search",
+    "mode": "web_search",
+    "context_size": "web_search",
+    "executor": "web_search",
+    "effort": "web_search",
+    "remote_compaction": "remote_compaction",
+    "image_generation": "image_generation",
+    "computer_use": "computer_use",
+    "computer_use_approval": "computer_use",
+    "code_approval": "code_mode",
+    "apply_patch": "apply_patch",
+    "shell_sessions": "shell_sessions",
+    "code_mode": "code_mode",
+    "tool_discovery": "tool_discovery",
+    "deferred": "tool_discovery",
+}
+
 BACKENDS: tuple[str, ...] = ("auto", "native", "sidecar")
 MODES: tuple[str, ...] = ("live", "cached")
 CONTEXT_SIZES: tuple[str, ...] = ("low", "medium", "high")
@@ -222,6 +274,15 @@ class ConfigDraft:
         else:
             return False
         return True
+
+    # -- reads the screens need -------------------------------------------------------
+    def sidecar_model(self) -> SidecarModel | None:
+        """The draft's Web Search executor (None: not picked)."""
+        return self.config.web_search.sidecar_model
+
+    def deferred(self) -> tuple[str, ...]:
+        """The draft's Tool Discovery deferred list."""
+        return self.config.tool_discovery.deferred
 
     # -- executor ------------------------------------------------------------------------
     def set_executor(self, provider: str | None, model: str | None) -> None:

@@ -58,6 +58,26 @@ def imported(node: ast.AST, module: str, is_package: bool) -> list[str]:
     return []
 
 
+def naming_files() -> dict[str, set[str]]:
+    """Capability -> the files outside its package that import it or name it.
+
+    `tests/test_capability_registry.py` pins this set so it can only shrink."""
+    found: dict[str, set[str]] = {name: set() for name in CAPABILITIES}
+    for module, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        for name, words in CAPABILITIES.items():
+            own = f"pct_runtime.capabilities.{name}"
+            if module == own or module.startswith(own + "."):
+                continue
+            if (
+                f"capabilities.{name}" in text
+                or f"capabilities import {name}" in text
+                or any(re.search(rf"\b{word}\b", text) for word in words)
+            ):
+                found[name].add(path.relative_to(ROOT).as_posix())
+    return found
+
+
 def main() -> int:
     mods = modules()
     graph: dict[str, set[str]] = defaultdict(set)

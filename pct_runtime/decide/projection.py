@@ -38,6 +38,7 @@ from pct_runtime.decide.execution import (
     request_capabilities,
     resolve_routes,
 )
+from pct_runtime.decide.registry import CAPABILITIES as CAPABILITY_ROWS
 from pct_runtime.decide.routes import RouteRegistry
 from pct_runtime.host.models import Model
 from pct_runtime.host.names import (
@@ -58,17 +59,8 @@ from pct_runtime.host.names import (
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolSnapshot
 
-#: Capability keys of `ProjectionPlan.decisions`, in status order.
-CAPABILITIES: tuple[str, ...] = (
-    "web_search",
-    "remote_compaction",
-    "image_generation",
-    "apply_patch",
-    "computer_use",
-    "shell_sessions",
-    "code_mode",
-    "tool_discovery",
-)
+#: Capability keys of `ProjectionPlan.decisions`, in status order (from the registry).
+CAPABILITIES: tuple[str, ...] = tuple(row.key for row in CAPABILITY_ROWS)
 
 #: A foreign tool literally named `web_search` duplicates the search path.
 FOREIGN_SEARCH_TOOL = "web_search"

@@ -17,21 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool
+from pct_runtime.decide.registry import BY_KEY
 from pct_runtime.decide.routes import inspect_image_executor
 from pct_runtime.host.models import Model
-from pct_runtime.host.names import (
-    APPLY_PATCH_TOOL,
-    CODE_MODE_TOOLS,
-    COMPUTER_USE_TOOLS,
-    FIND_TOOLS_TOOL,
-    IMAGE_GENERATION_TOOL,
-    SHELL_TOOLS,
-    WEB_SEARCH_TOOL,
-)
+from pct_runtime.host.names import APPLY_PATCH_TOOL, SHELL_TOOLS
 from pct_runtime.runtime.discovery import SessionDiscovery
 from pct_runtime.runtime.managers import code_manager, read_only, session_sandbox, shell_manager
 from pct_runtime.runtime.sandbox import ReadOnlyPatchTool
-from pct_runtime.runtime.services import CapabilityBinding, SessionServices
+from pct_runtime.runtime.services import CapabilityBinding, SessionServices, ToolBuilder
 
 _log = logging.getLogger(__name__)
 
@@ -56,6 +49,11 @@ def default_bindings() -> list[CapabilityBinding]:
     return bindings
 
 
+def _binding(key: str, build: ToolBuilder, *, applies_hooks: bool = False) -> CapabilityBinding:
+    """A binding whose tool names are its registry row's, so the two cannot drift."""
+    return CapabilityBinding(key, BY_KEY[key].tools, build, applies_hooks=applies_hooks)
+
+
 def _apply_patch_binding() -> CapabilityBinding:
     # Deferred: start-up time, and a capability that fails to import disables only itself.
     from pct_runtime.capabilities.apply_patch.tool import create_apply_patch_tool
@@ -69,7 +67,7 @@ def _apply_patch_binding() -> CapabilityBinding:
             tool = ReadOnlyPatchTool(tool)
         return [tool]
 
-    return CapabilityBinding("apply_patch", (APPLY_PATCH_TOOL,), build, applies_hooks=True)
+    return _binding("apply_patch", build, applies_hooks=True)
 
 
 def _shell_binding() -> CapabilityBinding:
@@ -83,7 +81,7 @@ def _shell_binding() -> CapabilityBinding:
 
         return create_shell_tools(shell_manager(services), services.hooks, admission)
 
-    return CapabilityBinding("shell_sessions", SHELL_TOOLS, build, applies_hooks=True)
+    return _binding("shell_sessions", build, applies_hooks=True)
 
 
 def _code_binding() -> CapabilityBinding:
@@ -94,18 +92,14 @@ def _code_binding() -> CapabilityBinding:
         code_manager(services)  # built with the session, as before: output, shell, code
         return create_code_tools(lambda: code_manager(services), session_sandbox(services))
 
-    return CapabilityBinding("code_mode", CODE_MODE_TOOLS, build)
+    return _binding("code_mode", build)
 
 
 def _discovery_binding() -> CapabilityBinding:
     # Deferred: start-up time, and a capability that fails to import disables only itself.
     from pct_runtime.capabilities.discovery import FindToolsTool
 
-    return CapabilityBinding(
-        "tool_discovery",
-        (FIND_TOOLS_TOOL,),
-        lambda services: [FindToolsTool(SessionDiscovery(services))],
-    )
+    return _binding("tool_discovery", lambda services: [FindToolsTool(SessionDiscovery(services))])
 
 
 def _openai_and_computer_use_bindings() -> list[CapabilityBinding]:
@@ -135,7 +129,7 @@ def web_search_binding() -> CapabilityBinding:
             )
         ]
 
-    return CapabilityBinding("web_search", (WEB_SEARCH_TOOL,), build)
+    return _binding("web_search", build)
 
 
 def image_binding() -> CapabilityBinding:
@@ -165,7 +159,7 @@ def image_binding() -> CapabilityBinding:
             )
         ]
 
-    return CapabilityBinding("image_generation", (IMAGE_GENERATION_TOOL,), build)
+    return _binding("image_generation", build)
 
 
 def computer_use_binding() -> CapabilityBinding:
@@ -188,4 +182,4 @@ def computer_use_binding() -> CapabilityBinding:
 
         return create_computer_use_tools(provider)
 
-    return CapabilityBinding("computer_use", COMPUTER_USE_TOOLS, build)
+    return _binding("computer_use", build)

@@ -14,20 +14,11 @@ from typing import Literal
 
 from pct_runtime.decide.discovery import load_names
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.host import names
-from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.decide.registry import CAPABILITIES
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
-    names.APPLY_PATCH_TOOL: "Apply Patch is not enabled.",
-    **dict.fromkeys(names.SHELL_TOOLS, "Shell Sessions are not enabled."),
-    **dict.fromkeys(names.CODE_MODE_TOOLS, "Code Mode is not enabled."),
-    names.FIND_TOOLS_TOOL: "Tool discovery is not enabled.",
-    **dict.fromkeys(
-        names.COMPUTER_USE_TOOLS, "Computer Use is not active for the current session."
-    ),
-    names.WEB_SEARCH_TOOL: "OpenAI Web Search is not active for the current model.",
-    names.IMAGE_GENERATION_TOOL: "OpenAI Image Generation is not active for the current model.",
+    name: row.refusal for row in CAPABILITIES for name in row.tools
 }
 
 
@@ -102,13 +93,10 @@ def refusal_for(name: str, plan: ProjectionPlan) -> str:
     """
     if name in plan.deferred_hidden and not load_names([name], plan).rejected:
         return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
-    decisions: JSONMapping = plan.decisions
-    if name == names.WEB_SEARCH_TOOL:
-        decision = decisions.get("web_search")
+    for row in CAPABILITIES:
+        if row.unavailable_prefix is None or name not in row.tools:
+            continue
+        decision = plan.decisions.get(row.key)
         if decision is not None and decision.effective == "unavailable" and decision.reason:
-            return f"OpenAI Web Search is unavailable: {decision.reason}."
-    if name == names.IMAGE_GENERATION_TOOL:
-        decision = decisions.get("image_generation")
-        if decision is not None and decision.effective == "unavailable" and decision.reason:
-            return f"OpenAI Image Generation is unavailable: {decision.reason}."
+            return f"{row.unavailable_prefix}{decision.reason}."
     return INACTIVE_MESSAGES.get(name, f"{name} is not available in this session.")

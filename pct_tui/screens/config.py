@@ -17,62 +17,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_tui.drafts import CORE_TITLES
+from pct_tui.drafts import CORE_TITLES, MENU_CAPABILITY, MENU_HELP
 from pct_tui.facade import NO_MODEL_LINE
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
 
-HELP = {
-    "web_search": "Web Search on/off.",
-    "backend": "Web Search backend: auto, native or sidecar.",
-    "mode": "Web Search mode: live or cached.",
-    "context_size": "Search context size: low, medium or high.",
-    "executor": "The model that runs sidecar searches: an official OpenAI/Codex Responses "
-    "route from the model registry.",
-    "effort": "auto, or a thinking level the chosen Codex model supports.",
-    "remote_compaction": "Remote Compaction on/off.",
-    "image_generation": "Image Generation on/off.",
-    "computer_use": "Computer Use on/off.",
-    "computer_use_approval": "Confirm asks once per app (Yes is remembered in memory, No is "
-    "not); Always accepts every valid request without asking.",
-    "apply_patch": "Apply Patch on/off (the legacy switch). Once the file has execution "
-    "rules, the rules decide per model: Enter opens them.",
-    "shell_sessions": "Shell Sessions (exec_command / write_stdin) on/off (the legacy "
-    "switch). Once the file has execution rules, Enter opens them.",
-    "code_mode": "Code Mode (exec / wait) on/off (the legacy switch). Once the file has "
-    "execution rules, Enter opens them.",
-    "rules": "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
-    "code_approval": "Confirm asks before each nested apply_patch in a Code Mode cell; "
-    "Always skips only that extra confirmation.",
-    "tool_discovery": "Tool Discovery on/off.",
-    "deferred": "Which Toolkit tools stay hidden until find_tools loads them (Computer Use: "
-    "all six or none).",
-    "debug": "Debug metadata on/off (metadata only, never payloads).",
-    "save": "Write the draft (refused if the file changed since it was read).",
-    "cancel": "Discard the draft and start again from the settings in use.",
-}
-
-
-#: Which capability decision a menu row affects (for the draft preview).
-CAPABILITY = {
-    "web_search": "web_search",
-    "backend": "web_search",
-    "mode": "web_search",
-    "context_size": "web_search",
-    "executor": "web_search",
-    "effort": "web_search",
-    "remote_compaction": "remote_compaction",
-    "image_generation": "image_generation",
-    "computer_use": "computer_use",
-    "computer_use_approval": "computer_use",
-    "code_approval": "code_mode",
-    "apply_patch": "apply_patch",
-    "shell_sessions": "shell_sessions",
-    "code_mode": "code_mode",
-    "tool_discovery": "tool_discovery",
-    "deferred": "tool_discovery",
-}
 CORE_CAPABILITIES = frozenset(CORE_TITLES)
 VALUE_STYLES = {"on": "bold green", "off": "grey62", "Confirm": "cyan", "Always": "bold yellow"}
 EFFECTIVE_STYLES = {
@@ -140,13 +90,13 @@ class ConfigScreen(PctScreen):
         widget.set_class(error, "-error")
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self.query_one("#config-help", Static).update(HELP.get(event.option.id or "", ""))
+        self.query_one("#config-help", Static).update(MENU_HELP.get(event.option.id or "", ""))
         self._effect(event.option.id or "")
 
     def _effect(self, key: str) -> None:
         """What a new session would get with the draft, for the highlighted capability."""
         widget = self.query_one("#config-effect", Static)
-        capability = CAPABILITY.get(key)
+        capability = MENU_CAPABILITY.get(key)
         if capability is None or not self.console.ready:
             widget.update("")
             return
@@ -193,7 +143,7 @@ class ConfigScreen(PctScreen):
             else "No available model passes the official-route check (add OpenAI or Codex "
             "credentials to Pi's auth.json)."
         )
-        current = self.console.draft.config.web_search.sidecar_model
+        current = self.console.draft.sidecar_model()
         current_key = f"{current.provider}/{current.model}" if current else "none"
         choice = await self.app.push_screen_wait(
             ChoiceScreen(
@@ -211,7 +161,7 @@ class ConfigScreen(PctScreen):
 
     @work(exclusive=True, group="config-picker")
     async def pick_effort(self) -> None:
-        current = self.console.draft.config.web_search.sidecar_model
+        current = self.console.draft.sidecar_model()
         if current is None:
             self.show_message("Pick a Web Search executor first.", error=True)
             return
@@ -226,7 +176,7 @@ class ConfigScreen(PctScreen):
     @work(exclusive=True, group="config-picker")
     async def edit_deferred(self) -> None:
         names = await self.app.push_screen_wait(
-            DeferredScreen(self.console.draft.config.tool_discovery.deferred, self.console.draft)
+            DeferredScreen(self.console.draft.deferred(), self.console.draft)
         )
         if names is not None:
             self.refresh_view()

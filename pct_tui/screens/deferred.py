@@ -1,4 +1,4 @@
-"""Editing `toolDiscovery.deferred`: Toolkit tool names only; Computer Use all six or none."""
+"""Editing the deferred tools list: Toolkit tool names only; Computer Use all six or none."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class DeferredScreen(ModalScreen[tuple[str, ...] | None]):
         if error is not None:
             self.query_one("#deferred-error", Static).update(error)
             return
-        self.dismiss(tuple(self.draft.config.tool_discovery.deferred))
+        self.dismiss(tuple(self.draft.deferred()))
 
     def action_back(self) -> None:
         self.dismiss(None)

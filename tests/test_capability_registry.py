@@ -1,0 +1,161 @@
+"""Issue 17 item 3: a capability's name appears outside its package only in the registry.
+
+Not true yet everywhere, so this pins the files that still name a capability (or import
+its package) outside it, as measured by `scripts/arch_metrics.py`. The set may only
+shrink: a new file naming a capability fails here — iterate the registry
+(`pct_runtime.decide.registry`) instead; a file that stopped naming one fails until its
+entry is removed, so the pin stays tight. See docs/ARCHITECTURE.md, "How to add a
+capability".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The registry: the one place every capability is named on purpose.
+REGISTRY = "pct_runtime/decide/registry.py"
+
+#: file -> capabilities it still names outside their packages (shrink only).
+ALLOWED: dict[str, set[str]] = {
+    "pct_runtime/capabilities/base.py": {"apply_patch"},
+    "pct_runtime/capabilities/code/adapters.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/bridge.py": {"shell"},
+    "pct_runtime/capabilities/code/dialect.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/dispatch.py": {"apply_patch"},
+    "pct_runtime/capabilities/code/tools.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/worker.py": {"apply_patch"},
+    "pct_runtime/capabilities/discovery/catalog.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "web_search",
+        "image",
+        "computer_use",
+    },
+    "pct_runtime/capabilities/discovery/search.py": {"apply_patch", "computer_use"},
+    "pct_runtime/capabilities/openai/factory.py": {"web_search", "image", "compaction"},
+    "pct_runtime/capabilities/openai/pipeline.py": {"web_search", "compaction"},
+    "pct_runtime/cli_commands/apply_patch_cmd.py": {"apply_patch"},
+    "pct_runtime/cli_commands/status_cmd.py": {"computer_use"},
+    "pct_runtime/config/errors.py": {"apply_patch"},
+    "pct_runtime/config/rules.py": {"apply_patch", "shell", "code"},
+    "pct_runtime/config/schema.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "discovery",
+        "web_search",
+        "image",
+        "compaction",
+        "computer_use",
+    },
+    "pct_runtime/decide/decisions.py": {"web_search"},
+    "pct_runtime/decide/discovery.py": {"web_search", "image", "computer_use"},
+    "pct_runtime/decide/execution.py": {"apply_patch", "shell", "code"},
+    "pct_runtime/decide/projection.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "discovery",
+        "web_search",
+        "image",
+        "compaction",
+        "computer_use",
+    },
+    "pct_runtime/decide/registry.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "discovery",
+        "web_search",
+        "image",
+        "compaction",
+        "computer_use",
+    },
+    "pct_runtime/decide/routes.py": {"web_search"},
+    "pct_runtime/host/names.py": {"apply_patch", "discovery"},
+    "pct_runtime/invocation.py": {"apply_patch"},
+    "pct_runtime/pids.py": {"apply_patch"},
+    "pct_runtime/runtime/apply.py": {"apply_patch", "code", "computer_use"},
+    "pct_runtime/runtime/bindings.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "discovery",
+        "web_search",
+        "image",
+        "computer_use",
+    },
+    "pct_runtime/runtime/core.py": {"apply_patch", "computer_use"},
+    "pct_runtime/runtime/discovery.py": {"discovery"},
+    "pct_runtime/runtime/managers.py": {"apply_patch", "shell", "code"},
+    "pct_runtime/runtime/payload.py": {"web_search", "compaction"},
+    "pct_runtime/runtime/sandbox.py": {"apply_patch"},
+    "pct_runtime/runtime/session.py": {"apply_patch"},
+    "pct_runtime/serve/server.py": {"apply_patch"},
+    "pct_runtime/serve/stateless.py": {"apply_patch"},
+    "pct_tui/app.py": {"shell"},
+    "pct_tui/approvals.py": {"apply_patch"},
+    "pct_tui/console.py": {"shell", "code"},
+    "pct_tui/drafts.py": {
+        "apply_patch",
+        "shell",
+        "code",
+        "discovery",
+        "web_search",
+        "image",
+        "compaction",
+        "computer_use",
+    },
+    "pct_tui/screens/approval.py": {"apply_patch"},
+    "pct_tui/widgets/patch_view.py": {"apply_patch"},
+}
+
+
+def _metrics() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _naming() -> dict[str, set[str]]:
+    by_file: dict[str, set[str]] = {}
+    for capability, files in _metrics().naming_files().items():
+        for file in files:
+            by_file.setdefault(file, set()).add(capability)
+    return by_file
+
+
+def test_no_new_file_names_a_capability_outside_the_registry() -> None:
+    new = {
+        file: names - ALLOWED.get(file, set())
+        for file, names in _naming().items()
+        if names - ALLOWED.get(file, set())
+    }
+    assert new == {}, "iterate pct_runtime.decide.registry instead of naming these"
+
+
+def test_the_pin_has_no_stale_entries() -> None:
+    naming = _naming()
+    stale = {
+        file: names - naming.get(file, set())
+        for file, names in ALLOWED.items()
+        if names - naming.get(file, set())
+    }
+    assert stale == {}, "these no longer name the capability: remove them from ALLOWED"
+
+
+def test_status_refusals_and_config_screens_name_no_capability() -> None:
+    naming = _naming()
+    assert "pct_runtime/status.py" not in naming
+    assert "pct_runtime/runtime/projection.py" not in naming
+    assert "pct_tui/screens/config.py" not in naming
+    assert "pct_tui/screens/deferred.py" not in naming
+    assert set(naming[REGISTRY]) == set(_metrics().CAPABILITIES)

@@ -111,6 +111,7 @@ async def shoot(out: Path) -> list[str]:
         cwd=AGENT_DIR.parent / "project",
         model=MODEL,
     )
+    app.NOTIFICATION_TIMEOUT = 3600  # a toast must not leave mid-run on a loaded machine
     written: list[str] = []
 
     async with app.run_test(size=SIZE) as pilot:

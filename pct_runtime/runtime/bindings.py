@@ -49,9 +49,9 @@ def default_bindings() -> list[CapabilityBinding]:
     return bindings
 
 
-def _binding(key: str, build: ToolBuilder, *, applies_hooks: bool = False) -> CapabilityBinding:
+def _binding(key: str, build: ToolBuilder) -> CapabilityBinding:
     """A binding whose tool names are its registry row's, so the two cannot drift."""
-    return CapabilityBinding(key, BY_KEY[key].tools, build, applies_hooks=applies_hooks)
+    return CapabilityBinding(key, BY_KEY[key].tools, build)
 
 
 def _apply_patch_binding() -> CapabilityBinding:
@@ -67,7 +67,7 @@ def _apply_patch_binding() -> CapabilityBinding:
             tool = ReadOnlyPatchTool(tool)
         return [tool]
 
-    return _binding("apply_patch", build, applies_hooks=True)
+    return _binding("apply_patch", build)
 
 
 def _shell_binding() -> CapabilityBinding:
@@ -81,7 +81,7 @@ def _shell_binding() -> CapabilityBinding:
 
         return create_shell_tools(shell_manager(services), services.hooks, admission)
 
-    return _binding("shell_sessions", build, applies_hooks=True)
+    return _binding("shell_sessions", build)
 
 
 def _code_binding() -> CapabilityBinding:

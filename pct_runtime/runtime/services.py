@@ -143,12 +143,10 @@ ToolBuilder = Callable[[SessionServices], Sequence[Tool]]
 class CapabilityBinding:
     """A capability's names and the builder of its tools for one session.
 
-    `applies_hooks` is no longer read: whether a tool runs the invocation hooks itself is
-    the tool's own `runs_invocation_hooks` (see `pct_runtime.invocation.runs_own_hooks`).
-    Kept only so existing bindings still construct; drop it with them.
+    Whether a tool runs the invocation hooks itself is the tool's own
+    `runs_invocation_hooks` (see `pct_runtime.invocation.runs_own_hooks`), not the binding's.
     """
 
     capability: str
     names: tuple[str, ...]
     build: ToolBuilder
-    applies_hooks: bool = False

@@ -60,10 +60,8 @@ async def test_a_tool_without_the_marker_gets_the_hooks_once_from_the_runtime(
 ) -> None:
     patch = FakeApplyPatch()
     calls: list[dict[str, Any]] = []
-    # The binding's old flag no longer decides: the fake tool runs no hooks, so the runtime does.
-    binding = CapabilityBinding(
-        "apply_patch", ("apply_patch",), lambda s: [patch], applies_hooks=True
-    )
+    # The fake tool is not marked runs_invocation_hooks, so the runtime runs them.
+    binding = CapabilityBinding("apply_patch", ("apply_patch",), lambda s: [patch])
     async with Runtime(
         agent_dir=agent_dir, hooks=_recording_hooks(calls), bindings=[binding], cwd=agent_dir
     ) as runtime:

@@ -90,7 +90,7 @@ def config(document: dict[str, object]) -> None:
 
 
 def make_app() -> PctApp:
-    return PctApp(
+    app = PctApp(
         agent_dir=AGENT,
         serve=False,
         watch=False,
@@ -98,6 +98,9 @@ def make_app() -> PctApp:
         clock=lambda: "12:00:00",
         cwd=AGENT.parent,
     )
+    # A toast lives 5 s; on a loaded machine the picture could come after it left.
+    app.NOTIFICATION_TIMEOUT = 3600
+    return app
 
 
 async def ready(pilot: Pilot[None]) -> None:

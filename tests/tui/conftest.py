@@ -1,12 +1,18 @@
-"""Console test fixtures: a temporary agent dir, a deterministic environment, waiting helpers."""
+"""Console test fixtures and Pilot helpers: a temporary agent dir, a deterministic
+environment, waiting, writing the config, reading a label, switching screens."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Label, OptionList, Static
+
+from pct_tui.app import PctApp
+from pct_tui.widgets.fit_text import FitText
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +37,36 @@ async def wait_for(pilot: Pilot[None], condition: Callable[[], bool], what: str 
             return
         await pilot.pause(0.01)
     raise AssertionError(f"timed out waiting for {what or condition}")
+
+
+def write_config(agent_dir: Path, document: object) -> Path:
+    """Write `document` as the agent dir's toolkit config file (as a user or Pi would)."""
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+def text(app: PctApp, selector: str) -> str:
+    """The full text of a label (a FitText's source, before it is shortened to fit)."""
+    widget = app.screen.query_one(selector)
+    if isinstance(widget, FitText):
+        return widget.source
+    assert isinstance(widget, Static | Label)
+    return str(widget.render())
+
+
+async def started(app: PctApp, pilot: Pilot[None]) -> None:
+    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+
+
+async def show(app: PctApp, pilot: Pilot[None], key: str, mode: str) -> None:
+    """Press a screen's key and wait until that screen is the current mode."""
+    await pilot.press(key)
+    await wait_for(pilot, lambda: app.current_mode == mode, mode)
+
+
+async def highlight(app: PctApp, pilot: Pilot[None], key: str) -> None:
+    """Put the Config menu's highlight on the item `key`."""
+    menu = app.screen.query_one("#config-menu", OptionList)
+    menu.highlighted = menu.get_option_index(key)
+    await pilot.pause()

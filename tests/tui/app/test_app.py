@@ -8,13 +8,7 @@ import pytest
 from textual.widgets import Static
 
 from pct_tui.app import PctApp
-from pct_tui.widgets.fit_text import FitText
-from tests.tui.conftest import wait_for
-
-
-def text_of(app: PctApp, selector: str) -> str:
-    widget = app.screen.query_one(selector, Static)
-    return widget.source if isinstance(widget, FitText) else str(widget.render())
+from tests.tui.conftest import text, wait_for
 
 
 @pytest.mark.parametrize("key", ["q", "ctrl+q"])
@@ -24,8 +18,8 @@ async def test_starts_shows_path_and_quits(agent_dir: Path, key: str) -> None:
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
         await pilot.pause()
-        assert text_of(app, "#config-path") == f"Config: {path}"
-        assert text_of(app, "#config-status") == (
+        assert text(app, "#config-path") == f"Config: {path}"
+        assert text(app, "#config-status") == (
             "Configuration loaded (no file yet: all-off defaults)."
         )
         assert app.return_code is None  # still running
@@ -41,7 +35,7 @@ async def test_shows_the_read_error(agent_dir: Path) -> None:
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
         await pilot.pause()
-        assert text_of(app, "#config-status") == (
+        assert text(app, "#config-status") == (
             "Pi Codex Toolkit config error: invalid-config (applyPatch.enabled must be true or "
             "false); using all-off defaults."
         )
@@ -55,8 +49,8 @@ async def test_default_path_follows_the_agent_dir(agent_dir: Path) -> None:
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
         await pilot.pause()
-        assert text_of(app, "#config-status") == "Configuration loaded."
-        assert text_of(app, "#config-path") == (
+        assert text(app, "#config-status") == "Configuration loaded."
+        assert text(app, "#config-path") == (
             f"Config: {agent_dir}/extensions/pi-codex-toolkit.json"
         )
         await pilot.press("q")

@@ -3,27 +3,11 @@ the core tools on the Config screen, and every screen usable at 80×24."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pct_tui.app import PctApp
 from pct_tui.widgets.banner import DiskBanner
-from tests.tui.conftest import wait_for
-
-
-def write_config(agent_dir: Path, document: object) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
-
-
-async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
-    await pilot.press(key)  # type: ignore[attr-defined]
-    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
+from tests.tui.conftest import show, started, wait_for, write_config
 
 
 async def test_banner_goes_away_after_a_reload_from_elsewhere(agent_dir: Path) -> None:

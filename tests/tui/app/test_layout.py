@@ -9,16 +9,7 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from pct_tui.app import PctApp
-from tests.tui.conftest import wait_for
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
-
-
-async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
-    await pilot.press(key)  # type: ignore[attr-defined]
-    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
+from tests.tui.conftest import show, started
 
 
 def visible(app: PctApp, selector: str) -> bool:

@@ -8,7 +8,6 @@ sessions screen; the changed-on-disk banner.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import httpx2
@@ -19,19 +18,9 @@ from textual.widgets import Static
 
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import started, wait_for, write_config
 
 PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
-
-
-def write_config(agent_dir: Path, document: dict[str, object]) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
 
 
 def _client(url: str, token: str) -> Client:

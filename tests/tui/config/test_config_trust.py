@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual.widgets import Label, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from pct_tui.app import PctApp
-from pct_tui.widgets.fit_text import FitText
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import highlight, show, started, text, wait_for, write_config
 
 RULES = {
     "execution": {
@@ -18,35 +17,6 @@ RULES = {
         "rules": [{"id": "all", "match": "*", "patch": True, "shell": True, "code": False}],
     }
 }
-
-
-def write_config(agent_dir: Path, document: object) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
-
-
-def text(app: PctApp, selector: str) -> str:
-    widget = app.screen.query_one(selector)
-    if isinstance(widget, FitText):
-        return widget.source
-    assert isinstance(widget, Static | Label)
-    return str(widget.render())
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
-
-
-async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
-    await pilot.press(key)  # type: ignore[attr-defined]
-    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
-
-
-async def highlight(app: PctApp, pilot: object, key: str) -> None:
-    menu = app.screen.query_one("#config-menu", OptionList)
-    menu.highlighted = menu.get_option_index(key)
-    await pilot.pause()  # type: ignore[attr-defined]
 
 
 async def test_core_tools_switch_on_from_config_and_rules_say_when_no_model(

@@ -15,22 +15,12 @@ from textual.widgets import Checkbox, Input, Static
 from pct_tui.app import PctApp
 from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.fit_text import FitText
-from tests.tui.conftest import wait_for
-
-
-def write_config(agent_dir: Path, document: dict[str, object]) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
+from tests.tui.conftest import started, wait_for, write_config
 
 
 def shown(app: PctApp, selector: str) -> str:
     widget = app.screen.query_one(selector, Static)
     return widget.source if isinstance(widget, FitText) else str(widget.render())
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
 
 
 async def test_edit_and_save_rules(agent_dir: Path) -> None:

@@ -7,24 +7,13 @@ sessions screen; the changed-on-disk banner.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from textual.widgets import DataTable
 
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from tests.tui.conftest import wait_for
-
-
-def write_config(agent_dir: Path, document: dict[str, object]) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
+from tests.tui.conftest import started, wait_for, write_config
 
 
 async def test_stop_a_shell_job_from_the_sessions_screen(agent_dir: Path, tmp_path: Path) -> None:

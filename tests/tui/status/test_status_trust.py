@@ -3,37 +3,10 @@ the core tools on the Config screen, and every screen usable at 80×24."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from textual.widgets import Label, Static
-
 from pct_tui.app import PctApp
-from pct_tui.widgets.fit_text import FitText
-from tests.tui.conftest import wait_for
-
-
-def write_config(agent_dir: Path, document: object) -> Path:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
-
-
-def text(app: PctApp, selector: str) -> str:
-    widget = app.screen.query_one(selector)
-    if isinstance(widget, FitText):
-        return widget.source
-    assert isinstance(widget, Static | Label)
-    return str(widget.render())
-
-
-async def started(app: PctApp, pilot: object) -> None:
-    await wait_for(pilot, lambda: app.console_state.ready, "runtime start")  # type: ignore[arg-type]
-
-
-async def show(app: PctApp, pilot: object, key: str, mode: str) -> None:
-    await pilot.press(key)  # type: ignore[attr-defined]
-    await wait_for(pilot, lambda: app.current_mode == mode, mode)  # type: ignore[arg-type]
+from tests.tui.conftest import show, started, text, wait_for, write_config
 
 
 async def test_status_line_follows_saves_reloads_and_typos(agent_dir: Path) -> None:

@@ -154,4 +154,5 @@ def test_codex_reads_pct_result_texts(tmp_path: Path) -> None:
         assert {"apply_patch", "exec_command", "write_stdin", "exec", "wait"} <= names, diagnostics
         outputs = fake.tool_outputs()
     diagnostics += "\noutputs:\n" + "\n---\n".join(outputs)
+    print(diagnostics)  # with -s: what Codex sent the model
     check_outputs(outputs, work, diagnostics)

@@ -112,9 +112,18 @@ async def ready(pilot: Pilot[None]) -> None:
 
 
 async def still(pilot: Pilot[None]) -> None:
+    """Wait until two frames in a row are the same: on a loaded machine a refresh (a FitText
+    re-fitting to its width, a status redraw) can land after the first pause."""
     for widget in pilot.app.screen.query(Input):
         widget.cursor_blink = False
     await pilot.pause()
+    frame = pilot.app.export_screenshot()
+    for _ in range(50):
+        await pilot.pause(0.02)
+        again = pilot.app.export_screenshot()
+        if again == frame:
+            return
+        frame = again
 
 
 def steps(*keys: str, then: Before | None = None) -> Before:

@@ -84,16 +84,7 @@ ALLOWED: dict[str, set[str]] = {
     "pct_tui/app.py": {"shell"},
     "pct_tui/approvals.py": {"apply_patch"},
     "pct_tui/console.py": {"shell", "code"},
-    "pct_tui/drafts.py": {
-        "apply_patch",
-        "shell",
-        "code",
-        "discovery",
-        "web_search",
-        "image",
-        "compaction",
-        "computer_use",
-    },
+    "pct_tui/drafts.py": {"web_search", "discovery"},
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},
 }

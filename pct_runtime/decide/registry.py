@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
+from pct_runtime.decide import blocks
+from pct_runtime.decide.blocks import StatusRows
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -29,7 +31,6 @@ from pct_runtime.decide.context import (
 )
 from pct_runtime.decide.decisions import (
     CONFLICT,
-    DASH,
     Decision,
     WebSearchSettings,
     decide_computer_use,
@@ -46,36 +47,6 @@ from pct_runtime.decide.execution import (
     shell_decision,
 )
 from pct_runtime.host import names
-
-#: A rule-managed tool that is off only because no model is known reports this reason.
-NO_MODEL_REASON = "current-model-missing"
-
-SIDECAR_NOTE = "  Sidecar uses a separate OpenAI request with additional latency and cost."
-REMOTE_NOTE = (
-    "  active is structural only; refreshed OAuth account compatibility is checked per attempt."
-)
-COMPUTER_USE_NOTE = "  experimental local bridge through ChatGPT.app node_repl and @oai/sky."
-SHELL_NOTE = "  local pipes only; no TTY; commands launch once and are never replayed."
-CODE_NOTE = (
-    "  nested calls dispatch only declared adapters; per-call tool hooks and third-party "
-    "permission interceptors do not see them."
-)
-DISCOVERY_NOTE = (
-    "  only explicitly managed Toolkit-owned tools can be loaded; discovery never enables "
-    "a disabled capability or grants permission."
-)
-
-
-def rule_reason(decision: Decision, no_model: bool) -> str:
-    """A rule-managed tool that is off only because no model is known says so."""
-    if no_model and not decision.reason and decision.effective == "off":
-        return NO_MODEL_REASON
-    return decision.reason
-
-
-#: (decision, no model known under execution rules) -> the block's lines after its head.
-StatusRows = Callable[[Decision, bool], list[str]]
-
 
 # -- Planners: each capability's decision in a planning pass ---------------------------------
 
@@ -281,6 +252,131 @@ def _code(ctx: PlanContext) -> Decision:
     )
 
 
+# -- Console menu items -----------------------------------------------------------------------
+
+#: How the console shows and edits a menu item (`pct_tui/drafts.py` gives each its meaning):
+#: `switch` flips a boolean field, `choice` cycles `choices`, `approval` flips
+#: Confirm/Always, `legacy` is a core switch the execution rules replace, `rules` opens
+#: the rules editor, `pick` opens a picker and shows `value`.
+MenuKind = Literal["switch", "choice", "approval", "legacy", "rules", "pick"]
+
+
+@dataclass(frozen=True)
+class MenuEntry:
+    """One item of the `/pct config` menu (reference/toolkit.md §3.2): label and help."""
+
+    key: str
+    title: str
+    help: str
+    kind: MenuKind = "switch"
+    #: The field of the row's config section it shows and edits.
+    field: str = "enabled"
+    choices: tuple[str, ...] = ()
+    #: A `pick` item's value text.
+    value: Callable[[ToolkitConfig], str] | None = None
+    #: Whether the draft preview shows the row's decision while it is highlighted.
+    previews: bool = True
+
+
+def _executor_value(config: ToolkitConfig) -> str:
+    sidecar = config.web_search.sidecar_model
+    return f"{sidecar.provider}/{sidecar.model}" if sidecar else "none"
+
+
+def _effort_value(config: ToolkitConfig) -> str:
+    sidecar = config.web_search.sidecar_model
+    return sidecar.thinking_level if sidecar else "-"
+
+
+def _deferred_value(config: ToolkitConfig) -> str:
+    return f"{len(config.tool_discovery.deferred)} of {len(names.DEFERRABLE_TOOL_NAMES)}"
+
+
+_WEB_SEARCH_MENU = (
+    MenuEntry("web_search", "Web Search", "Web Search on/off."),
+    MenuEntry(
+        "backend",
+        "Backend",
+        "Web Search backend: auto, native or sidecar.",
+        "choice",
+        "backend",
+        ("auto", "native", "sidecar"),
+    ),
+    MenuEntry(
+        "mode", "Mode", "Web Search mode: live or cached.", "choice", "mode", ("live", "cached")
+    ),
+    MenuEntry(
+        "context_size",
+        "Context size",
+        "Search context size: low, medium or high.",
+        "choice",
+        "context_size",
+        ("low", "medium", "high"),
+    ),
+    MenuEntry(
+        "executor",
+        "Web Search executor",
+        "The model that runs sidecar searches: an official OpenAI/Codex Responses route "
+        "from the model registry.",
+        "pick",
+        value=_executor_value,
+    ),
+    MenuEntry(
+        "effort",
+        "Web Search executor effort",
+        "auto, or a thinking level the chosen Codex model supports.",
+        "pick",
+        value=_effort_value,
+    ),
+)
+_COMPUTER_USE_MENU = (
+    MenuEntry("computer_use", "Computer Use", "Computer Use on/off."),
+    MenuEntry(
+        "computer_use_approval",
+        "Computer Use approval",
+        "Confirm asks once per app (Yes is remembered in memory, No is not); Always accepts "
+        "every valid request without asking.",
+        "approval",
+        "approval_mode",
+    ),
+)
+_CODE_MENU = (
+    MenuEntry(
+        "code_mode",
+        "Code Mode",
+        "Code Mode (exec / wait) on/off (the legacy switch). Once the file has execution "
+        "rules, Enter opens them.",
+        "legacy",
+    ),
+    MenuEntry(
+        "rules",
+        "Execution rules",
+        "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
+        "rules",
+        previews=False,
+    ),
+    MenuEntry(
+        "code_approval",
+        "Code Mode nested Apply Patch confirmation",
+        "Confirm asks before each nested apply_patch in a Code Mode cell; Always skips only "
+        "that extra confirmation.",
+        "approval",
+        "approval_mode",
+    ),
+)
+_DISCOVERY_MENU = (
+    MenuEntry("tool_discovery", "Tool Discovery", "Tool Discovery on/off."),
+    MenuEntry(
+        "deferred",
+        "Deferred tools",
+        "Which Toolkit tools stay hidden until find_tools loads them (Computer Use: all six "
+        "or none).",
+        "pick",
+        value=_deferred_value,
+    ),
+)
+
+
 # -- Rows -------------------------------------------------------------------------------------
 
 #: How `find_tools` loads a row's names: one by one, all or none, or checked as a pair.
@@ -303,50 +399,8 @@ class CapabilityRow:
     #: Its decision in a planning pass and its discovery eligibility.
     planner: Planner = field(kw_only=True)
     load_group: LoadGroup = "single"
-
-
-def _web_search_rows(d: Decision, no_model: bool) -> list[str]:
-    return [
-        f"  requested backend: {d.requested_backend}",
-        f"  effective backend: {d.effective_backend}",
-        f"  web search executor: {d.executor}",
-        f"  web search executor effort: {d.executor_effort}",
-        f"  reason: {d.reason}",
-        SIDECAR_NOTE,
-    ]
-
-
-def _compaction_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  reason: {d.reason}", REMOTE_NOTE]
-
-
-def _image_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  backend: {d.backend or DASH}", f"  reason: {d.reason}"]
-
-
-def _apply_patch_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  reason: {rule_reason(d, no_model)}"]
-
-
-def _computer_use_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  transport: {d.transport or DASH}", f"  reason: {d.reason}", COMPUTER_USE_NOTE]
-
-
-def _shell_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  reason: {rule_reason(d, no_model)}", SHELL_NOTE]
-
-
-def _code_rows(d: Decision, no_model: bool) -> list[str]:
-    return [f"  reason: {rule_reason(d, no_model)}", CODE_NOTE]
-
-
-def _discovery_rows(d: Decision, no_model: bool) -> list[str]:
-    return [
-        f"  reason: {d.reason}",
-        f"  managed deferred tools: {d.managed or 0}",
-        f"  loaded this session: {d.loaded or 0}",
-        DISCOVERY_NOTE,
-    ]
+    #: Its items of the console's `/pct config` menu.
+    menu: tuple[MenuEntry, ...] = ()
 
 
 #: Every capability, in the order `/pct status` prints its block (reference/toolkit.md §3.3).
@@ -354,70 +408,111 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
     CapabilityRow(
         "web_search",
         "Web Search",
-        _web_search_rows,
+        blocks.web_search_rows,
         (names.WEB_SEARCH_TOOL,),
         "OpenAI Web Search is not active for the current model.",
         "OpenAI Web Search is unavailable: ",
         planner=_WebSearch(),
+        menu=_WEB_SEARCH_MENU,
     ),
     CapabilityRow(
-        "remote_compaction", "Remote Compaction", _compaction_rows, planner=_Compaction()
+        "remote_compaction",
+        "Remote Compaction",
+        blocks.compaction_rows,
+        planner=_Compaction(),
+        menu=(MenuEntry("remote_compaction", "Remote Compaction", "Remote Compaction on/off."),),
     ),
     CapabilityRow(
         "image_generation",
         "Image Generation",
-        _image_rows,
+        blocks.image_rows,
         (names.IMAGE_GENERATION_TOOL,),
         "OpenAI Image Generation is not active for the current model.",
         "OpenAI Image Generation is unavailable: ",
         planner=_Gated((names.IMAGE_GENERATION_TOOL,), _image),
+        menu=(MenuEntry("image_generation", "Image Generation", "Image Generation on/off."),),
     ),
     CapabilityRow(
         "apply_patch",
         "Apply Patch",
-        _apply_patch_rows,
+        blocks.apply_patch_rows,
         (names.APPLY_PATCH_TOOL,),
         "Apply Patch is not enabled.",
         planner=_Route((names.APPLY_PATCH_TOOL,), lambda routes: routes.direct_patch, _patch),
+        menu=(
+            MenuEntry(
+                "apply_patch",
+                "Apply Patch",
+                "Apply Patch on/off (the legacy switch). Once the file has execution rules, "
+                "the rules decide per model: Enter opens them.",
+                "legacy",
+            ),
+        ),
     ),
     CapabilityRow(
         "computer_use",
         "Computer Use",
-        _computer_use_rows,
+        blocks.computer_use_rows,
         names.COMPUTER_USE_TOOLS,
         "Computer Use is not active for the current session.",
         planner=_Gated(names.COMPUTER_USE_TOOLS, _computer_use),
         load_group="atomic",
+        menu=_COMPUTER_USE_MENU,
     ),
     CapabilityRow(
         "shell_sessions",
         "Shell Sessions",
-        _shell_rows,
+        blocks.shell_rows,
         names.SHELL_TOOLS,
         "Shell Sessions are not enabled.",
         planner=_Route(names.SHELL_TOOLS, lambda routes: routes.direct_shell, _shell),
         load_group="joint",
+        menu=(
+            MenuEntry(
+                "shell_sessions",
+                "Shell Sessions",
+                "Shell Sessions (exec_command / write_stdin) on/off (the legacy switch). Once "
+                "the file has execution rules, Enter opens them.",
+                "legacy",
+            ),
+        ),
     ),
     CapabilityRow(
         "code_mode",
         "Code Mode",
-        _code_rows,
+        blocks.code_rows,
         names.CODE_MODE_TOOLS,
         "Code Mode is not enabled.",
         planner=_Route(names.CODE_MODE_TOOLS, lambda routes: routes.code, _code),
         load_group="joint",
+        menu=_CODE_MENU,
     ),
     CapabilityRow(
         "tool_discovery",
         "Tool Discovery",
-        _discovery_rows,
+        blocks.discovery_rows,
         (names.FIND_TOOLS_TOOL,),
         "Tool discovery is not enabled.",
         planner=_Discovery(),
+        menu=_DISCOVERY_MENU,
     ),
 )
 
 #: The rows by decision key (the runtime's bindings take their tool names from here).
 BY_KEY: dict[str, CapabilityRow] = {row.key: row for row in CAPABILITIES}
+#: The rows in the order the console's `/pct config` menu lists their items.
+MENU_ROWS: tuple[CapabilityRow, ...] = tuple(
+    BY_KEY[key]
+    for key in (
+        "web_search",
+        "remote_compaction",
+        "image_generation",
+        "computer_use",
+        "apply_patch",
+        "shell_sessions",
+        "code_mode",
+        "tool_discovery",
+    )
+)
 #: The row that owns each tool name (discovery eligibility dispatches on it).
 BY_TOOL: dict[str, CapabilityRow] = {name: row for row in CAPABILITIES for name in row.tools}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decide_fixtures import plan
 
 from pct_runtime.decide.discovery import ATOMIC_GROUPS, JOINT_PAIRS
-from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
+from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES, MENU_ROWS
 from pct_runtime.host.names import (
     CODE_MODE_TOOLS,
     COMPUTER_USE_TOOLS,
@@ -35,3 +35,11 @@ def test_discovery_load_groups_come_from_the_rows() -> None:
 def test_every_deferrable_name_has_a_row_whose_planner_decides_its_eligibility() -> None:
     assert all(name in BY_TOOL for name in DEFERRABLE_TOOL_NAMES)
     assert FIND_TOOLS_TOOL not in DEFERRABLE_TOOL_NAMES
+
+
+def test_the_console_menu_lists_every_row_once_with_unique_item_keys() -> None:
+    assert sorted(row.key for row in MENU_ROWS) == sorted(row.key for row in CAPABILITIES)
+    keys = [entry.key for row in MENU_ROWS for entry in row.menu]
+    assert len(keys) == len(set(keys))
+    assert all(row.menu for row in CAPABILITIES)
+    assert all(e.value is not None for row in MENU_ROWS for e in row.menu if e.kind == "pick")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pct_runtime.config import (
     DEFERRABLE_TOOL_NAMES,
@@ -24,6 +23,7 @@ from pct_runtime.config import (
 from pct_runtime.config.rules import first_matching_rule, preview_legacy_migration
 from pct_runtime.config.sections import SECTIONS
 from pct_runtime.decide.registry import MENU_ROWS, MenuEntry
+from pct_runtime.jsontypes import JSONObject
 
 SAVED_MESSAGE = "Pi Codex Toolkit configuration saved."
 SAVE_FAILED_MESSAGE = (
@@ -111,7 +111,7 @@ class ConfigDraft:
 
     config: ToolkitConfig
     base_revision: str
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: JSONObject = field(default_factory=dict)
     dirty: bool = False
     migrating: bool = False
     #: `execution` of the config the draft started from (None: a legacy file).
@@ -122,7 +122,7 @@ class ConfigDraft:
     preview: ToolkitConfig | None = None
 
     @classmethod
-    def start(cls, config: ToolkitConfig, revision: str, raw: dict[str, Any]) -> ConfigDraft:
+    def start(cls, config: ToolkitConfig, revision: str, raw: JSONObject) -> ConfigDraft:
         return cls(config, revision, dict(raw), legacy=config.execution is None)
 
     # -- generic edits -------------------------------------------------------------------
@@ -131,7 +131,7 @@ class ConfigDraft:
             self.config = config
             self.dirty = True
 
-    def _section(self, name: str, **update: Any) -> None:
+    def _section(self, name: str, **update: object) -> None:
         section = getattr(self.config, name)
         self._set(self.config.model_copy(update={name: section.model_copy(update=update)}))
 

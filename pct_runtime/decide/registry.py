@@ -1,12 +1,14 @@
 """The capability registry's decide-layer table: one row per capability, in status order.
 
-Status, the runtime's refusals, the projection and discovery eligibility iterate this
-table instead of naming capabilities (see docs/ARCHITECTURE.md, "How to add a
-capability"). A row is the decision key (also the config section), the title, the tool
-names it owns, its exact refusal texts, the rows its status block prints after
-`configured`/`effective`, and its `Planner` (its decision in a planning pass and its
-discovery eligibility) — so layers above decide read it without importing a capability
-package.
+Status, the runtime's refusals and bindings, the projection, discovery eligibility and
+the console's `/pct config` menu iterate this table instead of naming capabilities (see
+docs/ARCHITECTURE.md, "How to add a capability"). A row is the decision key (also the
+config section), the title, the tool names it owns, its exact refusal texts, the lines its
+status block prints after `configured`/`effective` (`blocks.py`), its `Planner` (its
+decision in a planning pass and its discovery eligibility), its discovery load group and
+its menu items — so layers above decide read it without importing a capability package.
+The config layer's half of a row is `config/sections.py`; a package's descriptor is
+`capabilities/registry.py`'s.
 """
 
 from __future__ import annotations

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pct_runtime.config import (
-    COMPUTER_USE_TOOL_NAMES,
     DEFERRABLE_TOOL_NAMES,
+    ConfigValidationError,
     ExecutionConfig,
     ExecutionRule,
     SidecarModel,
+    ToolDiscoveryConfig,
     ToolkitConfig,
 )
 from pct_runtime.config.rules import first_matching_rule, preview_legacy_migration
+from pct_runtime.config.sections import SECTIONS
+from pct_runtime.decide.registry import MENU_ROWS, MenuEntry
+from pct_runtime.jsontypes import JSONObject
 
 SAVED_MESSAGE = "Pi Codex Toolkit configuration saved."
 SAVE_FAILED_MESSAGE = (
@@ -34,70 +37,29 @@ MIGRATE_EMPTY_NOTICE = (
     "Save will store an empty rule list (native baseline) and remove the legacy Apply Patch "
     "/ Shell / Code switches."
 )
-CU_ALL_OR_NONE = "toolDiscovery.deferred must list all six Computer Use tools or none"
 
-#: The core tools' legacy switches (config attribute → menu title).
-CORE_TITLES: dict[str, str] = {
-    "apply_patch": "Apply Patch",
-    "shell_sessions": "Shell Sessions",
-    "code_mode": "Code Mode",
-}
+#: Every capability's menu items, in the menu's order, with their row's key.
+_ENTRIES: tuple[tuple[str, MenuEntry], ...] = tuple(
+    (row.key, entry) for row in MENU_ROWS for entry in row.menu
+)
+
+#: The core tools' legacy switches (menu key → menu title).
+CORE_TITLES: dict[str, str] = {e.key: e.title for _, e in _ENTRIES if e.kind == "legacy"}
 
 #: The help line of each menu item, by key.
 MENU_HELP: dict[str, str] = {
-    "web_search": "Web Search on/off.",
-    "backend": "Web Search backend: auto, native or sidecar.",
-    "mode": "Web Search mode: live or cached.",
-    "context_size": "Search context size: low, medium or high.",
-    "executor": "The model that runs sidecar searches: an official OpenAI/Codex Responses "
-    "route from the model registry.",
-    "effort": "auto, or a thinking level the chosen Codex model supports.",
-    "remote_compaction": "Remote Compaction on/off.",
-    "image_generation": "Image Generation on/off.",
-    "computer_use": "Computer Use on/off.",
-    "computer_use_approval": "Confirm asks once per app (Yes is remembered in memory, No is "
-    "not); Always accepts every valid request without asking.",
-    "apply_patch": "Apply Patch on/off (the legacy switch). Once the file has execution "
-    "rules, the rules decide per model: Enter opens them.",
-    "shell_sessions": "Shell Sessions (exec_command / write_stdin) on/off (the legacy "
-    "switch). Once the file has execution rules, Enter opens them.",
-    "code_mode": "Code Mode (exec / wait) on/off (the legacy switch). Once the file has "
-    "execution rules, Enter opens them.",
-    "rules": "Ordered model rules for Patch / direct Shell / Code (opens the rules editor).",
-    "code_approval": "Confirm asks before each nested apply_patch in a Code Mode cell; "
-    "Always skips only that extra confirmation.",
-    "tool_discovery": "Tool Discovery on/off.",
-    "deferred": "Which Toolkit tools stay hidden until find_tools loads them (Computer Use: "
-    "all six or none).",
+    **{entry.key: entry.help for _, entry in _ENTRIES},
     "debug": "Debug metadata on/off (metadata only, never payloads).",
     "save": "Write the draft (refused if the file changed since it was read).",
     "cancel": "Discard the draft and start again from the settings in use.",
 }
 
-
 #: Which capability decision a menu item affects (for the draft preview).
-MENU_CAPABILITY: dict[str, str] = {
-    "web_search": "web_search",
-    "backend": "web_search",
-    "mode": "web_search",
-    "context_size": "web_search",
-    "executor": "web_search",
-    "effort": "web_search",
-    "remote_compaction": "remote_compaction",
-    "image_generation": "image_generation",
-    "computer_use": "computer_use",
-    "computer_use_approval": "computer_use",
-    "code_approval": "code_mode",
-    "apply_patch": "apply_patch",
-    "shell_sessions": "shell_sessions",
-    "code_mode": "code_mode",
-    "tool_discovery": "tool_discovery",
-    "deferred": "tool_discovery",
-}
+MENU_CAPABILITY: dict[str, str] = {entry.key: key for key, entry in _ENTRIES if entry.previews}
 
-BACKENDS: tuple[str, ...] = ("auto", "native", "sidecar")
-MODES: tuple[str, ...] = ("live", "cached")
-CONTEXT_SIZES: tuple[str, ...] = ("low", "medium", "high")
+_BY_MENU_KEY: dict[str, tuple[str, MenuEntry]] = {
+    entry.key: (key, entry) for key, entry in _ENTRIES
+}
 
 
 def migrate_notice(rule: ExecutionRule) -> str:
@@ -129,16 +91,6 @@ def rule_label(index: int, rule: ExecutionRule) -> str:
     return f"{index + 1}. {rule.id}  {rule.match}  {rule_flags(rule)}"
 
 
-def executor_label(config: ToolkitConfig) -> str:
-    sidecar = config.web_search.sidecar_model
-    return f"{sidecar.provider}/{sidecar.model}" if sidecar else "none"
-
-
-def effort_label(config: ToolkitConfig) -> str:
-    sidecar = config.web_search.sidecar_model
-    return sidecar.thinking_level if sidecar else "-"
-
-
 @dataclass(frozen=True)
 class MenuItem:
     """One row of the config menu: a stable key (for actions and tests) and its label."""
@@ -159,7 +111,7 @@ class ConfigDraft:
 
     config: ToolkitConfig
     base_revision: str
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: JSONObject = field(default_factory=dict)
     dirty: bool = False
     migrating: bool = False
     #: `execution` of the config the draft started from (None: a legacy file).
@@ -170,7 +122,7 @@ class ConfigDraft:
     preview: ToolkitConfig | None = None
 
     @classmethod
-    def start(cls, config: ToolkitConfig, revision: str, raw: dict[str, Any]) -> ConfigDraft:
+    def start(cls, config: ToolkitConfig, revision: str, raw: JSONObject) -> ConfigDraft:
         return cls(config, revision, dict(raw), legacy=config.execution is None)
 
     # -- generic edits -------------------------------------------------------------------
@@ -179,7 +131,7 @@ class ConfigDraft:
             self.config = config
             self.dirty = True
 
-    def _section(self, name: str, **update: Any) -> None:
+    def _section(self, name: str, **update: object) -> None:
         section = getattr(self.config, name)
         self._set(self.config.model_copy(update={name: section.model_copy(update=update)}))
 
@@ -187,8 +139,7 @@ class ConfigDraft:
     def rules_label(self) -> str:
         execution = self.config.execution
         if execution is None:
-            c = self.config
-            if c.apply_patch.enabled or c.shell_sessions.enabled or c.code_mode.enabled:
+            if any(self.config.section(s.KEY).enabled for s in SECTIONS if s.LEGACY_SWITCH):
                 return "Execution rules: legacy flags (open to migrate)"
             return "Execution rules: none (native baseline)"
         if not execution.rules:
@@ -200,43 +151,30 @@ class ConfigDraft:
         rules page when the draft has an `execution` section (the switches are ignored)."""
         title = CORE_TITLES[key]
         if self.config.execution is None:
-            return f"{title}: {on_off(getattr(self.config, key).enabled)}"
+            return f"{title}: {on_off(self.config.section(key).enabled)}"
         return f"{title}: by execution rules (opens Rules)"
 
+    def _label(self, row_key: str, entry: MenuEntry) -> str:
+        if entry.kind == "legacy":
+            return self.core_label(entry.key)
+        if entry.kind == "rules":
+            return self.rules_label()
+        if entry.kind == "pick":
+            assert entry.value is not None, entry.key
+            return f"{entry.title}: {entry.value(self.config)}"
+        value = getattr(self.config.section(row_key), entry.field)
+        if entry.kind == "switch":
+            return f"{entry.title}: {on_off(value)}"
+        if entry.kind == "approval":
+            return f"{entry.title}: {approval_label(value)}"
+        return f"{entry.title}: {value}"
+
     def menu(self) -> list[MenuItem]:
-        """Every item of the spec's `/pct config` list, in its order, plus the deferred
-        list (the console's addition) before Debug."""
-        c = self.config
-        ws = c.web_search
-        deferred = c.tool_discovery.deferred
+        """Every item of the spec's `/pct config` list, in its order (the registry rows'
+        items), plus the deferred list (the console's addition) before Debug."""
         return [
-            MenuItem("web_search", f"Web Search: {on_off(ws.enabled)}"),
-            MenuItem("backend", f"Backend: {ws.backend}"),
-            MenuItem("mode", f"Mode: {ws.mode}"),
-            MenuItem("context_size", f"Context size: {ws.context_size}"),
-            MenuItem("executor", f"Web Search executor: {executor_label(c)}"),
-            MenuItem("effort", f"Web Search executor effort: {effort_label(c)}"),
-            MenuItem(
-                "remote_compaction", f"Remote Compaction: {on_off(c.remote_compaction.enabled)}"
-            ),
-            MenuItem("image_generation", f"Image Generation: {on_off(c.image_generation.enabled)}"),
-            MenuItem("computer_use", f"Computer Use: {on_off(c.computer_use.enabled)}"),
-            MenuItem(
-                "computer_use_approval",
-                f"Computer Use approval: {approval_label(c.computer_use.approval_mode)}",
-            ),
-            *(MenuItem(key, self.core_label(key)) for key in CORE_TITLES),
-            MenuItem("rules", self.rules_label()),
-            MenuItem(
-                "code_approval",
-                "Code Mode nested Apply Patch confirmation: "
-                f"{approval_label(c.code_mode.approval_mode)}",
-            ),
-            MenuItem("tool_discovery", f"Tool Discovery: {on_off(c.tool_discovery.enabled)}"),
-            MenuItem(
-                "deferred", f"Deferred tools: {len(deferred)} of {len(DEFERRABLE_TOOL_NAMES)}"
-            ),
-            MenuItem("debug", f"Debug metadata: {on_off(c.debug)}"),
+            *(MenuItem(entry.key, self._label(key, entry)) for key, entry in _ENTRIES),
+            MenuItem("debug", f"Debug metadata: {on_off(self.config.debug)}"),
             MenuItem("save", "Save"),
             MenuItem("cancel", "Cancel"),
         ]
@@ -244,33 +182,20 @@ class ConfigDraft:
     def toggle(self, key: str) -> bool:
         """Flip an on/off item or cycle a choice item; False when `key` is not one."""
         c = self.config
-        ws = c.web_search
-        if key == "web_search":
-            self._section("web_search", enabled=not ws.enabled)
-        elif key == "backend":
-            self._section("web_search", backend=_next(BACKENDS, ws.backend))
-        elif key == "mode":
-            self._section("web_search", mode=_next(MODES, ws.mode))
-        elif key == "context_size":
-            self._section("web_search", context_size=_next(CONTEXT_SIZES, ws.context_size))
-        elif key == "remote_compaction":
-            self._section("remote_compaction", enabled=not c.remote_compaction.enabled)
-        elif key == "image_generation":
-            self._section("image_generation", enabled=not c.image_generation.enabled)
-        elif key == "computer_use":
-            self._section("computer_use", enabled=not c.computer_use.enabled)
-        elif key == "computer_use_approval":
-            mode = "confirm" if c.computer_use.approval_mode == "always" else "always"
-            self._section("computer_use", approval_mode=mode)
-        elif key == "code_approval":
-            mode = "confirm" if c.code_mode.approval_mode == "always" else "always"
-            self._section("code_mode", approval_mode=mode)
-        elif key == "tool_discovery":
-            self._section("tool_discovery", enabled=not c.tool_discovery.enabled)
-        elif key in CORE_TITLES and c.execution is None:
-            self._section(key, enabled=not getattr(c, key).enabled)
-        elif key == "debug":
+        if key == "debug":
             self._set(c.model_copy(update={"debug": not c.debug}))
+            return True
+        if key not in _BY_MENU_KEY:
+            return False
+        row_key, entry = _BY_MENU_KEY[key]
+        value = getattr(c.section(row_key), entry.field)
+        if entry.kind == "switch" or (entry.kind == "legacy" and c.execution is None):
+            self._section(row_key, **{entry.field: not value})
+        elif entry.kind == "choice":
+            self._section(row_key, **{entry.field: _next(entry.choices, value)})
+        elif entry.kind == "approval":
+            mode = "confirm" if value == "always" else "always"
+            self._section(row_key, **{entry.field: mode})
         else:
             return False
         return True
@@ -319,13 +244,11 @@ class ConfigDraft:
 
         Only deferrable Toolkit names; the Computer Use group is all six or none.
         """
+        try:  # the file's own rule and its exact error text
+            ToolDiscoveryConfig.parse({"deferred": list(names)})
+        except ConfigValidationError as exc:
+            return str(exc)
         chosen = [n for n in DEFERRABLE_TOOL_NAMES if n in set(names)]
-        unknown = [n for n in names if n not in DEFERRABLE_TOOL_NAMES]
-        if unknown:
-            return "toolDiscovery.deferred must be an array of deferrable Toolkit tool names"
-        members = sum(1 for n in COMPUTER_USE_TOOL_NAMES if n in chosen)
-        if members not in (0, len(COMPUTER_USE_TOOL_NAMES)):
-            return CU_ALL_OR_NONE
         self._section("tool_discovery", deferred=tuple(chosen))
         return None
 

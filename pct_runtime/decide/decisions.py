@@ -68,7 +68,7 @@ def _off(backend: str | None = None, transport: str | None = None) -> Decision:
 
 @dataclass(frozen=True)
 class WebSearchSettings:
-    """The fields of `webSearch` a decision reads."""
+    """The fields of the Web Search section a decision reads."""
 
     enabled: bool
     backend: str

@@ -10,80 +10,65 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pct_runtime.decide.execution import is_nested_only
-from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.host.names import (
-    APPLY_PATCH_TOOL,
-    CODE_MODE_TOOLS,
-    COMPUTER_USE_TOOLS,
-    IMAGE_GENERATION_TOOL,
-    SHELL_TOOLS,
-    WEB_SEARCH_TOOL,
+from pct_runtime.decide.context import (
+    DISABLED,
+    ELIGIBLE,
+    NATIVE_BACKEND,
+    NESTED_ONLY,
+    Eligibility,
+    ineligible,
 )
+from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
 
-DISABLED = "disabled"
+__all__ = [
+    "ATOMIC_GROUPS",
+    "CONFLICTING",
+    "DISABLED",
+    "JOINT_PAIRS",
+    "NATIVE_BACKEND",
+    "NESTED_ONLY",
+    "NOT_MANAGED",
+    "NOT_REGISTERED",
+    "Eligibility",
+    "LoadResult",
+    "base_eligibility",
+    "discovery_state",
+    "eligibility",
+    "hidden_by_discovery",
+    "load_names",
+    "managed_eligibility",
+]
+
 NOT_REGISTERED = "not-registered"
 NOT_MANAGED = "not-managed"
 CONFLICTING = "conflicting-tool-name"
-NATIVE_BACKEND = "native-backend"
-NESTED_ONLY = "nested-only"
 
-#: Groups that load only as a whole.
-ATOMIC_GROUPS: tuple[tuple[str, ...], ...] = (COMPUTER_USE_TOOLS,)
+#: Groups that load only as a whole (registry rows with `load_group="atomic"`).
+ATOMIC_GROUPS: tuple[tuple[str, ...], ...] = tuple(
+    row.tools for row in CAPABILITIES if row.load_group == "atomic"
+)
 #: Pairs checked jointly; loading one member activates only that member.
-JOINT_PAIRS: tuple[tuple[str, ...], ...] = (SHELL_TOOLS, CODE_MODE_TOOLS)
+JOINT_PAIRS: tuple[tuple[str, ...], ...] = tuple(
+    row.tools for row in CAPABILITIES if row.load_group == "joint"
+)
 
-
-@dataclass(frozen=True)
-class Eligibility:
-    ok: bool
-    reason: str = ""
-
-
-_OK = Eligibility(True)
-
-
-def _no(reason: str) -> Eligibility:
-    return Eligibility(False, reason)
-
-
-def _feature_reason(decision_effective: str, reason: str) -> str:
-    return reason if decision_effective == "unavailable" else DISABLED
+_OK = ELIGIBLE
+_no = ineligible
 
 
 def base_eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
     """Ownership first (absent → not-registered, foreign → conflicting-tool-name), then the
-    feature decision. Does not check the managed set or pair siblings."""
+    owning row's planner. Does not check the managed set or pair siblings."""
     state = plan.tools.ownership(name, plan.identity).state
     if state == "absent":
         return _no(NOT_REGISTERED)
     if state == "foreign":
         return _no(CONFLICTING)
-    routes = plan.routes
-    if name == WEB_SEARCH_TOOL:
-        ws = plan.base_decisions["web_search"]
-        if ws.effective_backend == "sidecar":
-            return _OK
-        if ws.effective_backend == "unavailable":
-            return _no(ws.reason)
-        return _no(DISABLED if ws.effective_backend == "off" else NATIVE_BACKEND)
-    if name == IMAGE_GENERATION_TOOL:
-        img = plan.base_decisions["image_generation"]
-        return _OK if img.active else _no(_feature_reason(img.effective, img.reason))
-    if name in COMPUTER_USE_TOOLS:
-        cu = plan.base_decisions["computer_use"]
-        return _OK if cu.active else _no(_feature_reason(cu.effective, cu.reason))
-    if name == APPLY_PATCH_TOOL:
-        if is_nested_only(name, routes):
-            return _no(NESTED_ONLY)
-        return _OK if routes.direct_patch else _no(DISABLED)
-    if name in SHELL_TOOLS:
-        if is_nested_only(name, routes):
-            return _no(NESTED_ONLY)
-        return _OK if routes.direct_shell else _no(DISABLED)
-    if name in CODE_MODE_TOOLS:
-        return _OK if routes.code else _no(DISABLED)
-    return _no(DISABLED)  # fail closed for a name no feature claims
+    row = BY_TOOL.get(name)
+    if row is None:
+        return _no(DISABLED)  # fail closed for a name no feature claims
+    return row.planner.eligibility(name, plan.base_decisions.get(row.key), plan.routes)
 
 
 def eligibility(name: str, plan: ProjectionPlan) -> Eligibility:

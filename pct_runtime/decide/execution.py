@@ -15,6 +15,13 @@ from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
 from pct_runtime.config.rules import first_matching_rule
+from pct_runtime.decide.decisions import (
+    Decision,
+    decide_apply_patch_legacy,
+    decide_code_mode_legacy,
+    decide_rules_row,
+    decide_shell_sessions_legacy,
+)
 from pct_runtime.host.models import Model
 from pct_runtime.host.names import APPLY_PATCH_TOOL, CODE_MODE_TOOLS, SHELL_TOOLS
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolSnapshot
@@ -184,6 +191,66 @@ def is_nested_only(name: str, routes: ExecutionRoutes) -> bool:
     if name in SHELL_TOOLS:
         return routes.needs_shell_backend and not routes.direct_shell
     return False
+
+
+_PATCH_NOTES = (
+    "patch-unavailable",
+    "code-unavailable-did-not-promote-patch",
+    "patch-unavailable-kept-native-editing",
+)
+_CODE_NOTES = ("code-pair-unavailable", "code-shell-pair-unavailable")
+
+
+def _first(notes: tuple[str, ...], wanted: tuple[str, ...]) -> str:
+    return next((note for note in notes if note in wanted), "")
+
+
+def patch_decision(
+    config: ToolkitConfig, routes: ExecutionRoutes, conflict: bool, foreign: bool
+) -> Decision:
+    """Apply Patch's row: the legacy switch, or the rules route with its admission note."""
+    if config.execution is None:
+        return decide_apply_patch_legacy(config.apply_patch.enabled, conflict)
+    return decide_rules_row(
+        routes.requested.patch,
+        routes.direct_patch or routes.nested_patch,
+        foreign,
+        _first(routes.notes, _PATCH_NOTES),
+    )
+
+
+def shell_decision(
+    config: ToolkitConfig,
+    routes: ExecutionRoutes,
+    conflict: bool,
+    foreign: bool,
+    shell_available: bool,
+) -> Decision:
+    """Shell Sessions' row: the legacy switch, or the direct Shell route."""
+    if config.execution is None:
+        return decide_shell_sessions_legacy(
+            config.shell_sessions.enabled, shell_available, conflict
+        )
+    if routes.direct_shell:
+        note = "shell-unavailable"
+    elif "shell-pair-unavailable" in routes.notes:
+        note = "shell-pair-unavailable"
+    else:
+        note = ""
+    return decide_rules_row(
+        routes.requested.shell, routes.direct_shell and shell_available, foreign, note
+    )
+
+
+def code_decision(
+    config: ToolkitConfig, routes: ExecutionRoutes, conflict: bool, foreign: bool
+) -> Decision:
+    """Code Mode's row: the legacy switch, or the Code route with its admission note."""
+    if config.execution is None:
+        return decide_code_mode_legacy(config.code_mode.enabled, conflict)
+    return decide_rules_row(
+        routes.requested.code, routes.code, foreign, _first(routes.notes, _CODE_NOTES)
+    )
 
 
 def format_requested(requested: RequestedCapabilities) -> str:

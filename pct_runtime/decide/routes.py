@@ -30,7 +30,7 @@ class RouteRegistry(Protocol):
 
 
 class ModelReference(Protocol):
-    """`webSearch.sidecarModel`: provider, model id, thinking level (`auto` or a level)."""
+    """The sidecar model setting: provider, model id, thinking level (`auto` or a level)."""
 
     @property
     def provider(self) -> str: ...

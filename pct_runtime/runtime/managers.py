@@ -21,9 +21,9 @@ from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.code.adapters import CodeAdapter
-    from pct_runtime.capabilities.code.manager import CodeManager
+    from pct_runtime.capabilities.code.manager import CodeManager as CodeManager
     from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
-    from pct_runtime.capabilities.shell import ShellManager
+    from pct_runtime.capabilities.shell import ShellManager as ShellManager
 
 _log = logging.getLogger(__name__)
 

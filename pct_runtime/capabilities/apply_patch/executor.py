@@ -21,7 +21,6 @@ component for a link between steps 2 and 6 is outside the threat model.
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import os
 import stat
@@ -46,17 +45,23 @@ from pct_runtime.capabilities.apply_patch.parser import (
     UpdateFile,
     parse_patch,
 )
-from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
-from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
+from pct_runtime.capabilities.apply_patch.pathlimits import check_staging_room
+from pct_runtime.capabilities.apply_patch.source import Rewrite
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
+from pct_runtime.capabilities.apply_patch.walk import OPEN_CLOEXEC as _OPEN_CLOEXEC
+from pct_runtime.capabilities.apply_patch.walk import OPEN_NOFOLLOW as _OPEN_NOFOLLOW
+from pct_runtime.capabilities.apply_patch.walk import abs_path as _abs
+from pct_runtime.capabilities.apply_patch.walk import check_new as _check_new
+from pct_runtime.capabilities.apply_patch.walk import identity as _identity
+from pct_runtime.capabilities.apply_patch.walk import kind_name as _kind_name
+from pct_runtime.capabilities.apply_patch.walk import read_source as _read_source
+from pct_runtime.capabilities.apply_patch.walk import walk_path as _walk
 from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
 
 _NEW_FILE_MODE = 0o666
-_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -122,117 +127,6 @@ class PreparedPatch:
     @property
     def summary(self) -> tuple[OperationSummary, ...]:
         return tuple(plan.summary for plan in self.plans)
-
-
-@dataclass
-class _Walk:
-    stat: os.stat_result | None  # final component, None when missing
-    existing: int  # how many leading components exist (all directories but maybe the last)
-
-
-def _walk(cwd: str, path: PatchPath, new: bool = False) -> _Walk:
-    """Check each component from the working directory; `new`: the path is to be created,
-    so a name too long to exist ends the walk like a missing one (`check_new_path` then
-    says which limit it breaks)."""
-    current = cwd
-    last = len(path.parts) - 1
-    st: os.stat_result | None = None
-    for depth, part in enumerate(path.parts):
-        current = os.path.join(current, part)
-        try:
-            st = os.lstat(current)
-        except FileNotFoundError:
-            return _Walk(None, depth)
-        except OSError as exc:
-            too_long = exc.errno == errno.ENAMETOOLONG
-            if too_long and new:
-                return _Walk(None, depth)
-            hint = " (longer than the file system allows); use a shorter path" if too_long else ""
-            raise PreflightError(
-                f"Cannot apply patch: checking '{path.display}' (patch line {path.line}) "
-                f"failed: {exc.strerror or exc}{hint}. Nothing was changed."
-            ) from None
-        shown = "/".join(path.parts[: depth + 1])
-        if stat.S_ISLNK(st.st_mode):
-            raise PreflightError(
-                f"Cannot apply patch: '{path.display}' (patch line {path.line}) goes through "
-                f"the symbolic link '{shown}'. apply_patch never follows symbolic links; use a "
-                "path without links. Nothing was changed."
-            )
-        if depth < last and not stat.S_ISDIR(st.st_mode):
-            raise PreflightError(
-                f"Cannot apply patch: '{path.display}' (patch line {path.line}) needs "
-                f"'{shown}' to be a directory, but it is a file. Nothing was changed."
-            )
-    return _Walk(st, len(path.parts))
-
-
-def _abs(cwd: str, path: PatchPath, depth: int | None = None) -> str:
-    parts = path.parts if depth is None else path.parts[:depth]
-    return os.path.join(cwd, *parts)
-
-
-def _kind_name(st: os.stat_result) -> str:
-    return "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-
-
-def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _read_source(
-    cwd: str, path: PatchPath, verb: Literal["update", "delete"]
-) -> tuple[Source, os.stat_result]:
-    """Open without following links, read the whole file into one buffer and validate it."""
-    walk = _walk(cwd, path)
-    if walk.stat is None:
-        hint = f" Use '*** Add File: {path.display}' to create it." if verb == "update" else ""
-        raise PreflightError(
-            f"Cannot {verb} '{path.display}' (patch line {path.line}): the file does not "
-            f"exist.{hint} Nothing was changed."
-        )
-    if not stat.S_ISREG(walk.stat.st_mode):
-        raise PreflightError(
-            f"Cannot {verb} '{path.display}' (patch line {path.line}): it is "
-            f"{_kind_name(walk.stat)}; apply_patch only {verb}s files. Nothing was changed."
-        )
-    target = _abs(cwd, path)
-    try:
-        fd = os.open(target, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
-    except OSError as exc:
-        raise PreflightError(
-            f"Cannot {verb} '{path.display}' (patch line {path.line}): reading it failed: "
-            f"{exc.strerror or exc}. Nothing was changed."
-        ) from None
-    try:
-        st = os.fstat(fd)
-        with io.FileIO(fd, closefd=False) as raw:
-            data = raw.readall()  # one exact-size buffer (sized from fstat), no join
-        return load_source(data, path.display, verb, path.line), st
-    finally:
-        os.close(fd)
-
-
-def _check_new(cwd: str, path: PatchPath, source: PatchPath | None) -> tuple[list[str], str]:
-    """A destination that must not exist: returns (directories to create, staging dir)."""
-    walk = _walk(cwd, path, new=True)
-    if walk.stat is not None:
-        kind = "a directory" if stat.S_ISDIR(walk.stat.st_mode) else "a file"
-        if source is None:
-            raise PreflightError(
-                f"Cannot add '{path.display}' (patch line {path.line}): {kind} already exists "
-                f"there. Use '*** Update File: {path.display}' to change an existing file, or "
-                "choose a new path. Nothing was changed."
-            )
-        raise PreflightError(
-            f"Cannot move '{source.display}' to '{path.display}' (patch line {path.line}): "
-            f"{kind} already exists there. Move to a path that does not exist yet. "
-            "Nothing was changed."
-        )
-    missing = [_abs(cwd, path, depth) for depth in range(walk.existing + 1, len(path.parts))]
-    stage_dir = _abs(cwd, path, walk.existing) if walk.existing else cwd
-    check_new_path(cwd, path, walk.existing, stage_dir, source)
-    return missing, stage_dir
 
 
 def _resolve_cwd(cwd: Path | str) -> str:

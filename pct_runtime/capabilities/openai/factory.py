@@ -1,24 +1,33 @@
-"""Builders the runtime uses to wire the OpenAI capabilities into a session.
+"""Builders that wire the OpenAI capabilities into a session, and their descriptors.
 
-They take live getters (config, registry, agent dir, the decided model) so a reload or a
-model switch is seen on the next call, and they never decide whether a tool is active:
+This seam assembles Web Search and Image Generation, so it exports their descriptors
+(`DESCRIPTORS`, read by `capabilities/registry.py`). The builders take live getters
+(config, registry, agent dir, the decided model) so a reload or a model switch is seen on
+the next call, and they never decide whether a tool is active:
 the runtime registers the tool only when the decision layer says so, and for Image
 Generation passes the model the decision layer picked (`inspect_image_executor`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
+from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
-from pct_runtime.capabilities.image.tool import OpenAIImageTool
+from pct_runtime.capabilities.descriptor import Descriptor
+from pct_runtime.capabilities.image.tool import OpenAIImageTool, image_spec
 from pct_runtime.capabilities.openai.resolve import resolve_model_route
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable
 from pct_runtime.capabilities.web_search.native import SearchSettings
-from pct_runtime.capabilities.web_search.tool import OpenAIWebSearchTool, RouteResolver
+from pct_runtime.capabilities.web_search.tool import (
+    OpenAIWebSearchTool,
+    RouteResolver,
+    web_search_spec,
+)
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.host.models import Model, ModelRegistry
@@ -134,3 +143,67 @@ def build_remote_compaction(
         debug=debug,
         transport=transport,
     )
+
+
+# -- Descriptors ---------------------------------------------------------------------------
+
+
+class OpenAIServices(Protocol):
+    """What the Web Search and Image Generation bindings ask of their session."""
+
+    @property
+    def agent_dir(self) -> Path: ...
+
+    @property
+    def debug(self) -> DebugSink: ...
+
+    def config(self) -> ToolkitConfig: ...
+
+    def model(self) -> Model | None: ...
+
+    def models(self) -> ModelRegistry: ...
+
+    def image_executor(self) -> Model | str:
+        """The decision layer's image model (current route → Codex → API key), or why none."""
+        ...
+
+
+def _web_search_specs() -> Sequence[ToolSpec]:
+    return [web_search_spec()]
+
+
+def _bind_web_search(services: OpenAIServices) -> Sequence[Tool]:
+    return [
+        build_web_search_tool(
+            config=services.config,
+            registry=services.models,
+            agent_dir=lambda: services.agent_dir,
+            debug=services.debug,
+        )
+    ]
+
+
+def _image_specs() -> Sequence[ToolSpec]:
+    return [image_spec()]
+
+
+def _bind_image(services: OpenAIServices) -> Sequence[Tool]:
+    def has_vision() -> bool | None:
+        model = services.model()
+        return None if model is None else model.has_image_input
+
+    return [
+        build_image_tool(
+            pick_model=services.image_executor,
+            registry=services.models,
+            agent_dir=lambda: services.agent_dir,
+            model_has_vision=has_vision,
+            debug=services.debug,
+        )
+    ]
+
+
+DESCRIPTORS: tuple[Descriptor[OpenAIServices], ...] = (
+    Descriptor("web_search", _web_search_specs, _bind_web_search),
+    Descriptor("image_generation", _image_specs, _bind_image),
+)

@@ -1,0 +1,41 @@
+"""Apply Patch's descriptor: the `apply_patch` definition and its session binding."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec, create_apply_patch_tool
+from pct_runtime.capabilities.base import Tool, ToolSpec
+from pct_runtime.capabilities.descriptor import Descriptor
+from pct_runtime.host.names import APPLY_PATCH_TOOL
+from pct_runtime.invocation import InvocationHooks
+
+
+class PatchServices(Protocol):
+    """What the `apply_patch` binding asks of its session."""
+
+    @property
+    def hooks(self) -> InvocationHooks | None: ...
+
+    def admit(self, name: str, path: str) -> None: ...
+
+    def guard_patch(self, tool: Tool) -> Tool:
+        """The tool as the session's sandbox allows it (read-only refuses every call)."""
+        ...
+
+
+def _specs() -> Sequence[ToolSpec]:
+    return [apply_patch_spec()]
+
+
+def _bind(services: PatchServices) -> Sequence[Tool]:
+    def admission() -> None:
+        services.admit(APPLY_PATCH_TOOL, "direct")
+
+    return [
+        services.guard_patch(create_apply_patch_tool(hooks=services.hooks, admission=admission))
+    ]
+
+
+DESCRIPTORS: tuple[Descriptor[PatchServices], ...] = (Descriptor("apply_patch", _specs, _bind),)

@@ -1,0 +1,77 @@
+"""The hand-written validation steps every config section uses (first failure wins).
+
+`ConfigValidationError` and the field readers live below both the section rows
+(`sections.py`) and the document (`schema.py`), so each section parses itself with the
+same exact texts.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from pydantic import BaseModel, ConfigDict
+
+from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+ApprovalModes: tuple[str, ...] = ("confirm", "always")
+
+
+class ConfigValidationError(ValueError):
+    """A rejected document: `str()` is the detail (`<path> must <requirement>`).
+
+    Both parts are fixed text; the rejected value never appears, because a config file may
+    hold anything (including pasted secrets) and the detail is shown in status lines.
+    """
+
+    def __init__(self, path: str, requirement: str) -> None:
+        super().__init__(f"{path} must {requirement}")
+        self.path = path
+        self.requirement = requirement
+
+
+class Frozen(BaseModel):
+    """Immutable snapshot: the runtime shares one config between sessions and threads.
+
+    Edit a draft with `model_copy(update={...})`. Unknown JSON fields are not kept here;
+    the store keeps the raw document beside the model and merges into it on save.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def is_object(value: object) -> bool:
+    return isinstance(value, dict)
+
+
+def field_path(path: str, key: str) -> str:
+    return key if path == "" else f"{path}.{key}"
+
+
+def boolean(section: JSONMapping, path: str, key: str, default: bool) -> bool:
+    if key not in section:
+        return default
+    value = section[key]
+    if type(value) is not bool:
+        raise ConfigValidationError(field_path(path, key), "be true or false")
+    return value
+
+
+def choice(section: JSONMapping, path: str, key: str, values: tuple[str, ...], default: str) -> str:
+    if key not in section:
+        return default
+    value = section[key]
+    if not isinstance(value, str) or value not in values:
+        raise ConfigValidationError(field_path(path, key), f"be one of {', '.join(values)}")
+    return value
+
+
+def raw_section(raw: JSONMapping, key: str) -> JSONObject:
+    value = raw.get(key)
+    return copy.deepcopy(value) if isinstance(value, dict) else {}
+
+
+def overlay(base: JSONObject, known: JSONMapping) -> JSONObject:
+    """Known fields over a stored object: stored keys keep their position, new ones append."""
+    for key, value in known.items():
+        base[key] = value
+    return base

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from serve_doubles import Approve
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.runtime import Runtime
+from pct_runtime.serve import live_conn
 from pct_runtime.serve.control import list_runtimes, request
 from pct_runtime.serve.live import control_token
 from pct_runtime.serve.live_client import (
@@ -220,3 +222,44 @@ async def test_console_leaving_hands_the_question_on(live: tuple[Runtime, LiveCo
         await asyncio.wait_for(call, 5)
     assert raised.value.code == "approval-unavailable"
     assert runtime.console_ui is None
+
+
+async def test_a_stuck_console_loses_events_and_its_route_never_a_call(
+    live: tuple[Runtime, LiveControl], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_conn, "STALL_SECONDS", 0.2)
+    runtime, control = live
+    session = await runtime.open_session("mcp")
+    big = "head -c 6000000 /dev/zero | tr '\\0' x; sleep 30"
+    started = await session.call("exec_command", {"cmd": big, "yield_time_ms": 500})
+    job_id = started.details["session_id"]
+    (entry,) = list_runtimes(runtime.agent_dir)
+    host, _, port = entry.control.rpartition(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    reader, writer = await asyncio.open_connection(sock=sock)
+    token = control_token(runtime.agent_dir)
+    for message in (
+        {"token": token, "op": "subscribe", "version": 1, "role": "console"},
+        {"type": "follow", "id": 1, "work_id": job_id},
+    ):
+        writer.write(json.dumps(message).encode() + b"\n")
+    await writer.drain()
+    assert json.loads(await reader.readline())["ok"] is True
+    # From here on the console never reads: its socket fills with output.
+    (stuck,) = control.hub.connections
+    for _ in range(200):
+        if stuck.stalled:
+            break
+        await asyncio.sleep(0.05)
+    assert stuck.stalled
+    for i in range(live_conn.MAX_EVENTS + 10):
+        runtime.events.publish("pct.runtime", {"type": "test-event", "n": i})
+    assert stuck.dropped_events > 0  # dropped, to be replaced by one fresh snapshot
+    quick = await asyncio.wait_for(session.call("exec_command", {"cmd": "echo still-fast"}), 10)
+    assert "still-fast" in quick.text
+    with pytest.raises(ToolError) as raised:  # a console that does not read is no route
+        await asyncio.wait_for(session.call("approve", {}), 10)
+    assert raised.value.code == "approval-unavailable"
+    writer.close()

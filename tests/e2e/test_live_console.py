@@ -234,3 +234,32 @@ async def test_a_stuck_console_does_not_hold_up_the_agent(dirs: tuple[Path, Path
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+
+async def test_console_follows_and_stops_a_code_cell(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    write_config(agent, CODE_CONFIG)
+    async with agent_client(agent, work) as mcp:
+        await mcp.list_tools()
+        live = await connect(agent)
+        updates = live.updates()
+        await first(updates, snapshot(lambda s: bool(s.sessions)))
+        code = "for i in range(200):\n    print('cell-line', i)\nwhile True:\n    pass"
+        started = await mcp.call_tool("exec", {"code": code, "yield_time_ms": 500})
+        assert "running" in text_of(started), text_of(started)
+        snap = await first(updates, snapshot(lambda s: bool(s.work)))
+        (cell,) = snap.work
+        assert (cell.kind, cell.state, cell.title) == ("cell", "running", "for i in range(200):")
+        text = ""
+        follow = live.follow(cell.id)
+        async for chunk in follow:
+            text += chunk.data
+            if "cell-line 199\n" in text:
+                break
+        assert text == "".join(f"cell-line {i}\n" for i in range(200))
+        assert (await live.stop(cell.id)).ok
+        rest = [chunk async for chunk in follow]
+        assert rest[-1].ended
+        done = await first(updates, snapshot(lambda s: s.work[0].state != "running"))
+        assert done.work[0].state in ("terminated", "failed")
+        await live.aclose()

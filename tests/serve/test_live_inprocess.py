@@ -25,6 +25,7 @@ from pct_runtime.serve.live_client import (
     LiveError,
     Snapshot,
     Update,
+    watch_runtimes,
 )
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
 from pct_runtime.serve.run import LiveControl
@@ -263,3 +264,41 @@ async def test_a_stuck_console_loses_events_and_its_route_never_a_call(
         await asyncio.wait_for(session.call("approve", {}), 10)
     assert raised.value.code == "approval-unavailable"
     writer.close()
+
+
+async def test_a_consoles_embedded_runtime_is_watchable(tmp_path: Path) -> None:
+    runtime = Runtime(agent_dir=tmp_path, cwd=tmp_path)
+    await runtime.start()
+    control = LiveControl(runtime, "pct-tui", kind="pct-tui", mcp="http://127.0.0.1:9/mcp")
+    await control.start()
+    try:
+        client = await connect(runtime, "monitor")
+        snap = await next_of(client.updates(), Snapshot)
+        assert (snap.runtime.kind, snap.runtime.transport) == ("console", "http")
+        assert snap.runtime.control == list_runtimes(tmp_path)[0].control
+        await client.aclose()
+    finally:
+        await control.aclose()
+        await runtime.aclose()
+
+
+async def test_watch_runtimes_reports_starts_and_ends(tmp_path: Path) -> None:
+    seen: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+
+    async def watch() -> None:
+        async for change, entry in watch_runtimes(tmp_path, interval=0.05):
+            seen.put_nowait((change, entry.pid))
+
+    watcher = asyncio.ensure_future(watch())
+    runtime = Runtime(agent_dir=tmp_path, cwd=tmp_path)
+    await runtime.start()
+    control = LiveControl(runtime, "serve", kind="pct serve", mcp="stdio")
+    await control.start()
+    try:
+        assert await asyncio.wait_for(seen.get(), 10) == ("added", os.getpid())
+        await control.aclose()
+        assert await asyncio.wait_for(seen.get(), 10) == ("removed", os.getpid())
+    finally:
+        watcher.cancel()
+        await control.aclose()
+        await runtime.aclose()

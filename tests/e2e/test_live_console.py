@@ -149,6 +149,7 @@ async def test_nested_patch_approved_in_the_console_and_denied(dirs: tuple[Path,
         asked: ApprovalInfo = await first(updates, lambda u: isinstance(u, ApprovalInfo))
         assert asked.kind == "confirm"
         assert asked.client == "test-agent 7.1"
+        assert asked.runtime_pid == live.runtime.pid
         assert asked.session_id is not None
         (diff,) = asked.diffs
         assert diff.path == "notes/todo.md"

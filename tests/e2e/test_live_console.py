@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from pct_procs import PCT, child_env, text_of, write_config
+from mcp.client.streamable_http import streamable_http_client
+from pct_procs import PCT, child_env, http_server, text_of, write_config
 
 from pct_runtime.serve.control import list_runtimes
 from pct_runtime.serve.live import control_token
@@ -264,3 +266,21 @@ async def test_console_follows_and_stops_a_code_cell(dirs: tuple[Path, Path]) ->
         done = await first(updates, snapshot(lambda s: s.work[0].state != "running"))
         assert done.work[0].state in ("terminated", "failed")
         await live.aclose()
+
+
+async def test_console_sees_each_http_client_as_a_session(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    with http_server(agent, work) as (url, _proc):
+        token = control_token(agent)
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode="legacy", client_info=AGENT) as mcp:
+            await mcp.list_tools()
+            (entry,) = await asyncio.to_thread(list_runtimes, agent)
+            assert (entry.transport, entry.mcp) == ("http", url)
+            live = await LiveClient.connect(entry, token, role="monitor")
+            snap = await first(live.updates(), snapshot(lambda s: bool(s.sessions)))
+            assert snap.runtime.transport == "http"
+            (session,) = snap.sessions
+            assert (session.client_name, session.client_version) == ("test-agent", "7.1")
+            await live.aclose()

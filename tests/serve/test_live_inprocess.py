@@ -302,3 +302,25 @@ async def test_watch_runtimes_reports_starts_and_ends(tmp_path: Path) -> None:
         watcher.cancel()
         await control.aclose()
         await runtime.aclose()
+
+
+async def test_answers_are_checked_and_unknown_messages_answered(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    await next_of(updates, Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(updates, ApprovalInfo)
+    wrong = await client.answer(asked.request_id, "yes")
+    assert (wrong.ok, wrong.message) == (False, "a confirm takes true, false or null (dismiss)")
+    assert not call.done()
+    unknown = await client._request({"type": "rewind", "work_id": "x"})
+    assert (unknown.ok, unknown.message) == (False, "unknown message type 'rewind'")
+    assert (await client.answer(asked.request_id, None)).ok  # dismissed: a no
+    assert (await call).text == "denied"
+    missing = await client.stop("pct-shell-nope")
+    assert missing.message == "unknown work pct-shell-nope; take ids from the snapshot"
+    await client.aclose()

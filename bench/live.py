@@ -5,7 +5,8 @@ An agent (the official MCP Python client) drives a stdio `pct serve` and times
 events for the console). Three runs on the same runtime, interleaved in rounds:
 
 - no console connected (the peer);
-- a console connected through `LiveClient`, reading its updates and following every job;
+- a console connected through `LiveClient` (its own process, as pct-tui), reading its
+  updates and following every job;
 - a stuck console: subscribed with a tiny receive buffer, following a job with megabytes
   of output, and never reading.
 
@@ -69,9 +70,9 @@ async def time_calls(client: Client, calls: int) -> list[float]:
     return samples
 
 
-@contextlib.asynccontextmanager
-async def reading_console(agent: Path) -> AsyncIterator[None]:
-    """A console that reads everything and follows every job it sees."""
+async def console_child(agent: Path) -> None:
+    """The reading console, in its own process (as pct-tui would be): reads everything and
+    follows every job it sees, until killed."""
     (entry,) = list_runtimes(agent)
     live = await LiveClient.connect(entry, control_token(agent), role="console")
     followed: set[str] = set()
@@ -82,22 +83,27 @@ async def reading_console(agent: Path) -> AsyncIterator[None]:
             async for _ in live.follow(work_id):
                 pass
 
-    async def watch() -> None:
-        async for update in live.updates():
-            if isinstance(update, Snapshot):
-                for work in update.work:
-                    if work.id not in followed and work.state == "running":
-                        followed.add(work.id)
-                        tasks.add(asyncio.ensure_future(drain(work.id)))
+    print("ready", flush=True)
+    async for update in live.updates():
+        if isinstance(update, Snapshot):
+            for work in update.work:
+                if work.id not in followed and work.state == "running":
+                    followed.add(work.id)
+                    tasks.add(asyncio.ensure_future(drain(work.id)))
 
-    watcher = asyncio.ensure_future(watch())
+
+@contextlib.asynccontextmanager
+async def reading_console(agent: Path) -> AsyncIterator[None]:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--console-child", str(agent), stdout=asyncio.subprocess.PIPE
+    )
+    assert child.stdout is not None
+    assert (await child.stdout.readline()).strip() == b"ready"
     try:
         yield
     finally:
-        watcher.cancel()
-        for task in tasks:
-            task.cancel()
-        await live.aclose()
+        child.kill()
+        await child.wait()
 
 
 @contextlib.asynccontextmanager
@@ -137,7 +143,11 @@ async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=40, help="calls per round and setting")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--console-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.console_child is not None:
+        await console_child(args.console_child)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         agent, env = prepare(Path(tmp))
         params = StdioServerParameters(command=PCT, args=["serve"], env=env, cwd=tmp)

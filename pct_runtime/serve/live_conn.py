@@ -217,7 +217,7 @@ class LiveConnection:
 
     # -- the writer ---------------------------------------------------------------------
     def _next(self) -> JSONObject | None:
-        if self._control:
+        if self._control and self._last_snapshot:  # the first message is a snapshot
             return self._control.popleft()
         if self._snapshot_dirty:
             wait = self._last_snapshot + SNAPSHOT_INTERVAL - time.monotonic()

@@ -324,3 +324,23 @@ async def test_answers_are_checked_and_unknown_messages_answered(
     missing = await client.stop("pct-shell-nope")
     assert missing.message == "unknown work pct-shell-nope; take ids from the snapshot"
     await client.aclose()
+
+
+async def test_a_late_console_gets_the_snapshot_then_the_pending_question(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    early = await connect(runtime)
+    await next_of(early.updates(), Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(early.updates(), ApprovalInfo)
+    late = await connect(runtime)
+    updates = late.updates()
+    assert isinstance(await asyncio.wait_for(anext(updates), 10), Snapshot)
+    replayed = await next_of(updates, ApprovalInfo)
+    assert replayed.request_id == asked.request_id
+    assert (await late.answer(replayed.request_id, True)).ok
+    assert (await call).text == "approved"
+    await early.aclose()
+    await late.aclose()

@@ -80,7 +80,9 @@ async def test_console_lists_follows_and_stops_an_agents_job(dirs: tuple[Path, P
         live = await connect(agent)
         monitor = await connect(agent, "monitor")
         updates = live.updates()
-        snap = await first(updates, snapshot(lambda s: len(s.sessions) == 1))
+        snap = await first(
+            updates, snapshot(lambda s: bool(s.sessions and s.sessions[0].client_name))
+        )
         (session,) = snap.sessions
         assert (session.client_name, session.client_version) == ("test-agent", "7.1")
         assert (snap.runtime.kind, snap.runtime.transport, snap.runtime.mcp) == (

@@ -344,3 +344,21 @@ async def test_a_late_console_gets_the_snapshot_then_the_pending_question(
     assert (await call).text == "approved"
     await early.aclose()
     await late.aclose()
+
+
+async def test_a_client_known_later_reaches_the_snapshot(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    session = await runtime.open_session("mcp")
+    await snapshot_where(updates, lambda s: bool(s.sessions))
+
+    class Port:
+        client_name = "late-agent"
+        client_version = "2.0"
+        available = False
+
+    session.set_fallback_ui(Port())  # type: ignore[arg-type]
+    snap = await snapshot_where(updates, lambda s: s.sessions[0].client_name is not None)
+    assert (snap.sessions[0].client_name, snap.sessions[0].client_version) == ("late-agent", "2.0")
+    await client.aclose()

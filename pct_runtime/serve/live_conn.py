@@ -262,3 +262,6 @@ class LiveConnection:
         except (ConnectionError, OSError):
             self.closed = True
             self._writer.close()
+        except Exception:  # a bug here must end the connection, not leave it silent
+            _log.exception("live connection writer failed")
+            self.close_transport()

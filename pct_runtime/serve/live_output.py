@@ -25,6 +25,9 @@ from pct_runtime.serve.live_protocol import MAX_TITLE, WorkInfo, WorkKind
 MAX_LOG_CHARS = 4 * 1024 * 1024
 #: Largest run of one stream kept as one piece of the log.
 PIECE_CHARS = 64 * 1024
+#: Pieces a log indexes (a job alternating stdout and stderr makes one per switch); past
+#: it the oldest tenth is forgotten and becomes a gap.
+MAX_PIECES = 100_000
 
 
 # What the live view reads of a shell job and a code cell (their managers' viewer API),
@@ -292,6 +295,11 @@ class WorkLog:
             self._held_chars -= piece.length
             piece.text = None  # read back from its capture when a follower needs it
             self._held += 1
+        if len(self._pieces) > MAX_PIECES and self._held > MAX_PIECES // 10:
+            drop = MAX_PIECES // 10
+            del self._pieces[:drop]
+            del self._starts[:drop]
+            self._held -= drop
 
     def _changed(self) -> None:
         for wake in list(self.followers):
@@ -334,6 +342,8 @@ class WorkLog:
         return offset, ""
 
     async def _read_back(self, piece: _Piece) -> str | None:
+        if piece.source >= len(self._captures):
+            return None
         capture = self._captures[piece.source]
         memory = capture.memory_text()
         if memory is not None:

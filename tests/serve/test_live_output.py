@@ -107,3 +107,21 @@ async def test_text_older_than_the_first_follow_window_is_a_gap(
     assert offset + len(text) == log.total
     log.close()
     await owner.close()
+
+
+async def test_the_piece_index_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_output, "MAX_LOG_CHARS", 10)
+    monkeypatch.setattr(live_output, "MAX_PIECES", 20)
+    owner = OutputOwner(temp_root=tmp_path)
+    cell = FakeCell(owner.open_capture("output"))
+    log = WorkLog(TrackedWork("s", "cell", cell=cell))  # type: ignore[arg-type]
+    await settled(log)
+    for i in range(100):
+        cell.emit(f"{i % 10}")
+        log._add(0, "x", 10**6)  # a chunk that does not continue the last: no merging
+    assert len(log._pieces) <= 21
+    offset, text = await log.read(0, 5)
+    assert offset >= log.start > 0
+    assert text
+    log.close()
+    await owner.close()

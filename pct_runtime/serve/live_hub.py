@@ -273,7 +273,7 @@ class LiveHub:
     ) -> None:
         """A token-checked `subscribe`: refuse it with one line, or serve the stream."""
         version = request.get("version")
-        role = request.get("role", "console")
+        role = request.get("role", "monitor")  # least privilege when unsaid
         problem: str | None = None
         if version != PROTOCOL_VERSION:
             problem = version_refusal(version)

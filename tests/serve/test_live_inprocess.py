@@ -404,3 +404,20 @@ async def test_a_follower_that_lagged_still_gets_every_character(
             break
     assert "".join(text) == "".join(f"{i}\n" for i in range(1, 300001))
     writer.close()
+
+
+async def test_a_subscribe_without_a_role_is_read_only(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, control = live
+    (entry,) = list_runtimes(runtime.agent_dir)
+    host, _, port = entry.control.rpartition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    token = control_token(runtime.agent_dir)
+    writer.write(json.dumps({"token": token, "op": "subscribe", "version": 1}).encode() + b"\n")
+    writer.write(json.dumps({"type": "stop", "id": "a", "work_id": "x"}).encode() + b"\n")
+    await writer.drain()
+    assert json.loads(await reader.readline())["ok"] is True
+    while (message := json.loads(await asyncio.wait_for(reader.readline(), 10)))["type"] != "reply":
+        pass
+    assert message == {"type": "reply", "id": "a", "ok": False, "message": READ_ONLY_MESSAGE}
+    assert runtime.console_ui is None
+    writer.close()

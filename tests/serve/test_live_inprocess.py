@@ -407,7 +407,7 @@ async def test_a_follower_that_lagged_still_gets_every_character(
 
 
 async def test_a_subscribe_without_a_role_is_read_only(live: tuple[Runtime, LiveControl]) -> None:
-    runtime, control = live
+    runtime, _ = live
     (entry,) = list_runtimes(runtime.agent_dir)
     host, _, port = entry.control.rpartition(":")
     reader, writer = await asyncio.open_connection(host, int(port))

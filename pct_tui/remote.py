@@ -176,8 +176,8 @@ class RemoteWorkRow:
 
     def follow(self, listener: Callable[[str], None]) -> Callable[[], None]:
         """Stream the work's output from the owning runtime to `listener` until the
-        returned function is called. A gap (never expected) or a lost connection is said
-        in the text, so the viewer never silently shows less than there was."""
+        returned function is called. A jump the runtime's bounded live log could not fill,
+        or a lost connection, is said in the text: the viewer never silently shows less."""
         client = self.runtime.client
         work_id = self.id
 
@@ -185,8 +185,11 @@ class RemoteWorkRow:
             offset = 0
             try:
                 async for chunk in client.follow(work_id, 0):
-                    if chunk.offset > offset:
-                        listener(f"\n[{chunk.offset - offset} characters not received]\n")
+                    if chunk.offset > offset:  # the runtime's bounded live log moved on
+                        listener(
+                            f"\n[{chunk.offset - offset} characters are only in the recovery "
+                            "files]\n"
+                        )
                     data = chunk.data[max(0, offset - chunk.offset) :]
                     offset = max(offset, chunk.offset + len(chunk.data))
                     listener(data)

@@ -152,11 +152,13 @@ class RemoteWorkRow:
 
     @property
     def state(self) -> str:
+        if self.runtime.gone and self.info.state in ("running", "stopping"):
+            return "gone"  # its runtime ended: nothing more will be known
         return self.info.state
 
     @property
     def running(self) -> bool:
-        return self.state in ("running", "stopping") and not self.runtime.gone
+        return self.state in ("running", "stopping")
 
     @property
     def exit_code(self) -> str:
@@ -339,8 +341,7 @@ class RemoteRuntimes:
         for request in list(runtime.requests.values()):
             self._withdraw(request)
         runtime.requests.clear()
-        for row in runtime.rows.values():
-            row.unfollow_all()
+        # Open viewers end on their own when the connection closes, saying so in the text.
         self._log("runtime", f"{runtime.label} {reason}")
         self._changed()
         self._spawn(_close(runtime.client))

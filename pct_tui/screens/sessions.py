@@ -42,6 +42,7 @@ STATE_STYLES = {
     "completed": "grey62",
     "terminated": "dark_orange",
     "failed": "red",
+    "gone": "red",
     "open": "bold green",
 }
 

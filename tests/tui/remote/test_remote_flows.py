@@ -259,3 +259,28 @@ async def test_monitor_watches_and_refuses_every_act(agent_dir: Path, tmp_path: 
         assert outcome.code == "read-only"
         assert not (agent_dir / "extensions" / "pi-codex-toolkit.json").exists()
         assert REFUSED in (await runtime.clients[0].stop("job-1")).message
+
+
+async def test_an_open_viewer_says_when_its_runtime_goes_away(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    app, backend = make(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        runtime = agent_runtime(backend)
+        await runtime.write("job-1", "still running\n")
+        await show(app, pilot, "4", "sessions")
+        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows")
+        await pilot.press("down", "down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, OutputScreen), "viewer")
+        log = app.screen.query_one(OutputLog)
+        await wait_for(pilot, lambda: "still running" in log.lines, "output")
+        backend.remove(runtime)
+        await wait_for(
+            pilot,
+            lambda: any("output stream of pct serve pid 4242 (stdio) lost" in s for s in log.lines),
+            "the loss is said",
+        )
+        await wait_for(
+            pilot, lambda: "· gone ·" in str(app.screen.query_one("#output-title").render()), "gone"
+        )

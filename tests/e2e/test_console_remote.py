@@ -1,0 +1,78 @@
+"""An agent's own stdio `pct serve` and a console on the same agent dir: the console lists
+the agent's session and shell job, streams its output from that process, and stops it.
+
+The agent is this test, driving a real `pct serve` subprocess with the MCP client; the
+console is the real app (Pilot) with the real live-control client.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from pct_procs import PCT, child_env, text_of
+from textual.widgets import DataTable
+
+from pct_tui.app import PctApp
+from pct_tui.screens.approval import ConfirmScreen
+from pct_tui.screens.output import OutputScreen
+from pct_tui.widgets.output_log import OutputLog
+from tests.tui.conftest import show, started, wait_for
+
+pytestmark = pytest.mark.e2e
+
+SCRIPT = "for i in $(seq 1 40); do echo line-$i; sleep 0.02; done; echo all-printed; sleep 60"
+
+
+async def test_console_lists_streams_and_stops_an_agents_stdio_job(
+    dirs: tuple[Path, Path],
+) -> None:
+    agent, work = dirs
+    server = StdioServerParameters(command=PCT, args=["serve"], env=child_env(agent), cwd=work)
+    async with Client(server, mode="legacy") as client:
+        ran = await client.call_tool("exec_command", {"cmd": SCRIPT, "yield_time_ms": 250})
+        assert ran.meta is not None
+        job = ran.meta["pct/details"]["session_id"]
+        app = PctApp(agent_dir=agent, serve=False, watch=False, cwd=work)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await started(app, pilot)
+            await show(app, pilot, "4", "sessions")
+            table = app.screen.query_one("#work-table", DataTable)
+
+            def keys() -> list[str]:
+                return [str(k.value) for k in table.rows]
+
+            await wait_for(pilot, lambda: any(k.endswith(f"|shell:{job}") for k in keys()), "job")
+            rows = keys()
+            assert rows[0] == "runtime:local"
+            assert rows[1].endswith("|runtime")
+            assert str(table.get_row_at(1)[1]) == "pct serve"
+            assert str(table.get_row_at(1)[2]) == "stdio"
+            assert "|session:" in rows[2]
+            index = next(i for i, k in enumerate(rows) if k.endswith(f"|shell:{job}"))
+            assert str(table.get_row_at(index)[3]) == "running"
+
+            table.move_cursor(row=index)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, OutputScreen), "viewer")
+            log = app.screen.query_one(OutputLog)
+            await wait_for(pilot, lambda: "all-printed" in log.lines, "the whole output")
+            assert [line for line in log.lines if line.startswith("line-")] == [
+                f"line-{n}" for n in range(1, 41)
+            ]
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, OutputScreen), "back")
+
+            table.move_cursor(row=index)
+            await pilot.press("x")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirm")
+            await pilot.press("y")
+            await wait_for(
+                pilot,
+                lambda: str(table.get_row_at(keys().index(rows[index]))[3]) == "terminated",
+                "terminated in the table",
+            )
+        polled = await client.call_tool("write_stdin", {"session_id": job, "chars": ""})
+        assert "terminated" in text_of(polled) or "exited" in text_of(polled)

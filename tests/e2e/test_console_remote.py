@@ -1,5 +1,7 @@
 """An agent's own stdio `pct serve` and a console on the same agent dir: the console lists
-the agent's session and shell job, streams its output from that process, and stops it.
+the agent's session and shell job, streams its output from that process, and stops it;
+it approves and denies a nested patch of the agent's Code Mode cell, and when it quits with
+a question open the cell gets `approval-unavailable` promptly.
 
 The agent is this test, driving a real `pct serve` subprocess with the MCP client; the
 console is the real app (Pilot) with the real live-control client.
@@ -7,12 +9,14 @@ console is the real app (Pilot) with the real live-control client.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from pct_procs import PCT, child_env, text_of
+from pct_procs import PCT, child_env, text_of, write_config
 from textual.widgets import DataTable
 
 from pct_tui.app import PctApp
@@ -76,3 +80,58 @@ async def test_console_lists_streams_and_stops_an_agents_stdio_job(
             )
         polled = await client.call_tool("write_stdin", {"session_id": job, "chars": ""})
         assert "terminated" in text_of(polled) or "exited" in text_of(polled)
+
+
+PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
+DENIED = "*** Begin Patch\n*** Add File: denied.txt\n+no\n*** End Patch"
+PENDING = "*** Begin Patch\n*** Add File: pending.txt\n+no\n*** End Patch"
+
+
+async def test_console_answers_an_agents_nested_patch_and_quitting_falls_back(
+    dirs: tuple[Path, Path],
+) -> None:
+    agent, work = dirs
+    write_config(
+        agent,
+        {
+            "applyPatch": {"enabled": True},
+            "shellSessions": {"enabled": True},
+            "codeMode": {"enabled": True, "approvalMode": "confirm"},
+        },
+    )
+    server = StdioServerParameters(command=PCT, args=["serve"], env=child_env(agent), cwd=work)
+    async with Client(server, mode="legacy") as client:
+        await client.list_tools()
+        app = PctApp(agent_dir=agent, serve=False, watch=False, cwd=work)
+        async with app.run_test(size=(140, 40)) as pilot:
+            await started(app, pilot)
+            await wait_for(pilot, lambda: any(r.snapshot for r in app.remotes.all()), "connected")
+
+            async def ask(patch: str) -> asyncio.Future[Any]:
+                code = f"await tools.apply_patch({patch!r})"
+                call = asyncio.ensure_future(client.call_tool("exec", {"code": code}))
+                await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "modal")
+                return call
+
+            call = await ask(PATCH)
+            who = str(app.screen.query_one("#question-who").render())
+            assert who.startswith("Asked by pct serve pid ")
+            assert "(stdio) · session " in who
+            assert "+first line" in str(app.screen.query_one("#patch-diff").render())
+            assert not (work / "notes").exists()
+            await pilot.press("y")
+            result = await asyncio.wait_for(call, 30)
+            assert not result.is_error, text_of(result)
+            assert (work / "notes" / "todo.md").read_text() == "first line\n"
+
+            call = await ask(DENIED)
+            await pilot.press("n")
+            result = await asyncio.wait_for(call, 30)
+            assert "approval-denied" in text_of(result)
+            assert not (work / "denied.txt").exists()
+
+            call = await ask(PENDING)
+            await app.shutdown()  # the console quits with the question open
+            result = await asyncio.wait_for(call, 15)  # promptly, not the approval timeout
+            assert "approval-unavailable" in text_of(result)
+            assert not (work / "pending.txt").exists()

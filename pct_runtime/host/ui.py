@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -36,6 +36,11 @@ class UIPort(Protocol):
 
 class UIUnavailableError(RuntimeError):
     """Raised by `NoUI` when a dialog is requested; callers map it to `approval-unavailable`."""
+
+
+class UIRouteLostError(RuntimeError):
+    """Raised by a port whose person went away mid-question (a remote console disconnected);
+    the router then asks the next route instead of failing the call."""
 
 
 class NoUI:
@@ -67,6 +72,9 @@ class Asker:
     session_id: str | None = None
     client: str | None = None
     subject: object | None = None
+    #: `(path, unified diff)` per file of the change asked about, for a port that shows
+    #: diffs without knowing the capability; it reads files, so call it in a thread.
+    diffs: Callable[[], Sequence[tuple[str, str]]] | None = None
 
 
 ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)

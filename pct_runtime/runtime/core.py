@@ -150,6 +150,7 @@ class Runtime:
         self.tool_registry = self._build_registry()
         self._sessions: dict[str, RuntimeSession] = {}
         self._console_ui: UIPort | None = None
+        self._remote_ui: UIPort | None = None
         self._started = False
         self._closed = False
 
@@ -347,7 +348,24 @@ class Runtime:
     # ----------------------------------------------------------------- UI
     @property
     def console_ui(self) -> UIPort | None:
-        return self._console_ui
+        """The console route: the embedded console when it can ask, else a remote one."""
+        embedded = self._console_ui
+        if embedded is not None and (embedded.available or self._remote_ui is None):
+            return embedded
+        return self._remote_ui
+
+    def attach_remote_ui(self, ui: UIPort) -> Callable[[], None]:
+        """Attach remote consoles' port (live control); the embedded console still asks
+        first. Returns a detach function."""
+        self._remote_ui = ui
+        self._resync_soon()
+
+        def detach() -> None:
+            if self._remote_ui is ui:
+                self._remote_ui = None
+                self._resync_soon()
+
+        return detach
 
     def attach_ui(self, ui: UIPort) -> Callable[[], None]:
         """Attach the console's UI port; approvals go to it first. Returns a detach function."""

@@ -1,18 +1,22 @@
 """UI routing: the console when one is attached, else the session's own port, else none.
 
 A capability asks `ctx.ui`; this proxy decides, at the moment of asking, who answers:
-the attached console (modal screens), otherwise the fallback given for the session or the
-call (MCP elicitation when the client supports it), otherwise `NoUI`, which fails before
-any change so the capability reports `approval-unavailable`.
+the attached console (modal screens, or a remote console over live control), otherwise
+the fallback given for the session or the call (MCP elicitation when the client supports
+it), otherwise `NoUI`, which fails before any change so the capability reports
+`approval-unavailable`. A route that goes away mid-question (`UIRouteLostError`) hands the
+question to the next one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
-from pct_runtime.host.ui import NotifyLevel, NoUI, UIPort, asking
+from pct_runtime.host.ui import NotifyLevel, NoUI, UIPort, UIRouteLostError, asking
 
 _NO_UI = NoUI()
+_T = TypeVar("_T")
 
 
 class RoutedUI:
@@ -35,12 +39,19 @@ class RoutedUI:
         name = getattr(self._fallback, "client_name", None)
         return name if isinstance(name, str) else None
 
-    def _pick(self) -> UIPort:
+    @property
+    def client_version(self) -> str | None:
+        """The MCP client's version when the session's own port knows it."""
+        version = getattr(self._fallback, "client_version", None)
+        return version if isinstance(version, str) else None
+
+    def _pick(self, skip: Sequence[UIPort] = ()) -> UIPort:
         console = self._console()
-        if console is not None and console.available:
+        if console is not None and console.available and console not in skip:
             return console
-        if self._fallback is not None and self._fallback.available:
-            return self._fallback
+        fallback = self._fallback
+        if fallback is not None and fallback.available and fallback not in skip:
+            return fallback
         return _NO_UI
 
     @property
@@ -57,13 +68,23 @@ class RoutedUI:
             return "console"
         return str(getattr(picked, "transport_name", "fallback"))
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def _routed(self, ask: Callable[[UIPort], Awaitable[_T]]) -> _T:
+        lost: list[UIPort] = []
         with asking(session_id=self._session_id, client=self.client):
-            return await self._pick().confirm(title, message)
+            while True:
+                port = self._pick(lost)
+                try:
+                    return await ask(port)
+                except UIRouteLostError:
+                    if port is _NO_UI:
+                        raise
+                    lost.append(port)
+
+    async def confirm(self, title: str, message: str) -> bool:
+        return await self._routed(lambda port: port.confirm(title, message))
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
-        with asking(session_id=self._session_id, client=self.client):
-            return await self._pick().select(title, options)
+        return await self._routed(lambda port: port.select(title, options))
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._pick().notify(message, level)

@@ -8,6 +8,8 @@ entry is removed on exit; entries whose process is gone are ignored (and swept).
 Requests: `{"token", "op": "reload" | "status" | "ping"}` → `{"ok": bool, ...}`, one line
 each way; the server then ends the stream, so a reply of any size is read to its end. Every
 request gets an answer: a malformed one `{"ok": false, "error": "malformed request: ..."}`.
+A token-checked `subscribe` (live control, docs/LIVE_PROTOCOL.md) hands the connection to
+the runtime's stream handler instead, which keeps it open.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,11 @@ _MAX_LINE = 64 * 1024
 MAX_REPLY = 64 * 1024 * 1024
 OPS = ("reload", "status", "ping")
 Handler = Callable[[str], Awaitable[JSONMapping]]
+#: `await stream(request, reader, writer)`: serves a `subscribe` connection to its end.
+StreamHandler = Callable[
+    [Mapping[str, object], asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]
+]
+SUBSCRIBE = "subscribe"
 
 
 def registry_dir(agent_dir: Path) -> Path:
@@ -53,6 +60,10 @@ class RuntimeEntry:
     mcp: str
     started: float
     path: Path
+    #: `stdio` | `http` (entries written before it was recorded: derived from `mcp`).
+    transport: str = ""
+    #: The live-control protocol version it speaks (0: none, an older runtime).
+    live: int = 0
 
     @property
     def label(self) -> str:
@@ -84,6 +95,8 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
                 mcp=str(raw.get("mcp", "")),
                 started=float(raw.get("started", 0.0)),
                 path=path,
+                transport=str(raw.get("transport") or _transport_of(str(raw.get("mcp", "")))),
+                live=int(raw.get("live", 0)),
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue
@@ -95,17 +108,31 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
     return entries
 
 
+def _transport_of(mcp: str) -> str:
+    return "stdio" if mcp == "stdio" else "http"
+
+
 class ControlServer:
     """The loopback control listener of one runtime, and its registry entry."""
 
     def __init__(
-        self, agent_dir: Path, token: str, handler: Handler, *, kind: str, mcp: str
+        self,
+        agent_dir: Path,
+        token: str,
+        handler: Handler,
+        *,
+        kind: str,
+        mcp: str,
+        stream: StreamHandler | None = None,
+        live: int = 0,
     ) -> None:
         self.agent_dir = agent_dir
         self.token = token
         self.handler = handler
         self.kind = kind
         self.mcp = mcp
+        self.stream = stream
+        self.live = live if stream is not None else 0
         self._server: asyncio.Server | None = None
         self.entry_path: Path | None = None
         self.address = ""
@@ -123,6 +150,8 @@ class ControlServer:
             "control": self.address,
             "mcp": self.mcp,
             "started": time.time(),
+            "transport": _transport_of(self.mcp),
+            "live": self.live,
         }
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -138,6 +167,7 @@ class ControlServer:
             return
         raw = json.loads(self.entry_path.read_text(encoding="utf-8"))
         raw["mcp"] = mcp
+        raw["transport"] = _transport_of(mcp)
         tmp = self.entry_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -162,6 +192,10 @@ class ControlServer:
             except Exception as exc:  # every request gets an answer line, whatever it held
                 _log.exception("control request failed")
                 reply = {"ok": False, "error": f"internal error: {type(exc).__name__}"}
+            if isinstance(reply, _Subscribe) and self.stream is not None:
+                await self.stream(reply.request, reader, writer)
+                return
+            assert not isinstance(reply, _Subscribe)
             writer.write(json.dumps(reply).encode("utf-8") + b"\n")
             await writer.drain()
             # Closing with unread input (the rest of an oversized line) would reset the
@@ -178,7 +212,7 @@ class ControlServer:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _answer(self, reader: asyncio.StreamReader) -> JSONMapping:
+    async def _answer(self, reader: asyncio.StreamReader) -> JSONMapping | _Subscribe:
         try:
             line = await asyncio.wait_for(reader.readline(), 10.0)
         except TimeoutError:
@@ -191,13 +225,23 @@ class ControlServer:
         if not token_matches(self.token, request["token"]):
             return {"ok": False, "error": "unauthorized"}
         op = request["op"]
+        if op == SUBSCRIBE and self.stream is not None:
+            return _Subscribe(json.loads(line))
         if op not in OPS:
-            return {"ok": False, "error": f"unknown op {op!r}; expected one of: {', '.join(OPS)}"}
+            ops = (*OPS, SUBSCRIBE) if self.stream is not None else OPS
+            return {"ok": False, "error": f"unknown op {op!r}; expected one of: {', '.join(ops)}"}
         try:
             return await self.handler(op)
         except Exception as exc:
             _log.exception("control request failed")
             return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+@dataclass(frozen=True)
+class _Subscribe:
+    """A token-checked `subscribe` request: the stream handler takes the connection."""
+
+    request: Mapping[str, object]
 
 
 async def _discard(reader: asyncio.StreamReader) -> None:

@@ -38,6 +38,11 @@ def client_supports_elicitation(session: ServerSession) -> bool:
     return _declares_elicitation(session.protocol_version, session.client_capabilities)
 
 
+def _info(params: object, key: str) -> str | None:
+    value = getattr(getattr(params, "client_info", None), key, None)
+    return value if isinstance(value, str) else None
+
+
 class _FormUI:
     """confirm/select as flat form elicitations; subclasses say how to send one."""
 
@@ -94,9 +99,11 @@ class ElicitationUI(_FormUI):
 
     @property
     def client_name(self) -> str | None:
-        info = getattr(getattr(self._session, "client_params", None), "client_info", None)
-        name = getattr(info, "name", None)
-        return name if isinstance(name, str) else None
+        return _info(getattr(self._session, "client_params", None), "name")
+
+    @property
+    def client_version(self) -> str | None:
+        return _info(getattr(self._session, "client_params", None), "version")
 
     @property
     def available(self) -> bool:
@@ -115,9 +122,12 @@ class ConnectionElicitationUI(_FormUI):
     @property
     def client_name(self) -> str | None:
         """`clientInfo.name` from the handshake (shown by the console when it asks)."""
-        info = getattr(self._connection.client_params, "client_info", None)
-        name = getattr(info, "name", None)
-        return name if isinstance(name, str) else None
+        return _info(self._connection.client_params, "name")
+
+    @property
+    def client_version(self) -> str | None:
+        """`clientInfo.version` from the handshake (shown by live consoles)."""
+        return _info(self._connection.client_params, "version")
 
     @property
     def available(self) -> bool:

@@ -20,6 +20,8 @@ from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer
 from pct_runtime.serve.live import control_token
+from pct_runtime.serve.live_hub import LiveHub
+from pct_runtime.serve.live_protocol import PROTOCOL_VERSION
 from pct_runtime.serve.server import PctMCPServer
 from pct_runtime.serve.token import load_or_create_token
 
@@ -40,6 +42,38 @@ def control_handler(runtime: Runtime, label: str) -> Callable[[str], Awaitable[J
     return handle
 
 
+class LiveControl:
+    """A runtime's control listener with its live hub (registry entry, one-shot ops, and
+    the `subscribe` streams of live consoles)."""
+
+    def __init__(self, runtime: Runtime, label: str, *, kind: str, mcp: str) -> None:
+        self.hub = LiveHub(
+            runtime,
+            kind="serve" if kind == "pct serve" else "console",
+            transport="stdio" if mcp == "stdio" else "http",
+            mcp=mcp,
+            label=label,
+        )
+        self.server = ControlServer(
+            runtime.agent_dir,
+            control_token(runtime.agent_dir),
+            control_handler(runtime, label),
+            kind=kind,
+            mcp=mcp,
+            stream=self.hub.serve_stream,
+            live=PROTOCOL_VERSION,
+        )
+
+    async def start(self) -> None:
+        self.hub.start()
+        await self.server.start()
+        self.hub.control = self.server.address
+
+    async def aclose(self) -> None:
+        await self.hub.aclose()
+        await self.server.aclose()
+
+
 async def serve_stdio(
     *,
     model: str | None = None,
@@ -54,13 +88,7 @@ async def serve_stdio(
     session = await runtime.open_session("mcp")
     mcp = PctMCPServer(runtime, single_session=session, structured_content=structured_content)
     label = f"pct serve (pid {os.getpid()}, stdio)"
-    control = ControlServer(
-        runtime.agent_dir,
-        control_token(runtime.agent_dir),
-        control_handler(runtime, label),
-        kind="pct serve",
-        mcp="stdio",
-    )
+    control = LiveControl(runtime, label, kind="pct serve", mcp="stdio")
     await control.start()
 
     async def cleanup() -> None:
@@ -98,13 +126,7 @@ async def serve_http(
     # handling re-raises the signal after serving, which would skip it).
     http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=False)
     label = f"pct serve (pid {os.getpid()}, {http.url})"
-    control = ControlServer(
-        runtime.agent_dir,
-        control_token(runtime.agent_dir),
-        control_handler(runtime, label),
-        kind="pct serve",
-        mcp=http.url,
-    )
+    control = LiveControl(runtime, label, kind="pct serve", mcp=http.url)
     await control.start()
     warning = exposure_warning(host, http.port)
     if warning is not None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import prepare_patch
+from pct_runtime.capabilities.apply_patch.preview import file_diffs
 from pct_runtime.capabilities.apply_patch.tool import (
     PatchApprovalRequest,
     commit_prepared_async,
@@ -49,6 +51,8 @@ class PreparedCall:
     session_id: str | None = None
     approval: str | None = None
     cwd: str | None = None
+    #: The patch's per-file `(path, diff)` against disk now (reads files: call in a thread).
+    diffs: Callable[[], list[tuple[str, str]]] | None = None
 
 
 class CodeAdapter(Protocol):
@@ -87,7 +91,12 @@ class ApplyPatchAdapter:
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         preview = PatchApprovalRequest(prepared.summary, patch, prepared.cwd, ctx).preview()
-        return PreparedCall(self.name, prepared, approval=preview)
+        return PreparedCall(
+            self.name,
+            prepared,
+            approval=preview,
+            diffs=lambda: [(d.path, "\n".join(d.lines)) for d in file_diffs(prepared)],
+        )
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
         # A stop cannot take back a rename already in flight: the commit stops at its next

@@ -86,6 +86,8 @@ class Cell:
     listeners: list[Callable[[str], None]] = field(default_factory=list)
     #: Adapter names admitted when the cell started (tells "not" from "no longer" admitted).
     admitted_at_start: frozenset[str] = frozenset()
+    #: The program's first non-blank line (for viewers).
+    title: str = ""
 
     @property
     def pid(self) -> int:
@@ -216,6 +218,10 @@ class CellView:
         return self._cell.state
 
     @property
+    def title(self) -> str:
+        return self._cell.title
+
+    @property
     def terminal(self) -> asyncio.Event:
         return self._cell.terminal
 
@@ -226,6 +232,10 @@ class CellView:
             "result": cell.result_cap.snapshot(),
             "error": cell.error_cap.snapshot(),
         }
+
+    def output_capture(self) -> Capture:
+        """The capture of the cell's emitted text (live viewers read it by offset)."""
+        return self._cell.output
 
     def output_text(self) -> str | None:
         """The whole output while it is only in memory (else see the recovery file)."""

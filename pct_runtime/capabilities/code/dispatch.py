@@ -288,7 +288,8 @@ async def _approve(cell: Cell, prepared: PreparedCall) -> None:
         raise unavailable
     preview, _ = truncate_text(prepared.approval or "", 800)
     try:
-        with asking(subject=prepared.args):  # the console diffs the preflighted patch
+        # The console diffs the preflighted patch; a remote one gets the diffs themselves.
+        with asking(subject=prepared.args, diffs=prepared.diffs):
             ok = await ui.confirm("Code Mode: apply patch?", preview)
     except UIUnavailableError:
         raise unavailable from None

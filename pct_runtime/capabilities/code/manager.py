@@ -194,6 +194,7 @@ class CodeManager:
             declared=declared,
             ctx=ctx,
             admitted_at_start=admitted_at_start,
+            title=next((line.strip() for line in request.code.splitlines() if line.strip()), ""),
             output=self._owner.open_capture(f"{cell_id} output", prefix_limit=OUTPUT_BUFFER_BYTES),
             result_cap=self._owner.open_capture(f"{cell_id} result", prefix_limit=RESULT_BYTES),
             error_cap=self._owner.open_capture(f"{cell_id} error", prefix_limit=ERROR_BYTES),

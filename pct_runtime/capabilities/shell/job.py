@@ -151,6 +151,8 @@ class ShellJob:
         self._stop_task: asyncio.Task[bool] | None = None
         self._probing = False
         self._output_listeners: list[Callable[[str, str], None]] = []
+        #: The command line it runs (for viewers; set at spawn).
+        self.command = ""
 
     # -- observers -----------------------------------------------------------------------
     def add_output_listener(self, listener: Callable[[str, str], None]) -> Callable[[], None]:
@@ -188,6 +190,7 @@ class ShellJob:
         sandbox: Sandbox | None = None,
     ) -> None:
         """Launch exactly once. Raises OSError (the manager reports `spawn-failed`)."""
+        self.command = command
         r0, w0 = os.pipe()
         r1, w1 = os.pipe()
         r2, w2 = os.pipe()

@@ -1,0 +1,251 @@
+"""One live-control connection: a bounded outbox and a reader of the client's acts.
+
+Producers (tool calls, output, events) only touch in-memory state here, synchronously and
+in constant time; one writer task per connection turns that state into lines at the pace
+the client reads them. Nothing a producer does ever waits on a socket:
+
+- replies, approvals and approval_closed are few and never dropped;
+- a snapshot is a flag: the writer builds a fresh one when it gets to it (coalesced);
+- events queue up to `MAX_EVENTS`; past that the queue is dropped and one fresh snapshot
+  is sent instead;
+- output is never queued: the writer reads each followed work's log from its offset.
+
+A console whose socket has not drained for `STALL_SECONDS` stops counting as an approval
+route, so a question pending on it falls back to the next route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pct_runtime.jsontypes import JSONObject
+from pct_runtime.serve.live_protocol import (
+    CLIENT_TYPES,
+    FOLLOW,
+    MAX_OUTPUT_CHUNK,
+    UNFOLLOW,
+    ActionResult,
+    OutputChunk,
+    Role,
+    output_message,
+    reply_message,
+    snapshot_message,
+)
+
+if TYPE_CHECKING:
+    from pct_runtime.serve.live_hub import LiveHub
+    from pct_runtime.serve.live_output import WorkLog
+
+_log = logging.getLogger(__name__)
+
+MAX_EVENTS = 256
+#: A console whose socket has not drained for this long is not an approval route.
+STALL_SECONDS = 5.0
+#: Snapshots to one connection are at least this far apart (a burst becomes one).
+SNAPSHOT_INTERVAL = 0.05
+#: Longest client line (acts are small).
+MAX_CLIENT_LINE = 64 * 1024
+
+
+class LiveConnection:
+    def __init__(
+        self,
+        hub: LiveHub,
+        role: Role,
+        client: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        self.hub = hub
+        self.role: Role = role
+        self.client = client
+        self._reader = reader
+        self._writer = writer
+        self._control: deque[JSONObject] = deque()
+        self._events: deque[JSONObject] = deque()
+        self._snapshot_dirty = True  # the first message after the accept line
+        self._last_snapshot = 0.0
+        self._follows: dict[str, tuple[WorkLog, int]] = {}
+        self._wake = asyncio.Event()
+        self._drain_since: float | None = None
+        self.closed = False
+        self.dropped_events = 0
+
+    # -- state the hub reads ----------------------------------------------------------
+    @property
+    def stalled(self) -> bool:
+        since = self._drain_since
+        return since is not None and time.monotonic() - since > STALL_SECONDS
+
+    @property
+    def approver(self) -> bool:
+        return self.role == "console" and not self.closed and not self.stalled
+
+    def close_transport(self) -> None:
+        self.closed = True
+        self._writer.close()
+        self._wake.set()
+
+    # -- producers (sync, constant time) ------------------------------------------------
+    def wake(self) -> None:
+        self._wake.set()
+
+    def push_control(self, message: JSONObject) -> None:
+        if not self.closed:
+            self._control.append(message)
+            self._wake.set()
+
+    def mark_snapshot(self) -> None:
+        self._snapshot_dirty = True
+        self._wake.set()
+
+    def push_event(self, message: JSONObject) -> None:
+        if self.closed:
+            return
+        if len(self._events) >= MAX_EVENTS:
+            self.dropped_events += len(self._events) + 1
+            self._events.clear()
+            self._snapshot_dirty = True
+        else:
+            self._events.append(message)
+        self._wake.set()
+
+    # -- the connection's life ----------------------------------------------------------
+    async def run(self) -> None:
+        writer_task = asyncio.get_running_loop().create_task(self._write_loop())
+        try:
+            await self._read_loop()
+        finally:
+            self.closed = True
+            writer_task.cancel()
+            with contextlib.suppress(BaseException):
+                await writer_task
+            for log, _ in self._follows.values():
+                log.followers.discard(self.wake)
+                self.hub.release_log(log)
+            self._follows.clear()
+
+    async def _read_loop(self) -> None:
+        while not self.closed:
+            try:
+                line = await self._reader.readline()
+            except (ConnectionError, OSError, ValueError):  # reset, or a line past the limit
+                return
+            if not line:
+                return
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(message, dict):
+                continue
+            await self._handle(message)
+
+    async def _handle(self, message: Mapping[str, object]) -> None:
+        kind = message.get("type")
+        request_id = message.get("id")
+        if kind not in CLIENT_TYPES:
+            if request_id is not None:
+                self._reply(request_id, ActionResult(False, f"unknown message type {kind!r}"))
+            return
+        if kind == FOLLOW:
+            self._reply(request_id, self._follow(message))
+        elif kind == UNFOLLOW:
+            self._reply(request_id, self._unfollow(message))
+        else:
+            # An act may take seconds (a stop waits for the group): run it aside, so the
+            # reader keeps taking answers meanwhile.
+            task = asyncio.get_running_loop().create_task(self._act(request_id, message))
+            self.hub.keep(task)
+
+    async def _act(self, request_id: object, message: Mapping[str, object]) -> None:
+        try:
+            result = await self.hub.act(self, message)
+        except Exception as exc:
+            _log.exception("live act failed")
+            result = ActionResult(False, f"internal error: {type(exc).__name__}")
+        self._reply(request_id, result)
+
+    def _reply(self, request_id: object, result: ActionResult) -> None:
+        self.push_control(reply_message(request_id, result))
+
+    def _follow(self, message: Mapping[str, object]) -> ActionResult:
+        work_id = message.get("work_id")
+        offset = message.get("offset", 0)
+        if not isinstance(work_id, str):
+            return ActionResult(False, "follow needs work_id (a string)")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            return ActionResult(False, "offset must be a non-negative integer")
+        if work_id in self._follows:
+            return ActionResult(False, f"{work_id} is already followed on this connection")
+        log = self.hub.log_for(work_id)
+        if log is None:
+            return ActionResult(False, f"unknown work {work_id}; take ids from the snapshot")
+        log.followers.add(self.wake)
+        self._follows[work_id] = (log, offset)
+        self._wake.set()
+        return ActionResult(True, f"following {work_id} from {offset}")
+
+    def _unfollow(self, message: Mapping[str, object]) -> ActionResult:
+        work_id = message.get("work_id")
+        follow = self._follows.pop(work_id, None) if isinstance(work_id, str) else None
+        if follow is None:
+            return ActionResult(False, f"{work_id} is not followed on this connection")
+        follow[0].followers.discard(self.wake)
+        self.hub.release_log(follow[0])
+        return ActionResult(True, f"stopped following {work_id}")
+
+    # -- the writer ---------------------------------------------------------------------
+    def _next(self) -> JSONObject | None:
+        if self._control:
+            return self._control.popleft()
+        if self._snapshot_dirty:
+            wait = self._last_snapshot + SNAPSHOT_INTERVAL - time.monotonic()
+            if wait <= 0:
+                self._snapshot_dirty = False
+                self._last_snapshot = time.monotonic()
+                return snapshot_message(self.hub.snapshot())
+            asyncio.get_running_loop().call_later(wait, self._wake.set)
+        if self._events:
+            return self._events.popleft()
+        return self._output()
+
+    def _output(self) -> JSONObject | None:
+        for work_id, (log, offset) in list(self._follows.items()):
+            start, data = log.read(offset, MAX_OUTPUT_CHUNK)
+            end = start + len(data)
+            ended = log.ended and log.ready and end >= log.total
+            if not data and not ended:
+                continue
+            if ended:
+                del self._follows[work_id]
+                log.followers.discard(self.wake)
+                self.hub.release_log(log)
+            else:  # to the back: followed works take turns
+                del self._follows[work_id]
+                self._follows[work_id] = (log, end)
+            return output_message(OutputChunk(work_id, start, data, ended))
+        return None
+
+    async def _write_loop(self) -> None:
+        writer = self._writer
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while (message := self._next()) is not None:
+                    line = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+                    writer.write(line.encode("utf-8") + b"\n")
+                    self._drain_since = time.monotonic()
+                    await writer.drain()
+                    self._drain_since = None
+        except (ConnectionError, OSError):
+            self.closed = True
+            self._writer.close()

@@ -1,0 +1,369 @@
+"""The runtime side of live control: what connected consoles see, and what they may do.
+
+One `LiveHub` per runtime process. It watches the runtime (its event bus, every session's
+shell and Code Mode managers), keeps the list of work a snapshot reports, owns the output
+logs followed works are read from, routes approvals to consoles (`RemoteApprovals`), and
+carries out acts (stop a job or cell, end a session) for `console` connections; a
+`monitor` connection's acts are refused. The control server hands it every `subscribe`
+connection (`serve_stream`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+
+from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.jsontypes import JSONObject
+from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
+from pct_runtime.runtime.managers import built_code, built_shell
+from pct_runtime.serve.live_approvals import RemoteApprovals
+from pct_runtime.serve.live_conn import LiveConnection
+from pct_runtime.serve.live_output import CellView, ShellJob, TrackedWork, WorkLog
+from pct_runtime.serve.live_protocol import (
+    ANSWER,
+    END_SESSION,
+    PROTOCOL_VERSION,
+    READ_ONLY_MESSAGE,
+    ROLES,
+    STOP,
+    ActionResult,
+    ApprovalClosed,
+    ApprovalInfo,
+    EventInfo,
+    Role,
+    RuntimeInfo,
+    SessionInfo,
+    Snapshot,
+    approval_message,
+    closed_message,
+    event_message,
+    runtime_to_json,
+    version_refusal,
+)
+
+_log = logging.getLogger(__name__)
+
+#: Work rows a snapshot keeps (finished ones leave first).
+MAX_WORK = 200
+#: Events that change what a snapshot shows.
+_SNAPSHOT_EVENTS = frozenset(
+    {"session-opened", "session-closed", "projection-changed", "model-changed", "reloaded"}
+)
+
+
+class LiveHub:
+    def __init__(
+        self, runtime: Runtime, *, kind: str, transport: str, mcp: str, label: str
+    ) -> None:
+        self.runtime = runtime
+        self.kind = kind
+        self.transport = transport
+        self.mcp = mcp
+        self.label = label
+        self.control = ""
+        self.started = time.time()
+        self.connections: set[LiveConnection] = set()
+        self.work: dict[str, TrackedWork] = {}
+        self.approvals = RemoteApprovals(self)
+        self._watched: dict[str, dict[str, object]] = {}
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._detach_ui: Callable[[], None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        bus = self.runtime.events
+        self._unsubscribe += [
+            bus.subscribe(RUNTIME_EVENTS_CHANNEL, self._on_runtime_event),
+            bus.subscribe(EXECUTION_DIAGNOSTICS_CHANNEL, self._on_diagnostics),
+        ]
+        for session in self.runtime.sessions:
+            self._watch(session)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self.approvals.cancel_all()
+        if self._detach_ui is not None:
+            self._detach_ui()
+            self._detach_ui = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        for connection in list(self.connections):
+            connection.closed = True
+            connection.close_transport()
+        for work in self.work.values():
+            work.forget()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def keep(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- what a snapshot shows ------------------------------------------------------------
+    def runtime_info(self) -> RuntimeInfo:
+        return RuntimeInfo(
+            pid=os.getpid(),
+            kind=self.kind,
+            transport=self.transport,
+            mcp=self.mcp,
+            control=self.control,
+            started=self.started,
+        )
+
+    def snapshot(self) -> Snapshot:
+        sessions = tuple(
+            SessionInfo(
+                id=s.id,
+                kind=s.kind,
+                client_name=s.ui.client,
+                client_version=s.ui.client_version,
+                model=s.model.key if s.model is not None else None,
+            )
+            for s in self.runtime.sessions
+        )
+        return Snapshot(
+            runtime=self.runtime_info(),
+            sessions=sessions,
+            work=tuple(w.info() for w in self.work.values()),
+            status_text=self.runtime.live_status_text(self.label),
+        )
+
+    def client_label(self, session_id: str | None) -> str | None:
+        session = self.runtime.session(session_id) if session_id else None
+        if session is None or session.ui.client is None:
+            return None
+        version = session.ui.client_version
+        return f"{session.ui.client} {version}" if version else session.ui.client
+
+    @property
+    def approvers(self) -> int:
+        return sum(1 for c in self.connections if c.approver)
+
+    # -- fan-out --------------------------------------------------------------------------
+    def changed(self) -> None:
+        for connection in self.connections:
+            connection.mark_snapshot()
+
+    def note(self, kind: str, text: str) -> None:
+        message = event_message(EventInfo(time.time(), kind, text))
+        for connection in self.connections:
+            connection.push_event(message)
+
+    def broadcast_approval(self, info: ApprovalInfo) -> None:
+        message = approval_message(info)
+        for connection in self.connections:
+            connection.push_control(message)
+
+    def broadcast_closed(self, closed: ApprovalClosed) -> None:
+        message = closed_message(closed)
+        for connection in self.connections:
+            connection.push_control(message)
+
+    def _on_runtime_event(self, payload: object) -> None:
+        if not isinstance(payload, dict):
+            return
+        kind = str(payload.get("type", "event"))
+        details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
+        self.note("runtime", f"{kind} {details}".rstrip())
+        session_id = str(payload.get("session"))
+        if kind in ("session-opened", "service-built"):
+            session = self.runtime.session(session_id)
+            if session is not None:
+                self._watch(session)
+        if kind == "session-closed":
+            self._watched.pop(session_id, None)
+            for work_id, work in list(self.work.items()):
+                if work.session_id == session_id:
+                    work.forget()
+                    del self.work[work_id]
+        if kind in _SNAPSHOT_EVENTS:
+            self.changed()
+
+    def _on_diagnostics(self, payload: object) -> None:
+        if not isinstance(payload, dict):
+            return
+        keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
+        text = " ".join(f"{k}={_short(payload[k])}" for k in keys if k in payload)
+        self.note("diagnostics", text)
+        self.changed()
+
+    # -- work -----------------------------------------------------------------------------
+    def _watch(self, session: RuntimeSession) -> None:
+        """Subscribe to the session's shell and code managers, once per manager object."""
+        watched = self._watched.setdefault(session.id, {})
+        sid = session.id
+        shell = built_shell(session.services)
+        if shell is not None and watched.get("shell") is not shell:
+            watched["shell"] = shell
+            self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(sid, job)))
+            for job in shell.jobs():
+                self._add_job(sid, job)
+        code = built_code(session.services)
+        if code is not None and watched.get("code") is not code:
+            watched["code"] = code
+            self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(sid, cell)))
+            for cell in code.cells():
+                self._add_cell(sid, cell)
+
+    def _add_job(self, session_id: str, job: ShellJob) -> None:
+        self._add(TrackedWork(session_id, "shell", job=job))
+
+    def _add_cell(self, session_id: str, cell: CellView) -> None:
+        self._add(TrackedWork(session_id, "cell", cell=cell))
+
+    def _add(self, work: TrackedWork) -> None:
+        if work.id in self.work:
+            return
+        self.work[work.id] = work
+        if len(self.work) > MAX_WORK:
+            ended = [w for w in self.work.values() if not w.running and w.log is None]
+            for old in ended[: len(self.work) - MAX_WORK]:
+                del self.work[old.id]
+        self.changed()
+
+        async def wait_end() -> None:
+            await work.finished.wait()
+            self.changed()
+
+        task = asyncio.get_running_loop().create_task(wait_end())
+        self.keep(task)
+        work._removers.append(lambda: _cancel(task))
+
+    def log_for(self, work_id: str) -> WorkLog | None:
+        work = self.work.get(work_id)
+        if work is None:
+            return None
+        if work.log is None:
+            work.log = WorkLog(work)
+            if work._gone:
+                work.log.end()
+        return work.log
+
+    def release_log(self, log: WorkLog) -> None:
+        """A follower left; the last one out drops the log (its text stays in the captures)."""
+        if log.followers or log.work.log is not log:
+            return
+        log.work.log = None
+        log.close()
+
+    # -- connections ----------------------------------------------------------------------
+    async def serve_stream(
+        self,
+        request: Mapping[str, object],
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        """A token-checked `subscribe`: refuse it with one line, or serve the stream."""
+        version = request.get("version")
+        role = request.get("role", "console")
+        problem: str | None = None
+        if version != PROTOCOL_VERSION:
+            problem = version_refusal(version)
+        elif role not in ROLES:
+            problem = f"unknown role {role!r}; expected console or monitor"
+        elif self._closed:
+            problem = "this runtime is shutting down"
+        if problem is not None:
+            await _write_line(writer, {"ok": False, "error": problem})
+            return
+        checked: Role = "monitor" if role == "monitor" else "console"
+        client = str(request.get("client", ""))
+        connection = LiveConnection(self, checked, client, reader, writer)
+        runtime = runtime_to_json(self.runtime_info())
+        await _write_line(writer, {"ok": True, "version": PROTOCOL_VERSION, "runtime": runtime})
+        self.connections.add(connection)
+        for info in self.approvals.pending:
+            connection.push_control(approval_message(info))
+        self._routes_changed()
+        self.note("live", f"{checked} connected (client {client or '?'})")
+        try:
+            await connection.run()
+        finally:
+            self.connections.discard(connection)
+            self._routes_changed()
+            if not self._closed:
+                self.note("live", f"{checked} disconnected (client {client or '?'})")
+
+    def _routes_changed(self) -> None:
+        """Attach the remote port while a console is connected; wake waiting questions."""
+        consoles = any(c.role == "console" for c in self.connections)
+        if consoles and self._detach_ui is None and not self._closed:
+            self._detach_ui = self.runtime.attach_remote_ui(self.approvals)
+        elif not consoles and self._detach_ui is not None:
+            self._detach_ui()
+            self._detach_ui = None
+        self.approvals.routes_changed()
+
+    # -- acts -----------------------------------------------------------------------------
+    async def act(self, connection: LiveConnection, message: Mapping[str, object]) -> ActionResult:
+        if connection.role != "console":
+            return ActionResult(False, READ_ONLY_MESSAGE)
+        kind = message.get("type")
+        if kind == STOP:
+            return await self._stop(message.get("work_id"))
+        if kind == END_SESSION:
+            return await self._end_session(message.get("session_id"))
+        if kind == ANSWER:
+            request_id = message.get("request_id")
+            if not isinstance(request_id, str):
+                return ActionResult(False, "answer needs request_id (a string)")
+            return self.approvals.answer(request_id, message.get("value"))
+        return ActionResult(False, f"unknown act {kind!r}")
+
+    async def _stop(self, work_id: object) -> ActionResult:
+        work = self.work.get(work_id) if isinstance(work_id, str) else None
+        if work is None:
+            return ActionResult(False, f"unknown work {work_id}; take ids from the snapshot")
+        if not work.running:
+            return ActionResult(False, f"{work.id} has already ended ({work.state})")
+        what = "shell job" if work.kind == "shell" else "code cell"
+        self.note("live", f"stop {what} {work.id} (requested by a console)")
+        confirmed = await work.stop()
+        self.changed()
+        if confirmed or work.state == "terminated":
+            return ActionResult(True, f"stopped {what} {work.id}")
+        return ActionResult(
+            True, f"stop of {what} {work.id} requested; it is {work.state} (not yet confirmed)"
+        )
+
+    async def _end_session(self, session_id: object) -> ActionResult:
+        session = self.runtime.session(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            return ActionResult(False, f"unknown session {session_id}; take ids from the snapshot")
+        self.note("live", f"end session {session.id} (requested by a console)")
+        await session.close()
+        self.changed()
+        return ActionResult(True, f"ended session {session.id}")
+
+
+def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+
+
+async def _write_line(writer: asyncio.StreamWriter, message: JSONObject) -> None:
+    writer.write(json.dumps(message).encode("utf-8") + b"\n")
+    with contextlib.suppress(ConnectionError, OSError):
+        await writer.drain()
+
+
+def _short(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return "+".join(str(v) for v in value) or "none"
+    if value is None:
+        return "—"
+    if isinstance(value, dict):
+        if all(isinstance(v, bool) for v in value.values()):
+            return "+".join(k for k, v in value.items() if v) or "none"
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)

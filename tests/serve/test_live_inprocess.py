@@ -1,0 +1,222 @@
+"""Live control against an in-process runtime: snapshots, output, acts, approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from serve_doubles import Approve
+
+from pct_runtime.capabilities.base import ToolError
+from pct_runtime.runtime import Runtime
+from pct_runtime.serve.control import list_runtimes, request
+from pct_runtime.serve.live import control_token
+from pct_runtime.serve.live_client import (
+    ApprovalClosed,
+    ApprovalInfo,
+    LiveClient,
+    LiveError,
+    Snapshot,
+    Update,
+)
+from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
+from pct_runtime.serve.run import LiveControl
+
+
+def write_config(agent_dir: Path, obj: Any) -> None:
+    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj), encoding="utf-8")
+
+
+@pytest.fixture
+async def live(tmp_path: Path) -> AsyncIterator[tuple[Runtime, LiveControl]]:
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}})
+    runtime = Runtime(agent_dir=agent, cwd=tmp_path, extra_tools=[Approve()])
+    await runtime.start()
+    control = LiveControl(runtime, "test runtime", kind="pct serve", mcp="stdio")
+    await control.start()
+    try:
+        yield runtime, control
+    finally:
+        await control.aclose()
+        await runtime.aclose()
+
+
+async def connect(runtime: Runtime, role: str = "console") -> LiveClient:
+    (entry,) = list_runtimes(runtime.agent_dir)
+    return await LiveClient.connect(entry, control_token(runtime.agent_dir), role=role)  # type: ignore[arg-type]
+
+
+async def next_of(updates: AsyncIterator[Update], kind: type[Any], within: float = 10.0) -> Any:
+    async def find() -> Any:
+        async for update in updates:
+            if isinstance(update, kind):
+                return update
+        raise AssertionError("the updates ended")
+
+    return await asyncio.wait_for(find(), within)
+
+
+async def snapshot_where(
+    updates: AsyncIterator[Update], check: Any, within: float = 10.0
+) -> Snapshot:
+    async def find() -> Snapshot:
+        async for update in updates:
+            if isinstance(update, Snapshot) and check(update):
+                return update
+        raise AssertionError("the updates ended")
+
+    return await asyncio.wait_for(find(), within)
+
+
+async def test_registry_entry_says_transport_and_protocol(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    (entry,) = list_runtimes(runtime.agent_dir)
+    assert (entry.transport, entry.live) == ("stdio", PROTOCOL_VERSION)
+    # the one-shot ops still work unchanged on the same socket
+    assert (await request(entry, control_token(runtime.agent_dir), "ping")) == {"ok": True}
+
+
+async def test_old_entries_stay_readable(tmp_path: Path) -> None:
+    directory = tmp_path / "pct" / "runtimes"
+    directory.mkdir(parents=True)
+    old = {"pid": os.getpid(), "kind": "pct serve", "control": "127.0.0.1:9", "mcp": "http://x/mcp"}
+    (directory / "1-old.json").write_text(json.dumps(old))
+    (entry,) = list_runtimes(tmp_path)
+    assert (entry.transport, entry.live) == ("http", 0)
+
+
+async def test_refusals_are_clear(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    (entry,) = list_runtimes(runtime.agent_dir)
+    with pytest.raises(LiveError, match="unauthorized"):
+        await LiveClient.connect(entry, "wrong", role="console")
+    host, _, port = entry.control.rpartition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    token = control_token(runtime.agent_dir)
+    writer.write(json.dumps({"token": token, "op": "subscribe", "version": 9}).encode() + b"\n")
+    reply = json.loads(await reader.readline())
+    writer.close()
+    assert reply == {
+        "ok": False,
+        "error": "unsupported protocol version 9; this runtime speaks 1",
+    }
+
+
+async def test_snapshot_follow_and_stop(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    first = await next_of(updates, Snapshot)
+    assert first.runtime.pid == os.getpid()
+    assert (first.runtime.kind, first.runtime.transport) == ("serve", "stdio")
+    assert first.sessions == ()
+    session = await runtime.open_session("mcp")
+    cmd = "for i in $(seq 1 400); do echo line-$i; done; sleep 30"
+    started = await session.call("exec_command", {"cmd": cmd, "yield_time_ms": 200})
+    assert "running" in started.text
+    snap = await snapshot_where(updates, lambda s: s.work)
+    (work,) = snap.work
+    assert [s.id for s in snap.sessions] == [session.id]
+    assert (work.kind, work.session_id, work.state) == ("shell", session.id, "running")
+    assert work.title == " ".join(cmd.split())
+    assert f"Session {session.id}" in snap.status_text
+
+    seen: list[str] = []
+    follow = client.follow(work.id)
+
+    async def read_until_sleep() -> None:
+        async for chunk in follow:
+            assert chunk.offset == sum(len(s) for s in seen)
+            seen.append(chunk.data)
+            if "line-400\n" in "".join(seen):
+                return
+
+    await asyncio.wait_for(read_until_sleep(), 10)
+    assert "".join(seen) == "".join(f"line-{i}\n" for i in range(1, 401))
+    result = await client.stop(work.id)
+    assert result.ok, result.message
+    tail = [chunk async for chunk in follow]
+    assert tail[-1].ended
+    assert "".join(c.data for c in tail) == ""
+    done = await snapshot_where(updates, lambda s: s.work and s.work[0].state == "terminated")
+    assert done.work[0].id == work.id
+    again = await client.stop(work.id)
+    assert not again.ok
+    assert "already ended" in again.message
+    ended = await client.end_session(session.id)
+    assert ended.ok, ended.message
+    assert runtime.session(session.id) is None
+    await client.aclose()
+
+
+async def test_monitor_acts_are_refused(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    session = await runtime.open_session("mcp")
+    monitor = await connect(runtime, "monitor")
+    await next_of(monitor.updates(), Snapshot)
+    for result in (
+        await monitor.stop("pct-shell-x"),
+        await monitor.end_session(session.id),
+        await monitor.answer("approval-x", True),
+    ):
+        assert (result.ok, result.message) == (False, READ_ONLY_MESSAGE)
+    assert runtime.session(session.id) is session
+    assert runtime.console_ui is None  # a monitor is never an approval route
+    await monitor.aclose()
+
+
+async def test_console_answers_approvals_first_answer_wins(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    first = await connect(runtime)
+    second = await connect(runtime)
+    a, b = first.updates(), second.updates()
+    await next_of(a, Snapshot)
+    await next_of(b, Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(a, ApprovalInfo)
+    asked_b = await next_of(b, ApprovalInfo)
+    assert asked.request_id == asked_b.request_id
+    assert (asked.session_id, asked.title) == (session.id, "Allow the test change?")
+    assert (await first.answer(asked.request_id, True)).ok
+    assert (await call).text == "approved"
+    closed = await next_of(b, ApprovalClosed)
+    assert closed == ApprovalClosed(asked.request_id, "answered")
+    late = await second.answer(asked.request_id, False)
+    assert not late.ok
+    assert "no longer pending" in late.message
+
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(b, ApprovalInfo)
+    assert (await second.answer(asked.request_id, False)).ok
+    assert (await call).text == "denied"
+    await first.aclose()
+    await second.aclose()
+
+
+async def test_console_leaving_hands_the_question_on(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    await next_of(updates, Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    await next_of(updates, ApprovalInfo)
+    await client.aclose()
+    with pytest.raises(ToolError) as raised:
+        await asyncio.wait_for(call, 5)
+    assert raised.value.code == "approval-unavailable"
+    assert runtime.console_ui is None

@@ -88,9 +88,17 @@ class RegistryBackend:
         return client
 
 
+#: What a user typed to start a runtime of each kind the protocol reports.
+KIND_NAMES = {"serve": "pct serve", "console": "pct-tui"}
+
+
+def kind_name(info: RuntimeInfo) -> str:
+    return KIND_NAMES.get(info.kind, info.kind)
+
+
 def runtime_label(info: RuntimeInfo) -> str:
     """`pct serve pid 4242 (stdio)`: how the console names a runtime everywhere."""
-    return f"{info.kind} pid {info.pid} ({info.transport})"
+    return f"{kind_name(info)} pid {info.pid} ({info.transport})"
 
 
 def client_label(session: SessionInfo | None) -> str:

@@ -1,5 +1,5 @@
 """The console's embedded runtime: one `Runtime`, MCP over streamable HTTP on loopback,
-and the live-control entry that `pct reload` / `pct status --live` find.
+and the live-control entry that `pct reload` / `pct status --live` and other consoles find.
 
 The HTTP server is uvicorn with `log_config=None` inside the console's event loop (a
 Textual worker awaits `serve()`), so it never writes to the terminal the console draws on,
@@ -17,8 +17,8 @@ from pct_runtime.runtime import Runtime
 from pct_runtime.serve.token import TOKEN_ENV, token_path
 
 if TYPE_CHECKING:
-    from pct_runtime.serve.control import ControlServer
     from pct_runtime.serve.http import PctHttpServer
+    from pct_runtime.serve.run import LiveControl
     from pct_runtime.serve.server import PctMCPServer
 
 CONSOLE_KIND = "pct-tui"
@@ -56,16 +56,14 @@ class EmbeddedServing:
         self.port = port
         self.mcp: PctMCPServer | None = None
         self.http: PctHttpServer | None = None
-        self.control: ControlServer | None = None
+        self.control: LiveControl | None = None
         self.attach: AttachInfo | None = None
 
     async def start(self) -> AttachInfo:
         """Read config and models, bind the socket, register for live control."""
         # Deferred for start-up time: the MCP/HTTP stack loads in the boot thread (`_preload`).
-        from pct_runtime.serve.control import ControlServer
         from pct_runtime.serve.http import PctHttpServer
-        from pct_runtime.serve.live import control_token
-        from pct_runtime.serve.run import control_handler
+        from pct_runtime.serve.run import LiveControl
         from pct_runtime.serve.server import PctMCPServer
         from pct_runtime.serve.token import load_or_create_token
 
@@ -76,13 +74,8 @@ class EmbeddedServing:
         self.http = PctHttpServer(self.mcp, token=token, host=self.host, port=self.port)
         url = self.http.url
         label = f"{CONSOLE_KIND} (pid {os.getpid()}, {url})"
-        self.control = ControlServer(
-            runtime.agent_dir,
-            control_token(runtime.agent_dir),
-            control_handler(runtime, label),
-            kind=CONSOLE_KIND,
-            mcp=url,
-        )
+        # Live control too: other consoles see this one's sessions and answer its questions.
+        self.control = LiveControl(runtime, label, kind=CONSOLE_KIND, mcp=url)
         await self.control.start()
         source = (
             f"${TOKEN_ENV}"

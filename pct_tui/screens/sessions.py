@@ -25,6 +25,7 @@ from pct_tui.remote import (
     RemoteWorkRow,
     client_label,
     end_remote_session,
+    kind_name,
     runtime_label,
 )
 from pct_tui.screens.approval import ConfirmScreen
@@ -161,7 +162,7 @@ class SessionsScreen(PctScreen):
             info = runtime.info
             return (
                 Text(f"pid {info.pid}", style="bold cyan"),
-                info.kind,
+                kind_name(info),
                 info.transport,
                 Text("live", style=STATE_STYLES["open"]),
                 "",

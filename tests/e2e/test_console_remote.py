@@ -110,7 +110,13 @@ async def test_console_answers_an_agents_nested_patch_and_quitting_falls_back(
             async def ask(patch: str) -> asyncio.Future[Any]:
                 code = f"await tools.apply_patch({patch!r})"
                 call = asyncio.ensure_future(client.call_tool("exec", {"code": code}))
-                await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "modal")
+                await wait_for(
+                    pilot,
+                    lambda: (
+                        isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#buttons"))
+                    ),
+                    "modal",
+                )
                 return call
 
             call = await ask(PATCH)

@@ -37,11 +37,18 @@ _END = object()
 
 
 class DoubleRuntime:
-    def __init__(self, pid: int, *, transport: str = "stdio", kind: str = "pct serve") -> None:
+    def __init__(self, pid: int, *, transport: str = "stdio", kind: str = "serve") -> None:
         mcp = "stdio" if transport == "stdio" else f"http://127.0.0.1:{pid}/mcp"
         self.info = RuntimeInfo(pid, kind, transport, mcp, f"127.0.0.1:{pid}", 1_700_000_000.0)
         self.entry = RuntimeEntry(
-            pid, kind, self.info.control, mcp, self.info.started, Path(f"/double/{pid}.json")
+            pid,
+            "pct serve",
+            self.info.control,
+            mcp,
+            self.info.started,
+            Path(f"/double/{pid}.json"),
+            transport,
+            1,
         )
         self.sessions: list[SessionInfo] = []
         self.work: dict[str, WorkInfo] = {}

@@ -261,22 +261,22 @@ class SessionsScreen(PctScreen):
 
     @work(exclusive=True, group="sessions-confirm")
     async def action_stop(self) -> None:
+        if self._refused("stop work"):
+            return
         line = self._current()
         if line is None or line.row is None:
             return
         row = line.row
-        if self._refused("stop work"):
-            return
         if not row.running:
             self.notify(f"{row.id} has already ended.")
             return
         what = "shell job" if row.kind == "shell" else "code cell"
-        where = f" in {line.runtime.label}" if line.runtime is not None else ""
+        where = f"It runs in {line.runtime.label}. " if line.runtime is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
-                f"Stop {what} {row.id}{where}?",
-                "The process group gets SIGTERM, then SIGKILL after the grace period. The "
-                "agent's next poll reports it as terminated; its recovery files stay.",
+                f"Stop {what} {row.id}?",
+                f"{where}The process group gets SIGTERM, then SIGKILL after the grace period. "
+                "The agent's next poll reports it as terminated; its recovery files stay.",
                 yes="Stop",
             )
         )
@@ -292,6 +292,8 @@ class SessionsScreen(PctScreen):
 
     @work(exclusive=True, group="sessions-confirm")
     async def action_end_session(self) -> None:
+        if self._refused("end sessions"):
+            return
         line = self._current()
         if line is None or line.kind == "runtime":
             return
@@ -301,14 +303,12 @@ class SessionsScreen(PctScreen):
             return
         if runtime is not None and runtime.session(line.session_id) is None:
             return
-        if self._refused("end sessions"):
-            return
-        where = f" in {runtime.label}" if runtime is not None else ""
+        where = f"It is a session of {runtime.label}. " if runtime is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
-                f"End session {line.session_id}{where}?",
-                "Its calls are cancelled, its shell jobs and code cells are stopped and its "
-                "recovery files are removed. The agent must reconnect to continue.",
+                f"End session {line.session_id}?",
+                f"{where}Its calls are cancelled, its shell jobs and code cells are stopped and "
+                "its recovery files are removed. The agent must reconnect to continue.",
                 yes="End session",
             )
         )

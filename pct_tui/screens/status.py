@@ -76,7 +76,7 @@ class StatusScreen(PctScreen):
                 session_key = f"{key}:{number}"
                 self._remote[session_key] = (runtime, info.id)
                 model = info.model or "—"
-                options.append(Option(f"  {info.id} ({info.kind}) · {model}", id=session_key))
+                options.append(Option(f"  {info.id} · {model}", id=session_key))
         sessions.set_options(options)
         ids = [o.id for o in options]
         sessions.highlighted = ids.index(selected) if selected in ids else 0

@@ -76,11 +76,11 @@ async def test_sessions_and_status_group_every_runtime(agent_dir: Path, tmp_path
         options = app.screen.query_one("#status-sessions", OptionList)
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert "pct serve pid 4242 (stdio)" in labels
-        assert "  pct-session-http (stdio) · —" in labels
+        assert "  pct-session-http · —" in labels
         options.highlighted = labels.index("pct serve pid 4242 (stdio)")
         await pilot.pause()
         assert text(app, "#status-text") == runtime.status_text
-        options.highlighted = labels.index("  pct-session-http (stdio) · —")
+        options.highlighted = labels.index("  pct-session-http · —")
         await pilot.pause()
         assert "client claude-code 2.1" in text(app, "#status-tools")
 
@@ -126,9 +126,9 @@ async def test_stop_and_end_remotely_confirmed_and_failures_shown(
         table = app.screen.query_one("#work-table", DataTable)
         await pilot.press("down", "down", "down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
-        assert str(app.screen.query_one("#question-title").render()) == (
-            "Stop shell job job-1 in pct serve pid 4242 (stdio)?"
-        )
+        assert str(app.screen.query_one("#question-title").render()) == "Stop shell job job-1?"
+        message = str(app.screen.query_one("#question-message").render())
+        assert message.startswith("It runs in pct serve pid 4242 (stdio). The process group")
         await pilot.press("n")
         await pilot.pause()
         assert runtime.stopped == []

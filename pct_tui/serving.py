@@ -1,5 +1,5 @@
 """The console's embedded runtime: one `Runtime`, MCP over streamable HTTP on loopback,
-and the live-control entry that `pct reload` / `pct status --live` and other consoles find.
+and the live-control entry that `pct reload` / `pct status --live` find.
 
 The HTTP server is uvicorn with `log_config=None` inside the console's event loop (a
 Textual worker awaits `serve()`), so it never writes to the terminal the console draws on,
@@ -56,6 +56,7 @@ class EmbeddedServing:
         self.port = port
         self.mcp: PctMCPServer | None = None
         self.http: PctHttpServer | None = None
+        #: The control socket and live hub: other consoles can watch this runtime.
         self.control: LiveControl | None = None
         self.attach: AttachInfo | None = None
 
@@ -74,7 +75,6 @@ class EmbeddedServing:
         self.http = PctHttpServer(self.mcp, token=token, host=self.host, port=self.port)
         url = self.http.url
         label = f"{CONSOLE_KIND} (pid {os.getpid()}, {url})"
-        # Live control too: other consoles see this one's sessions and answer its questions.
         self.control = LiveControl(runtime, label, kind=CONSOLE_KIND, mcp=url)
         await self.control.start()
         source = (

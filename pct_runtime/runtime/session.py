@@ -50,8 +50,8 @@ if TYPE_CHECKING:  # deferred at run time: compaction loads only for an embedded
 _log = logging.getLogger(__name__)
 
 #: Channel of runtime state events: dicts with a `type` key (`session-opened`,
-#: `session-closed`, `projection-changed`, `model-changed`, `reloaded`, `call-started`,
-#: `call-finished`). Never carries command, patch or program text.
+#: `session-client`, `session-closed`, `projection-changed`, `model-changed`, `reloaded`,
+#: `call-started`, `call-finished`). Never carries command, patch or program text.
 RUNTIME_EVENTS_CHANNEL = "pct.runtime"
 
 _HOOKED_TOOLS = frozenset({"exec_command", "write_stdin", "apply_patch"})
@@ -137,6 +137,11 @@ class RuntimeSession:
         """Replace the session's own UI port (e.g. once an MCP client declared elicitation)."""
         self.ui = RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
         self.services.ui = self.ui
+        # Viewers learn the client's name and version from the port (stdio: first request).
+        self.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {"type": "session-client", "session": self.id, "client": self.ui.client},
+        )
 
     # ----------------------------------------------------------------- projection
     def subscribe(self, listener: Listener) -> Callable[[], None]:

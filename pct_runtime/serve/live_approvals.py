@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,6 +117,7 @@ class RemoteApprovals:
             session_id=session_id,
             client=self._hub.client_label(session_id),
             diffs=diffs,
+            runtime_pid=os.getpid(),
         )
         pending = _Pending(info, asyncio.get_running_loop().create_future())
         self._pending[info.request_id] = pending

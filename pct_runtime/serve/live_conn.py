@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 MAX_EVENTS = 256
+#: Replies and approvals waiting for a client that sends acts but never reads: past this
+#: the connection is closed (they are never dropped one by one).
+MAX_CONTROL = 1024
 #: A console whose socket has not drained for this long is not an approval route.
 STALL_SECONDS = 5.0
 #: Snapshots to one connection are at least this far apart (a burst becomes one).
@@ -89,8 +92,12 @@ class LiveConnection:
         return self.role == "console" and not self.closed and not self.stalled
 
     def close_transport(self) -> None:
+        """End the connection; one that does not read is reset (a close would wait on it)."""
         self.closed = True
-        self._writer.close()
+        if self._drain_since is not None:
+            self._writer.transport.abort()
+        else:
+            self._writer.close()
         self._wake.set()
 
     # -- producers (sync, constant time) ------------------------------------------------
@@ -98,9 +105,15 @@ class LiveConnection:
         self._wake.set()
 
     def push_control(self, message: JSONObject) -> None:
-        if not self.closed:
-            self._control.append(message)
-            self._wake.set()
+        if self.closed:
+            return
+        if len(self._control) >= MAX_CONTROL:
+            _log.warning("live console %s reads nothing; closing its connection", self.client)
+            self._writer.transport.abort()
+            self.close_transport()
+            return
+        self._control.append(message)
+        self._wake.set()
 
     def mark_snapshot(self) -> None:
         self._snapshot_dirty = True
@@ -204,7 +217,7 @@ class LiveConnection:
 
     # -- the writer ---------------------------------------------------------------------
     def _next(self) -> JSONObject | None:
-        if self._control:
+        if self._control and self._last_snapshot:  # the first message is a snapshot
             return self._control.popleft()
         if self._snapshot_dirty:
             wait = self._last_snapshot + SNAPSHOT_INTERVAL - time.monotonic()
@@ -249,3 +262,6 @@ class LiveConnection:
         except (ConnectionError, OSError):
             self.closed = True
             self._writer.close()
+        except Exception:  # a bug here must end the connection, not leave it silent
+            _log.exception("live connection writer failed")
+            self.close_transport()

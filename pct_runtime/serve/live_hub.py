@@ -53,7 +53,14 @@ _log = logging.getLogger(__name__)
 MAX_WORK = 200
 #: Events that change what a snapshot shows.
 _SNAPSHOT_EVENTS = frozenset(
-    {"session-opened", "session-closed", "projection-changed", "model-changed", "reloaded"}
+    {
+        "session-opened",
+        "session-client",
+        "session-closed",
+        "projection-changed",
+        "model-changed",
+        "reloaded",
+    }
 )
 
 

@@ -241,10 +241,13 @@ class WorkLog:
             wake()
 
     def end(self) -> None:
+        """The work finished or its session ended: followers get their last chunk."""
         if self.ended:
             return
         self.ended = True
         self._remove()
+        if self.ready and self._task is not asyncio.current_task():
+            self._task.cancel()  # only waiting for the finish now
         self._changed()
 
     def read(self, offset: int, limit: int) -> tuple[int, str]:

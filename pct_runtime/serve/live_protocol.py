@@ -112,6 +112,8 @@ class ApprovalInfo:
     session_id: str | None
     client: str | None
     diffs: tuple[DiffInfo, ...]
+    #: The asking runtime's pid (0 when a peer did not say).
+    runtime_pid: int = 0
 
 
 ClosedReason = Literal["answered", "withdrawn", "timeout"]
@@ -197,6 +199,7 @@ def approval_message(approval: ApprovalInfo) -> JSONObject:
         "session_id": approval.session_id,
         "client": approval.client,
         "diffs": [{"path": d.path, "diff": d.diff} for d in approval.diffs],
+        "runtime_pid": approval.runtime_pid,
     }
 
 
@@ -319,6 +322,7 @@ def approval_from_json(raw: Mapping[str, object]) -> ApprovalInfo:
         session_id=_opt_str(raw, "session_id"),
         client=_opt_str(raw, "client"),
         diffs=tuple(DiffInfo(_str(d, "path"), _str(d, "diff")) for d in _objects(raw, "diffs")),
+        runtime_pid=pid if isinstance(pid := raw.get("runtime_pid"), int) else 0,
     )
 
 

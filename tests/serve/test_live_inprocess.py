@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from serve_doubles import Approve
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.runtime import Runtime
+from pct_runtime.serve import live_conn
 from pct_runtime.serve.control import list_runtimes, request
 from pct_runtime.serve.live import control_token
 from pct_runtime.serve.live_client import (
@@ -23,6 +25,7 @@ from pct_runtime.serve.live_client import (
     LiveError,
     Snapshot,
     Update,
+    watch_runtimes,
 )
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
 from pct_runtime.serve.run import LiveControl
@@ -220,3 +223,142 @@ async def test_console_leaving_hands_the_question_on(live: tuple[Runtime, LiveCo
         await asyncio.wait_for(call, 5)
     assert raised.value.code == "approval-unavailable"
     assert runtime.console_ui is None
+
+
+async def test_a_stuck_console_loses_events_and_its_route_never_a_call(
+    live: tuple[Runtime, LiveControl], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_conn, "STALL_SECONDS", 0.2)
+    runtime, control = live
+    session = await runtime.open_session("mcp")
+    big = "head -c 6000000 /dev/zero | tr '\\0' x; sleep 30"
+    started = await session.call("exec_command", {"cmd": big, "yield_time_ms": 500})
+    job_id = started.details["session_id"]
+    (entry,) = list_runtimes(runtime.agent_dir)
+    host, _, port = entry.control.rpartition(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    reader, writer = await asyncio.open_connection(sock=sock)
+    token = control_token(runtime.agent_dir)
+    for message in (
+        {"token": token, "op": "subscribe", "version": 1, "role": "console"},
+        {"type": "follow", "id": 1, "work_id": job_id},
+    ):
+        writer.write(json.dumps(message).encode() + b"\n")
+    await writer.drain()
+    assert json.loads(await reader.readline())["ok"] is True
+    # From here on the console never reads: its socket fills with output.
+    (stuck,) = control.hub.connections
+    for _ in range(200):
+        if stuck.stalled:
+            break
+        await asyncio.sleep(0.05)
+    assert stuck.stalled
+    for i in range(live_conn.MAX_EVENTS + 10):
+        runtime.events.publish("pct.runtime", {"type": "test-event", "n": i})
+    assert stuck.dropped_events > 0  # dropped, to be replaced by one fresh snapshot
+    quick = await asyncio.wait_for(session.call("exec_command", {"cmd": "echo still-fast"}), 10)
+    assert "still-fast" in quick.text
+    with pytest.raises(ToolError) as raised:  # a console that does not read is no route
+        await asyncio.wait_for(session.call("approve", {}), 10)
+    assert raised.value.code == "approval-unavailable"
+    writer.close()
+
+
+async def test_a_consoles_embedded_runtime_is_watchable(tmp_path: Path) -> None:
+    runtime = Runtime(agent_dir=tmp_path, cwd=tmp_path)
+    await runtime.start()
+    control = LiveControl(runtime, "pct-tui", kind="pct-tui", mcp="http://127.0.0.1:9/mcp")
+    await control.start()
+    try:
+        client = await connect(runtime, "monitor")
+        snap = await next_of(client.updates(), Snapshot)
+        assert (snap.runtime.kind, snap.runtime.transport) == ("console", "http")
+        assert snap.runtime.control == list_runtimes(tmp_path)[0].control
+        await client.aclose()
+    finally:
+        await control.aclose()
+        await runtime.aclose()
+
+
+async def test_watch_runtimes_reports_starts_and_ends(tmp_path: Path) -> None:
+    seen: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+
+    async def watch() -> None:
+        async for change, entry in watch_runtimes(tmp_path, interval=0.05):
+            seen.put_nowait((change, entry.pid))
+
+    watcher = asyncio.ensure_future(watch())
+    runtime = Runtime(agent_dir=tmp_path, cwd=tmp_path)
+    await runtime.start()
+    control = LiveControl(runtime, "serve", kind="pct serve", mcp="stdio")
+    await control.start()
+    try:
+        assert await asyncio.wait_for(seen.get(), 10) == ("added", os.getpid())
+        await control.aclose()
+        assert await asyncio.wait_for(seen.get(), 10) == ("removed", os.getpid())
+    finally:
+        watcher.cancel()
+        await control.aclose()
+        await runtime.aclose()
+
+
+async def test_answers_are_checked_and_unknown_messages_answered(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    await next_of(updates, Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(updates, ApprovalInfo)
+    wrong = await client.answer(asked.request_id, "yes")
+    assert (wrong.ok, wrong.message) == (False, "a confirm takes true, false or null (dismiss)")
+    assert not call.done()
+    unknown = await client._request({"type": "rewind", "work_id": "x"})
+    assert (unknown.ok, unknown.message) == (False, "unknown message type 'rewind'")
+    assert (await client.answer(asked.request_id, None)).ok  # dismissed: a no
+    assert (await call).text == "denied"
+    missing = await client.stop("pct-shell-nope")
+    assert missing.message == "unknown work pct-shell-nope; take ids from the snapshot"
+    await client.aclose()
+
+
+async def test_a_late_console_gets_the_snapshot_then_the_pending_question(
+    live: tuple[Runtime, LiveControl],
+) -> None:
+    runtime, _ = live
+    early = await connect(runtime)
+    await next_of(early.updates(), Snapshot)
+    session = await runtime.open_session("mcp")
+    call = asyncio.ensure_future(session.call("approve", {}))
+    asked = await next_of(early.updates(), ApprovalInfo)
+    late = await connect(runtime)
+    updates = late.updates()
+    assert isinstance(await asyncio.wait_for(anext(updates), 10), Snapshot)
+    replayed = await next_of(updates, ApprovalInfo)
+    assert replayed.request_id == asked.request_id
+    assert (await late.answer(replayed.request_id, True)).ok
+    assert (await call).text == "approved"
+    await early.aclose()
+    await late.aclose()
+
+
+async def test_a_client_known_later_reaches_the_snapshot(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    client = await connect(runtime)
+    updates = client.updates()
+    session = await runtime.open_session("mcp")
+    await snapshot_where(updates, lambda s: bool(s.sessions))
+
+    class Port:
+        client_name = "late-agent"
+        client_version = "2.0"
+        available = False
+
+    session.set_fallback_ui(Port())  # type: ignore[arg-type]
+    snap = await snapshot_where(updates, lambda s: s.sessions[0].client_name is not None)
+    assert (snap.sessions[0].client_name, snap.sessions[0].client_version) == ("late-agent", "2.0")
+    await client.aclose()

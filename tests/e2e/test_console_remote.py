@@ -78,6 +78,13 @@ async def test_console_lists_streams_and_stops_an_agents_stdio_job(
                 lambda: str(table.get_row_at(keys().index(rows[index]))[3]) == "terminated",
                 "terminated in the table",
             )
+            # An ended job's viewer still gets its whole output, then the end.
+            table.move_cursor(row=keys().index(rows[index]))
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, OutputScreen), "viewer again")
+            log = app.screen.query_one(OutputLog)
+            await wait_for(pilot, lambda: "all-printed" in log.lines, "output of an ended job")
+            assert not any("lost" in line for line in log.lines)
         polled = await client.call_tool("write_stdin", {"session_id": job, "chars": ""})
         assert "terminated" in text_of(polled) or "exited" in text_of(polled)
 
@@ -113,7 +120,8 @@ async def test_console_answers_an_agents_nested_patch_and_quitting_falls_back(
                 await wait_for(
                     pilot,
                     lambda: (
-                        isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#buttons"))
+                        isinstance(app.screen, ConfirmScreen)
+                        and bool(app.screen.query("#patch-diff"))
                     ),
                     "modal",
                 )

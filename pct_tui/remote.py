@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 Role = Literal["console", "monitor"]
+#: A lost connection to a still-registered runtime is retried after this, doubling to the max.
+RETRY_SECONDS = 1.0
+RETRY_MAX_SECONDS = 10.0
 #: What every refused act says in a `--monitor` console (the runtime says the same).
 READ_ONLY = "This console is read-only (--monitor)"
 
@@ -267,7 +270,9 @@ class RemoteRuntimes:
         #: Connected runtimes by registry key, in the order they were found.
         self.runtimes: dict[str, RemoteRuntime] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._connecting: dict[str, asyncio.Task[None]] = {}
+        #: Registered runtimes (by key) and the task keeping each connected.
+        self._entries: dict[str, RuntimeEntry] = {}
+        self._links: dict[str, asyncio.Task[None]] = {}
         self._closed = False
 
     @property
@@ -282,19 +287,18 @@ class RemoteRuntimes:
 
     # -- discovery ---------------------------------------------------------------------
     async def run(self, exclude_pid: int | None) -> None:
-        """Follow the registry until closed: connect to each runtime that appears."""
+        """Follow the registry until closed: stay connected to each runtime in it."""
         try:
             async for change, entry in self.backend.watch(exclude_pid):
                 if self._closed:
                     return
                 key = str(entry.path)
-                if change == "added" and key not in self.runtimes:
-                    if key not in self._connecting:
-                        self._connecting[key] = self._spawn(self._connect(key, entry))
-                elif change == "removed":
-                    pending = self._connecting.pop(key, None)
-                    if pending is not None:
-                        pending.cancel()
+                if change == "added":
+                    self._entries[key] = entry
+                    if key not in self._links:
+                        self._links[key] = self._spawn(self._link(key, entry))
+                else:
+                    self._entries.pop(key, None)
                     runtime = self.runtimes.get(key)
                     if runtime is not None:
                         self._drop(runtime, "ended")
@@ -310,42 +314,58 @@ class RemoteRuntimes:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _connect(self, key: str, entry: RuntimeEntry) -> None:
+    async def _link(self, key: str, entry: RuntimeEntry) -> None:
+        """Stay connected to one runtime while it is registered: a runtime may drop a
+        console that fell behind, and a loaded machine must not lose it from view."""
+        failures = 0
         try:
-            client = await self.backend.connect(entry, self.role)
-        except (LiveError, OSError) as exc:
-            self._log("runtime", f"could not connect to {entry.label}: {exc}")
-            return
+            while not self._closed and key in self._entries:
+                try:
+                    client = await self.backend.connect(entry, self.role)
+                except (LiveError, OSError) as exc:
+                    if not failures:
+                        self._log("runtime", f"could not connect to {entry.label}: {exc}")
+                    failures += 1
+                    await asyncio.sleep(min(RETRY_SECONDS * 2**failures, RETRY_MAX_SECONDS))
+                    continue
+                if self._closed:
+                    await _close(client)
+                    return
+                failures = 0
+                runtime = RemoteRuntime(key, client)
+                self.runtimes[key] = runtime
+                self._log("runtime", f"connected {runtime.label} mcp={runtime.info.mcp}")
+                self._changed()
+                reason = await self._pump(runtime)
+                if runtime.gone:
+                    continue  # the registry said it ended
+                # A runtime that exited leaves the registry within the watcher's interval.
+                await asyncio.sleep(RETRY_SECONDS)
+                if not runtime.gone:
+                    again = key in self._entries and not self._closed
+                    self._drop(runtime, f"{reason}; reconnecting" if again else "ended")
         finally:
-            self._connecting.pop(key, None)
-        if self._closed:
-            await _close(client)
-            return
-        runtime = RemoteRuntime(key, client)
-        self.runtimes[key] = runtime
-        self._log("runtime", f"connected {runtime.label} mcp={runtime.info.mcp}")
-        self._changed()
-        await self._pump(runtime)
+            self._links.pop(key, None)
 
-    async def _pump(self, runtime: RemoteRuntime) -> None:
-        reason = "ended"
+    async def _pump(self, runtime: RemoteRuntime) -> str:
+        """Apply the runtime's updates until its connection ends; say why it ended."""
         try:
             async for update in runtime.client.updates():
                 if runtime.gone:
-                    return
+                    return "ended"
                 self._dispatch(runtime, update)
         except LiveError as exc:
-            reason = f"connection lost: {exc}"
+            return f"connection lost: {exc}"
         except Exception as exc:  # a faulty update must not end the console
             _log.exception("live update from %s failed", runtime.label)
-            reason = f"connection lost: {type(exc).__name__}"
-        if not runtime.gone:
-            self._drop(runtime, reason)
+            return f"connection lost: {type(exc).__name__}"
+        return "connection closed"
 
     def _drop(self, runtime: RemoteRuntime, reason: str) -> None:
-        """The runtime went away: forget it, close its questions and output streams."""
+        """The runtime went away: forget it, close its questions and its connection."""
         runtime.gone = True
-        self.runtimes.pop(runtime.key, None)
+        if self.runtimes.get(runtime.key) is runtime:
+            del self.runtimes[runtime.key]
         for request in list(runtime.requests.values()):
             self._withdraw(request)
         runtime.requests.clear()

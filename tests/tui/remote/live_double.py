@@ -133,6 +133,13 @@ class DoubleRuntime:
         self.pending.pop(request_id, None)
         self.publish(ApprovalClosed(request_id, reason))
 
+    def drop_connections(self) -> None:
+        """End every connection but keep running (a runtime drops a console that fell
+        behind; pending questions go to the next route)."""
+        for request_id in list(self.pending):
+            self.close_request(request_id, "withdrawn")
+        self.go_away()
+
     def go_away(self) -> None:
         for client in list(self.clients):
             client.queue.put_nowait(_END)

@@ -284,3 +284,28 @@ async def test_an_open_viewer_says_when_its_runtime_goes_away(
         await wait_for(
             pilot, lambda: "· gone ·" in str(app.screen.query_one("#output-title").render()), "gone"
         )
+
+
+async def test_a_dropped_connection_to_a_running_runtime_is_made_again(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    app, backend = make(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        runtime = agent_runtime(backend)
+        await wait_for(pilot, lambda: len(runtime.clients) == 1, "connected")
+        first = runtime.clients[0]
+        runtime.ask("req-1", "Computer Use access", "Allow Safari?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "modal")
+        runtime.drop_connections()
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "modal closed")
+        await wait_for(
+            pilot, lambda: len(runtime.clients) == 1 and runtime.clients[0] is not first, "again"
+        )
+        await show(app, pilot, "4", "sessions")
+        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows back")
+        events = [r.text for r in app.console_state.events]
+        assert any(
+            "pct serve pid 4242 (stdio) connection closed; reconnecting" in e for e in events
+        )
+        assert runtime.answers == {}

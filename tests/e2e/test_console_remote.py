@@ -149,3 +149,24 @@ async def test_console_answers_an_agents_nested_patch_and_quitting_falls_back(
             result = await asyncio.wait_for(call, 15)  # promptly, not the approval timeout
             assert "approval-unavailable" in text_of(result)
             assert not (work / "pending.txt").exists()
+
+
+async def test_runtimes_appear_and_disappear_as_agents_start_and_end(
+    dirs: tuple[Path, Path],
+) -> None:
+    agent, work = dirs
+    app = PctApp(agent_dir=agent, serve=False, watch=False, cwd=work)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await started(app, pilot)
+        assert app.remotes.all() == []
+        server = StdioServerParameters(command=PCT, args=["serve"], env=child_env(agent), cwd=work)
+        async with Client(server, mode="legacy") as client:
+            await client.list_tools()
+            await wait_for(pilot, lambda: len(app.remotes.all()) == 1, "the agent's runtime")
+            (runtime,) = app.remotes.all()
+            await wait_for(pilot, lambda: len(runtime.sessions) == 1, "its session")
+            assert runtime.label.startswith("pct serve pid ")
+            assert runtime.label.endswith(" (stdio)")
+        await wait_for(pilot, lambda: app.remotes.all() == [], "gone when the agent ends")
+        events = [r.text for r in app.console_state.events]
+        assert any(e == f"{runtime.label} ended" for e in events)

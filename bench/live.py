@@ -120,7 +120,9 @@ async def stuck_console(agent: Path, client: Client) -> AsyncIterator[None]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect((host, int(port)))
     sock.sendall(
-        json.dumps({"token": control_token(agent), "op": "subscribe", "version": 1}).encode()
+        json.dumps(
+            {"token": control_token(agent), "op": "subscribe", "version": 1, "role": "console"}
+        ).encode()
         + b"\n"
         + json.dumps({"type": "follow", "id": 1, "work_id": job}).encode()
         + b"\n"

@@ -219,6 +219,11 @@ class Capture:
         return self.snapshot()
 
     @property
+    def committed(self) -> int:
+        """UTF-8 bytes committed so far (a viewer's position in the stream)."""
+        return self._committed
+
+    @property
     def has_file(self) -> bool:
         return self._file is not None
 

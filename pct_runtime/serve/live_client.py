@@ -210,8 +210,10 @@ class LiveClient:
 
     async def follow(self, work_id: str, offset: int = 0) -> AsyncIterator[OutputChunk]:
         """All output of a work from `offset`, in order, until it ends (the last chunk has
-        `ended`). A jump in offsets means the runtime's bounded live log no longer held
-        that text: it is in the work's recovery files. Raises LiveError when refused."""
+        `ended`). A chunk whose offset is past the previous chunk's end marks text the
+        runtime could not give (older than the first follow's window, or lost by the
+        capture): it is in the work's recovery files. Raises LiveError when refused or
+        when the connection is lost."""
         if work_id in self._follows:
             raise LiveError(f"{work_id} is already followed on this connection")
         queue: asyncio.Queue[OutputChunk | object] = asyncio.Queue()

@@ -216,7 +216,7 @@ class LiveConnection:
         return ActionResult(True, f"stopped following {work_id}")
 
     # -- the writer ---------------------------------------------------------------------
-    def _next(self) -> JSONObject | None:
+    async def _next(self) -> JSONObject | None:
         if self._control and self._last_snapshot:  # the first message is a snapshot
             return self._control.popleft()
         if self._snapshot_dirty:
@@ -228,21 +228,22 @@ class LiveConnection:
             asyncio.get_running_loop().call_later(wait, self._wake.set)
         if self._events:
             return self._events.popleft()
-        return self._output()
+        return await self._output()
 
-    def _output(self) -> JSONObject | None:
+    async def _output(self) -> JSONObject | None:
         for work_id, (log, offset) in list(self._follows.items()):
-            start, data = log.read(offset, MAX_OUTPUT_CHUNK)
+            start, data = await log.read(offset, MAX_OUTPUT_CHUNK)
+            if self._follows.get(work_id, (None,))[0] is not log:
+                continue  # unfollowed while reading back
             end = start + len(data)
             ended = log.ended and log.ready and end >= log.total
             if not data and not ended:
                 continue
+            del self._follows[work_id]  # to the back: followed works take turns
             if ended:
-                del self._follows[work_id]
                 log.followers.discard(self.wake)
                 self.hub.release_log(log)
-            else:  # to the back: followed works take turns
-                del self._follows[work_id]
+            else:
                 self._follows[work_id] = (log, end)
             return output_message(OutputChunk(work_id, start, data, ended))
         return None
@@ -253,7 +254,7 @@ class LiveConnection:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while (message := self._next()) is not None:
+                while (message := await self._next()) is not None:
                     line = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
                     writer.write(line.encode("utf-8") + b"\n")
                     self._drain_since = time.monotonic()

@@ -181,8 +181,9 @@ class LiveHub:
         if not isinstance(payload, dict):
             return
         kind = str(payload.get("type", "event"))
-        details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
-        self.note("runtime", f"{kind} {details}".rstrip())
+        if self.connections:  # nobody watching: no text to build
+            details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
+            self.note("runtime", f"{kind} {details}".rstrip())
         session_id = str(payload.get("session"))
         if kind in ("session-opened", "service-built"):
             session = self.runtime.session(session_id)
@@ -198,7 +199,7 @@ class LiveHub:
             self.changed()
 
     def _on_diagnostics(self, payload: object) -> None:
-        if not isinstance(payload, dict):
+        if not isinstance(payload, dict) or not self.connections:
             return
         keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
         text = " ".join(f"{k}={_short(payload[k])}" for k in keys if k in payload)
@@ -273,7 +274,7 @@ class LiveHub:
     ) -> None:
         """A token-checked `subscribe`: refuse it with one line, or serve the stream."""
         version = request.get("version")
-        role = request.get("role", "console")
+        role = request.get("role", "monitor")  # least privilege when unsaid
         problem: str | None = None
         if version != PROTOCOL_VERSION:
             problem = version_refusal(version)

@@ -225,7 +225,8 @@ async def test_a_stuck_console_does_not_hold_up_the_agent(dirs: tuple[Path, Path
         (entry,) = await asyncio.to_thread(list_runtimes, agent)
         host, _, port = entry.control.rpartition(":")
         reader, writer = await asyncio.open_connection(host, int(port))
-        request = {"token": control_token(agent), "op": "subscribe", "version": 1}
+        token = control_token(agent)
+        request = {"token": token, "op": "subscribe", "version": 1, "role": "console"}
         writer.write(json.dumps(request).encode() + b"\n")
         await writer.drain()
         assert json.loads(await reader.readline())["ok"] is True

@@ -15,7 +15,7 @@ from serve_doubles import Approve
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve import live_conn
+from pct_runtime.serve import live_conn, live_output
 from pct_runtime.serve.control import list_runtimes, request
 from pct_runtime.serve.live import control_token
 from pct_runtime.serve.live_client import (
@@ -362,3 +362,62 @@ async def test_a_client_known_later_reaches_the_snapshot(live: tuple[Runtime, Li
     snap = await snapshot_where(updates, lambda s: s.sessions[0].client_name is not None)
     assert (snap.sessions[0].client_name, snap.sessions[0].client_version) == ("late-agent", "2.0")
     await client.aclose()
+
+
+async def test_a_follower_that_lagged_still_gets_every_character(
+    live: tuple[Runtime, LiveControl], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_output, "MAX_LOG_CHARS", 64 * 1024)
+    runtime, _ = live
+    session = await runtime.open_session("mcp")
+    started = await session.call(
+        "exec_command", {"cmd": "read go; seq 1 300000", "yield_time_ms": 100}
+    )
+    job_id = started.details["session_id"]
+    (entry,) = list_runtimes(runtime.agent_dir)
+    host, _, port = entry.control.rpartition(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 24)
+    token = control_token(runtime.agent_dir)
+    subscribe = {"token": token, "op": "subscribe", "version": 1, "role": "monitor"}
+    writer.write(json.dumps(subscribe).encode() + b"\n")
+    await writer.drain()
+    assert json.loads(await reader.readline())["ok"] is True
+    (connection,) = live[1].hub.connections
+    server_socket = connection._writer.transport.get_extra_info("socket")
+    server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)  # no slack anywhere
+    writer.write(json.dumps({"type": "follow", "id": 1, "work_id": job_id}).encode() + b"\n")
+    await writer.drain()
+    await session.call("write_stdin", {"session_id": job_id, "chars": "go\n", "yield_time_ms": 100})
+    job = next(w for w in live[1].hub.work.values() if w.id == job_id)
+    await asyncio.wait_for(job.finished.wait(), 30)  # it all ran while nobody read
+    text: list[str] = []
+    while True:
+        message = json.loads(await asyncio.wait_for(reader.readline(), 30))
+        if message.get("type") != "output":
+            continue
+        assert message["offset"] == sum(map(len, text))
+        text.append(message["data"])
+        if message["ended"]:
+            break
+    assert "".join(text) == "".join(f"{i}\n" for i in range(1, 300001))
+    writer.close()
+
+
+async def test_a_subscribe_without_a_role_is_read_only(live: tuple[Runtime, LiveControl]) -> None:
+    runtime, _ = live
+    (entry,) = list_runtimes(runtime.agent_dir)
+    host, _, port = entry.control.rpartition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    token = control_token(runtime.agent_dir)
+    writer.write(json.dumps({"token": token, "op": "subscribe", "version": 1}).encode() + b"\n")
+    writer.write(json.dumps({"type": "stop", "id": "a", "work_id": "x"}).encode() + b"\n")
+    await writer.drain()
+    assert json.loads(await reader.readline())["ok"] is True
+    while (message := json.loads(await asyncio.wait_for(reader.readline(), 10)))["type"] != "reply":
+        pass
+    assert message == {"type": "reply", "id": "a", "ok": False, "message": READ_ONLY_MESSAGE}
+    assert runtime.console_ui is None
+    writer.close()

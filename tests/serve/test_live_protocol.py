@@ -28,7 +28,7 @@ RUNTIME = RuntimeInfo(42, "serve", "stdio", "stdio", "127.0.0.1:9", 1.5)
 SNAPSHOT = Snapshot(
     RUNTIME,
     (SessionInfo("s1", "mcp", "codex", "0.63", "openai/gpt-5.1"),),
-    (WorkInfo("pct-shell-1", "shell", "s1", "running", None, "npm test", ("/tmp/a.txt",)),),
+    (WorkInfo("pct-shell-1", "shell", "s1", "running", None, "npm test", ("a.txt",)),),
     "status",
 )
 APPROVAL = ApprovalInfo(

@@ -7,6 +7,9 @@ jobs, code cells), its events (into the Events screen, labelled with the runtime
 approval requests (into the console's one approval queue). A runtime that goes away
 disappears, and its open questions close. Acting (stop, end session, answer) goes through
 that runtime's client; a `--monitor` console connects read-only and never acts.
+
+The live-control client is imported where it is first used, after the first frame
+(start-up time), hence the function-level imports below.
 """
 
 from __future__ import annotations
@@ -19,28 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pct_runtime.serve.control import RuntimeEntry
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import (
-    ActionResult,
-    ApprovalClosed,
-    ApprovalInfo,
-    DiffInfo,
-    EventInfo,
-    LiveClient,
-    LiveError,
-    OutputChunk,
-    RuntimeInfo,
-    SessionInfo,
-    Snapshot,
-    Update,
-    WorkInfo,
-    watch_runtimes,
-)
 from pct_tui.approvals import Answer, ApprovalRequest
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
+    from pct_runtime.serve.control import RuntimeEntry
+    from pct_runtime.serve.live_client import (
+        ActionResult,
+        ApprovalInfo,
+        DiffInfo,
+        OutputChunk,
+        RuntimeInfo,
+        SessionInfo,
+        Snapshot,
+        Update,
+        WorkInfo,
+    )
 
 _log = logging.getLogger(__name__)
 
@@ -83,9 +80,16 @@ class RegistryBackend:
     def watch(
         self, exclude_pid: int | None
     ) -> AsyncIterator[tuple[Literal["added", "removed"], RuntimeEntry]]:
+        # Deferred for start-up time: the live-control stack loads after the first frame.
+        from pct_runtime.serve.live_client import watch_runtimes
+
         return watch_runtimes(self.agent_dir, exclude_pid=exclude_pid)
 
     async def connect(self, entry: RuntimeEntry, role: Role) -> RemoteClient:
+        # Deferred for start-up time, as above.
+        from pct_runtime.serve.live import control_token
+        from pct_runtime.serve.live_client import LiveClient
+
         token = await asyncio.to_thread(control_token, self.agent_dir)
         client: RemoteClient = await LiveClient.connect(entry, token, role=role)
         return client
@@ -195,6 +199,8 @@ class RemoteWorkRow:
         work_id = self.id
 
         async def pump() -> None:
+            from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+
             offset = 0
             try:
                 async for chunk in client.follow(work_id, 0):
@@ -229,6 +235,8 @@ class RemoteWorkRow:
 
 
 async def _act(runtime: RemoteRuntime, call: Awaitable[ActionResult]) -> ActionResult:
+    from pct_runtime.serve.live_client import ActionResult, LiveError  # deferred: start-up time
+
     try:
         return await call
     except LiveError as exc:
@@ -288,6 +296,8 @@ class RemoteRuntimes:
     # -- discovery ---------------------------------------------------------------------
     async def run(self, exclude_pid: int | None) -> None:
         """Follow the registry until closed: stay connected to each runtime in it."""
+        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+
         try:
             async for change, entry in self.backend.watch(exclude_pid):
                 if self._closed:
@@ -317,6 +327,8 @@ class RemoteRuntimes:
     async def _link(self, key: str, entry: RuntimeEntry) -> None:
         """Stay connected to one runtime while it is registered: a runtime may drop a
         console that fell behind, and a loaded machine must not lose it from view."""
+        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+
         failures = 0
         try:
             while not self._closed and key in self._entries:
@@ -349,6 +361,8 @@ class RemoteRuntimes:
 
     async def _pump(self, runtime: RemoteRuntime) -> str:
         """Apply the runtime's updates until its connection ends; say why it ended."""
+        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+
         try:
             async for update in runtime.client.updates():
                 if runtime.gone:
@@ -376,6 +390,9 @@ class RemoteRuntimes:
 
     # -- updates -----------------------------------------------------------------------
     def _dispatch(self, runtime: RemoteRuntime, update: Update) -> None:
+        # Deferred for start-up time (cached after the first update).
+        from pct_runtime.serve.live_client import ApprovalClosed, ApprovalInfo, EventInfo, Snapshot
+
         if isinstance(update, Snapshot):
             self._on_snapshot(runtime, update)
         elif isinstance(update, EventInfo):

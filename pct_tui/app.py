@@ -344,7 +344,9 @@ class PctApp(App[None]):
                 diffs=request.diffs,
             )
         else:
-            screen = ChoiceScreen(request.title, request.options)
+            # Another runtime's question says who asks, as a confirm does.
+            note = f"Asked by {request.origin}" if request.origin else ""
+            screen = ChoiceScreen(request.title, request.options, note=note)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)
 

@@ -110,15 +110,21 @@ class DoubleRuntime:
         self.publish(EventInfo(1_700_000_000.0, kind, text))
 
     def ask(
-        self, request_id: str, title: str, message: str, *, diffs: tuple[DiffInfo, ...] = ()
+        self,
+        request_id: str,
+        title: str,
+        message: str,
+        *,
+        diffs: tuple[DiffInfo, ...] = (),
+        options: tuple[str, ...] = (),
     ) -> ApprovalInfo:
         session = self.sessions[0] if self.sessions else None
         info = ApprovalInfo(
             request_id,
-            "confirm",
+            "select" if options else "confirm",
             title,
             message,
-            (),
+            options,
             session.id if session else None,
             f"{session.client_name} {session.client_version}" if session else None,
             diffs,

@@ -10,7 +10,7 @@ from textual.widgets import DataTable, OptionList
 
 from pct_runtime.serve.live_client import DiffInfo
 from pct_tui.app import PctApp
-from pct_tui.screens.approval import ConfirmScreen
+from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
 from pct_tui.screens.output import OutputScreen
 from pct_tui.widgets.output_log import OutputLog
 from tests.tui.conftest import show, started, text, wait_for
@@ -309,3 +309,19 @@ async def test_a_dropped_connection_to_a_running_runtime_is_made_again(
             "pct serve pid 4242 (stdio) connection closed; reconnecting" in e for e in events
         )
         assert runtime.answers == {}
+
+
+async def test_a_remote_pick_says_who_asks_and_sends_the_choice(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    app, backend = make(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        runtime = agent_runtime(backend)
+        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        runtime.ask("req-pick", "Pick a display", "", options=("Main", "Side"))
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "picker")
+        await wait_for(pilot, lambda: bool(app.screen.query("#choice-note")), "note")
+        assert text(app, "#choice-note").startswith("Asked by pct serve pid 4242 (stdio)")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: runtime.answers == {"req-pick": "Side"}, "picked")

@@ -290,9 +290,6 @@ class RemoteRuntimes:
     def all(self) -> list[RemoteRuntime]:
         return list(self.runtimes.values())
 
-    def find(self, key: str) -> RemoteRuntime | None:
-        return self.runtimes.get(key)
-
     # -- discovery ---------------------------------------------------------------------
     async def run(self, exclude_pid: int | None) -> None:
         """Follow the registry until closed: stay connected to each runtime in it."""
@@ -421,6 +418,8 @@ class RemoteRuntimes:
         self._changed()
 
     def _on_approval(self, runtime: RemoteRuntime, info: ApprovalInfo) -> None:
+        if info.request_id in runtime.requests:
+            return  # already in the queue (a question is re-sent to a new subscriber)
         session = runtime.session(info.session_id)
         client = info.client or client_label(session)
         model = session.model if session is not None and session.model else "—"

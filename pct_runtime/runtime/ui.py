@@ -72,7 +72,8 @@ class RoutedUI:
         lost: list[UIPort] = []
         with asking(session_id=self._session_id, client=self.client):
             while True:
-                port = self._pick(lost)
+                # Each route is asked at most once (console, own port), then none.
+                port = self._pick(lost) if len(lost) < 2 else _NO_UI
                 try:
                     return await ask(port)
                 except UIRouteLostError:

@@ -102,6 +102,11 @@ class LiveClient:
     async def connect(
         cls, entry: RuntimeEntry, token: str, *, role: Literal["console", "monitor"]
     ) -> LiveClient:
+        if not entry.live:
+            raise LiveError(
+                f"{entry.label} does not speak live control (an older pct started it); "
+                "restart it to watch it from a console"
+            )
         host, _, port = entry.control.rpartition(":")
         try:
             reader, writer = await asyncio.wait_for(

@@ -36,7 +36,6 @@ from pct_runtime.serve.live_protocol import (
     Role,
     output_message,
     reply_message,
-    snapshot_message,
 )
 
 if TYPE_CHECKING:
@@ -220,11 +219,13 @@ class LiveConnection:
         if self._control and self._last_snapshot:  # the first message is a snapshot
             return self._control.popleft()
         if self._snapshot_dirty:
-            wait = self._last_snapshot + SNAPSHOT_INTERVAL - time.monotonic()
+            # At most ~10% of the loop on snapshots, however large the runtime grows.
+            interval = max(SNAPSHOT_INTERVAL, 10 * self.hub.build_seconds)
+            wait = self._last_snapshot + interval - time.monotonic()
             if wait <= 0:
                 self._snapshot_dirty = False
                 self._last_snapshot = time.monotonic()
-                return snapshot_message(self.hub.snapshot())
+                return self.hub.snapshot_message()
             asyncio.get_running_loop().call_later(wait, self._wake.set)
         if self._events:
             return self._events.popleft()

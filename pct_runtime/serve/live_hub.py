@@ -44,6 +44,7 @@ from pct_runtime.serve.live_protocol import (
     closed_message,
     event_message,
     runtime_to_json,
+    snapshot_message,
     version_refusal,
 )
 
@@ -83,6 +84,10 @@ class LiveHub:
         self._detach_ui: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._generation = 0
+        self._cached: tuple[int, float, JSONObject] | None = None
+        #: How long the last snapshot took to build (connections space theirs by it).
+        self.build_seconds = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -159,8 +164,21 @@ class LiveHub:
 
     # -- fan-out --------------------------------------------------------------------------
     def changed(self) -> None:
+        self._generation += 1
         for connection in self.connections:
             connection.mark_snapshot()
+
+    def snapshot_message(self) -> JSONObject:
+        """A fresh snapshot's message, shared by connections that ask within one interval
+        of each other with nothing changed in between (one build for many consoles)."""
+        now = time.monotonic()
+        cached = self._cached
+        if cached is not None and cached[0] == self._generation and now - cached[1] < 0.05:
+            return cached[2]
+        message = snapshot_message(self.snapshot())
+        self.build_seconds = time.monotonic() - now
+        self._cached = (self._generation, now, message)
+        return message
 
     def note(self, kind: str, text: str) -> None:
         message = event_message(EventInfo(time.time(), kind, text))

@@ -97,6 +97,8 @@ async def test_old_entries_stay_readable(tmp_path: Path) -> None:
     (directory / "1-old.json").write_text(json.dumps(old))
     (entry,) = list_runtimes(tmp_path)
     assert (entry.transport, entry.live) == ("http", 0)
+    with pytest.raises(LiveError, match="does not speak live control"):
+        await LiveClient.connect(entry, "token", role="monitor")
 
 
 async def test_refusals_are_clear(live: tuple[Runtime, LiveControl]) -> None:

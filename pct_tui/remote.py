@@ -326,6 +326,10 @@ class RemoteRuntimes:
         console that fell behind, and a loaded machine must not lose it from view."""
         from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
 
+        if entry.live < 1:  # its registry entry says it speaks no live control
+            self._log("runtime", f"{entry.label} predates live control: restart it to see it here")
+            self._links.pop(key, None)
+            return
         failures = 0
         try:
             while not self._closed and key in self._entries:

@@ -4,6 +4,7 @@ remote approvals in the one queue, a runtime going away, and `--monitor` refusal
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from textual.widgets import DataTable, OptionList
@@ -325,3 +326,21 @@ async def test_a_remote_pick_says_who_asks_and_sends_the_choice(
         assert text(app, "#choice-note").startswith("Asked by pct serve pid 4242 (stdio)")
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: runtime.answers == {"req-pick": "Side"}, "picked")
+
+
+async def test_a_runtime_without_live_control_is_named_not_retried(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    app, backend = make(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        old = DoubleRuntime(3131)
+        old.entry = dataclasses.replace(old.entry, live=0)
+        backend.add(old)
+        await wait_for(
+            pilot,
+            lambda: any("predates live control" in r.text for r in app.console_state.events),
+            "named",
+        )
+        assert old.clients == []
+        assert app.remotes.all() == []

@@ -184,7 +184,7 @@ async def bench_latency(mb: int, presses: int) -> dict[str, object]:
             screen = app.screen
             table = screen.query_one("#work-table", DataTable)
             newest = app.console_state.work[table_rows - 1]
-            keys = [key for key, _row, _sid in screen.rows()]  # type: ignore[attr-defined]
+            keys = [line.key for line in screen.rows()]  # type: ignore[attr-defined]
             table.move_cursor(row=keys.index(f"shell:{newest.id}"))
             await pilot.press("enter")
             while not isinstance(app.screen, OutputScreen):

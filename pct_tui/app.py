@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -41,6 +42,7 @@ from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
+from pct_tui.remote import LiveBackend, RegistryBackend, RemoteRuntimes
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
@@ -60,6 +62,9 @@ class PctApp(App[None]):
     `agent_dir` defaults to `PI_CODING_AGENT_DIR` or `~/.pi/agent`. `serve=False` skips the
     HTTP endpoint (screenshots, tests that need no network); `attach_info` then shows the
     given attach text. `watch=False` skips the config watcher. `clock` formats event times.
+    `monitor=True` is `pct-tui --monitor`: no MCP endpoint, no saving, no acting. `live`
+    is where other runtimes are found (the agent dir's registry by default);
+    `discover=False` looks for none.
     """
 
     TITLE = "Pi Codex Toolkit"
@@ -103,8 +108,12 @@ class PctApp(App[None]):
         model: str | None = None,
         cwd: Path | None = None,
         sandbox: SandboxSettings | None = None,
+        monitor: bool = False,
+        live: LiveBackend | None = None,
+        discover: bool = True,
     ) -> None:
         super().__init__()
+        serve = serve and not monitor
         if agent_dir is None and path is not None:
             agent_dir = Path(path).parent.parent
         # The console owns the terminal: debug records go to the Events screen only.
@@ -113,12 +122,27 @@ class PctApp(App[None]):
         )
         # The header always names the sandbox, so full access is never invisible.
         self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
+        if monitor:
+            self.title = f"{self.TITLE} · monitor (read-only)"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
         self.watch_disk = watch
         self.console_state = Console(self, self.runtime, clock)
+        self.console_state.read_only = monitor
         #: The screens' one door onto the runtime.
         self.facade = RuntimeFacade(self.console_state, attach_info)
+        self.discover = discover
+        self.remotes = RemoteRuntimes(
+            live if live is not None else RegistryBackend(self.runtime.agent_dir),
+            role="monitor" if monitor else "console",
+            changed=self._remotes_changed,
+            log=self.console_state.log_event,
+            ask=lambda request: self.ui.ask(request),
+            withdraw=lambda request: self.approvals.withdraw(request),
+            notify=lambda text: self.notify(text, severity="error", timeout=10),
+        )
+        self.facade.remotes = self.remotes
+        self._remotes_pending = False
         for mode, screen in self.SCREENS_BY_MODE.items():
             self.add_mode(mode, partial(screen, self.facade))
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
@@ -185,6 +209,10 @@ class PctApp(App[None]):
             self._http_worker = self.run_worker(
                 self.serving.serve(), name="mcp-http", group="mcp", exit_on_error=False
             )
+        if self.discover:
+            self.run_worker(
+                self.remotes.run(os.getpid()), name="runtimes", group="watch", exit_on_error=False
+            )
         if self.watch_disk:
             self.run_worker(
                 watch_config(
@@ -201,6 +229,9 @@ class PctApp(App[None]):
             return
         self._shut_down = True
         self.ui.enabled = False
+        # Other runtimes' questions go back to their next route, never answered No here.
+        with contextlib.suppress(Exception):
+            await self.remotes.aclose()
         self.approvals.cancel_all()
         self._watch_stop.set()
         if self._detach_ui is not None:
@@ -230,7 +261,7 @@ class PctApp(App[None]):
     def unsaved_draft(self) -> str | None:
         """What would be lost by quitting now, or None."""
         state = self.console_state
-        if not state.ready:
+        if not state.ready or state.read_only:  # a monitor saves nothing, so loses nothing
             return None
         open_page = any(
             getattr(screen, "has_pending_edits", lambda: False)() for screen in self.screen_stack
@@ -313,13 +344,17 @@ class PctApp(App[None]):
                 diffs=request.diffs,
             )
         else:
-            screen = ChoiceScreen(request.title, request.options)
+            # Another runtime's question says who asks, as a confirm does.
+            note = f"Asked by {request.origin}" if request.origin else ""
+            screen = ChoiceScreen(request.title, request.options, note=note)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)
 
     def who_asks(self, request: ApprovalRequest) -> str:
         """`session … · client … · model …` (— for what the caller did not say; empty when
         the question came from outside any session)."""
+        if request.origin is not None:
+            return request.origin
         asker = request.asker
         if asker is None:
             return ""
@@ -344,6 +379,19 @@ class PctApp(App[None]):
             with contextlib.suppress(Exception):
                 screen.dismiss(None)
 
+    def _remotes_changed(self) -> None:
+        """Another runtime reported: redraw once on the next turn, however many came."""
+        if self._remotes_pending:
+            return
+        self._remotes_pending = True
+
+        def fire() -> None:
+            self._remotes_pending = False
+            self.console_state.work_changed.publish(None)
+            self.console_state.status_changed.publish(None)
+
+        self.call_next(fire)
+
     def _count(self, pending: int) -> None:
         self.sub_title = f"{pending} approval(s) waiting" if pending else ""
 
@@ -361,11 +409,19 @@ def _preload(serving: bool) -> None:
 
 
 def main() -> None:
-    """`pct-tui [--port N] [--model PROVIDER/ID]`."""
+    """`pct-tui [--port N] [--model PROVIDER/ID] [--monitor]`."""
     parser = argparse.ArgumentParser(
         prog="pct-tui",
         description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals. "
-        "Serves MCP over streamable HTTP on 127.0.0.1 for agents to attach.",
+        "Serves MCP over streamable HTTP on 127.0.0.1 for agents to attach, and shows every "
+        "other pct runtime of the agent dir (an agent's `pct serve`): its sessions, jobs, "
+        "cells and events; stop and end them and answer their approvals here.",
+    )
+    parser.add_argument(
+        "--monitor",
+        action="store_true",
+        help="read-only: watch every runtime of the agent dir without serving MCP, saving "
+        "the configuration, stopping work or answering approvals",
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
@@ -383,7 +439,7 @@ def main() -> None:
         raise SystemExit(1) from None
     if warning:
         print(warning, file=sys.stderr)
-    PctApp(port=args.port, model=args.model, sandbox=sandbox).run()
+    PctApp(port=args.port, model=args.model, sandbox=sandbox, monitor=args.monitor).run()
 
 
 def check_model_arg(model: str | None) -> None:

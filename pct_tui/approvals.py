@@ -38,6 +38,8 @@ class ApprovalRequest:
     asker: Asker | None = None
     #: For a preflighted patch: each file's diff against its current content.
     diffs: list[FileDiff] | None = None
+    #: Who asks, for a question from another runtime (its label, session and client).
+    origin: str | None = None
     future: asyncio.Future[Answer] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -147,6 +149,10 @@ class ConsoleUI:
         request = ApprovalRequest("select", title, "", choices, asker=ASKER.get())
         result = await self._ask(request)
         return result if isinstance(result, str) and result in choices else None
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        """Queue a prepared question (another runtime's) with the same events recorded."""
+        return await self._ask(request)
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
         self._record(request, "asked")

@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 MAX_EVENTS = 2000
 LOGGERS = ("pct_runtime", "pct_tui", "mcp", "uvicorn", "starlette")
 MAX_JOB_ROWS = 200
+READ_ONLY_SAVE_MESSAGE = (
+    "This console is read-only (--monitor): it does not save the configuration. "
+    "Save from `pct-tui` without --monitor, or edit the file."
+)
 
 
 @dataclass(frozen=True)
@@ -177,6 +181,8 @@ class Console:
         self.disk_changed = False
         self.ready = False
         self.save_message: str | None = None
+        #: `pct-tui --monitor`: the draft may be edited but is never saved.
+        self.read_only = False
         self._seq = 0
         self._unsubscribe: list[Callable[[], None]] = []
         #: Per session, the shell and code manager objects this console is subscribed to.
@@ -332,6 +338,8 @@ class Console:
 
         A refused save keeps the draft untouched (`stale-revision`, `lock-held`, …).
         """
+        if self.read_only:
+            return SaveOutcome(False, READ_ONLY_SAVE_MESSAGE, "read-only")
         draft = self.draft
         store = self.runtime.store
         try:

@@ -30,6 +30,7 @@ from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console
 from pct_tui.drafts import ConfigDraft
 from pct_tui.planning import fresh_plan, fresh_status_text
+from pct_tui.remote import RemoteRuntimes
 from pct_tui.serving import AttachInfo
 
 __all__ = ["DEFERRABLE_TOOL_NAMES", "NO_MODEL_LINE", "Model", "RuntimeFacade", "describe_read"]
@@ -57,6 +58,13 @@ class RuntimeFacade:
         self.attach_info = attach_info
         #: Why the MCP endpoint failed to start, if it did.
         self.serve_error: str | None = None
+        #: The other runtimes of the agent dir (set by the app).
+        self.remotes: RemoteRuntimes | None = None
+
+    @property
+    def read_only(self) -> bool:
+        """`pct-tui --monitor`: watch only."""
+        return self.console.read_only
 
     @property
     def runtime(self) -> Runtime:

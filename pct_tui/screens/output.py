@@ -1,4 +1,5 @@
-"""The live output viewer of one shell job or code cell."""
+"""The live output viewer of one shell job or code cell, of this console's runtime or
+streamed from another one (the same batched, never-dropping log either way)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from pct_tui.console import Console, WorkRow
+from pct_tui.remote import RemoteWorkRow
 from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.output_log import OutputLog
 
@@ -22,7 +24,7 @@ class OutputScreen(Screen[None]):
         Binding("f", "follow", "Follow", id="output-follow"),
     ]
 
-    def __init__(self, row: WorkRow, console: Console) -> None:
+    def __init__(self, row: WorkRow | RemoteWorkRow, console: Console) -> None:
         super().__init__()
         self.row = row
         self.console = console
@@ -44,8 +46,10 @@ class OutputScreen(Screen[None]):
 
     def _update_title(self) -> None:
         row = self.row
+        where = f" · {row.runtime.label}" if isinstance(row, RemoteWorkRow) else ""
         self.query_one("#output-title", Static).update(
-            f"{row.kind} {row.id} · session {row.session_id} · {row.state} · exit {row.exit_code}"
+            f"{row.kind} {row.id} · session {row.session_id}{where} · {row.state} · exit "
+            f"{row.exit_code}"
         )
         self.query_one("#output-recovery", FitText).set_text("\n".join(row.recovery_lines()))
 

@@ -1,10 +1,13 @@
 """Sessions: every attached session, its shell jobs and code cells with state, exit code
-and recovery paths. Enter opens a live output viewer; `x` stops a job or cell and `T`
-ends a whole session, each after a confirmation. Updated when work starts or ends."""
+and recovery paths — this console's and, grouped under a header per runtime, those of
+every other pct runtime of the agent dir. Enter opens a live output viewer; `x` stops a
+job or cell and `T` ends a whole session, each after a confirmation (refused in a
+`--monitor` console). Updated when work starts or ends."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import work
@@ -16,6 +19,15 @@ from textual.widgets import DataTable, Label
 from textual.widgets.data_table import RowKey
 
 from pct_tui.console import WorkRow
+from pct_tui.remote import (
+    READ_ONLY,
+    RemoteRuntime,
+    RemoteWorkRow,
+    client_label,
+    end_remote_session,
+    kind_name,
+    runtime_label,
+)
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
@@ -31,8 +43,23 @@ STATE_STYLES = {
     "completed": "grey62",
     "terminated": "dark_orange",
     "failed": "red",
+    "gone": "red",
     "open": "bold green",
 }
+
+
+@dataclass(frozen=True)
+class Line:
+    """One table row: a runtime header, a session, or a job/cell of a session.
+
+    `runtime` is the other runtime it belongs to, None for this console's own.
+    """
+
+    key: str
+    kind: Literal["runtime", "session", "work"]
+    session_id: str = ""
+    row: WorkRow | RemoteWorkRow | None = None
+    runtime: RemoteRuntime | None = None
 
 
 class SessionsScreen(PctScreen):
@@ -58,22 +85,42 @@ class SessionsScreen(PctScreen):
         super().on_mount()
         table.focus()
 
-    def rows(self) -> list[tuple[str, WorkRow | None, str]]:
-        """(row key, work row or None for a session, session id) in display order."""
-        out: list[tuple[str, WorkRow | None, str]] = []
+    def rows(self) -> list[Line]:
+        """The table's lines in display order: this console's sessions and work, then each
+        other runtime under a header line (headers only when there are other runtimes)."""
+        out: list[Line] = []
+        remotes = self.facade.remotes.all() if self.facade.remotes is not None else []
+        if remotes:
+            out.append(Line("runtime:local", "runtime"))
         sessions = {s.id for s in self.facade.sessions}
         for session in self.facade.sessions:
-            out.append((f"session:{session.id}", None, session.id))
+            out.append(Line(f"session:{session.id}", "session", session.id))
             out.extend(
-                (f"{row.kind}:{row.id}", row, session.id)
+                Line(f"{row.kind}:{row.id}", "work", session.id, row)
                 for row in self.console.work
                 if row.session_id == session.id
             )
         out.extend(
-            (f"{row.kind}:{row.id}", row, row.session_id)
+            Line(f"{row.kind}:{row.id}", "work", row.session_id, row)
             for row in self.console.work
             if row.session_id not in sessions
         )
+        for runtime in remotes:
+            prefix = f"{runtime.key}|"
+            out.append(Line(f"{prefix}runtime", "runtime", runtime=runtime))
+            known = {s.id for s in runtime.sessions}
+            for info in runtime.sessions:
+                out.append(Line(f"{prefix}session:{info.id}", "session", info.id, None, runtime))
+                out.extend(
+                    Line(f"{prefix}{row.kind}:{row.id}", "work", info.id, row, runtime)
+                    for row in runtime.rows.values()
+                    if row.session_id == info.id
+                )
+            out.extend(
+                Line(f"{prefix}{row.kind}:{row.id}", "work", row.session_id, row, runtime)
+                for row in runtime.rows.values()
+                if row.session_id not in known
+            )
         return out
 
     def refresh_view(self) -> None:
@@ -81,31 +128,8 @@ class SessionsScreen(PctScreen):
         cursor = table.cursor_row
         selected = self._selected_key(table)
         table.clear()
-        for key, row, session_id in self.rows():
-            if row is None:
-                session = self.facade.session(session_id)
-                model = session.model.key if session and session.model else "—"
-                kind = session.kind if session else "?"
-                table.add_row(
-                    Text(session_id, style="bold"),
-                    f"session ({kind})",
-                    model,
-                    Text("open", style=STATE_STYLES["open"]),
-                    "",
-                    "",
-                    key=key,
-                )
-            else:
-                state = row.state
-                table.add_row(
-                    Text(session_id, style="grey50"),
-                    row.kind,
-                    row.id,
-                    Text(state, style=STATE_STYLES.get(state, "")),
-                    row.exit_code,
-                    ", ".join(shorten_middle(p, RECOVERY_WIDTH) for p in row.recovery_paths()),
-                    key=key,
-                )
+        for line in self.rows():
+            table.add_row(*self._cells(line), key=line.key)
         if table.row_count:
             # The cursor follows its job or cell (not its row number): rows inserted above
             # must not turn `x` into a stop of a different job.
@@ -121,30 +145,100 @@ class SessionsScreen(PctScreen):
         else:
             self._detail()
 
+    def _cells(self, line: Line) -> tuple[str | Text, ...]:
+        runtime = line.runtime
+        if line.kind == "runtime":
+            if runtime is None:
+                attach = self.facade.attach_info
+                endpoint = "none (monitor)" if self.facade.read_only else "http"
+                return (
+                    Text("this console", style="bold cyan"),
+                    "pct-tui",
+                    endpoint,
+                    Text("live", style=STATE_STYLES["open"]),
+                    "",
+                    attach.url if attach is not None else "",
+                )
+            info = runtime.info
+            return (
+                Text(f"pid {info.pid}", style="bold cyan"),
+                kind_name(info),
+                info.transport,
+                Text("live", style=STATE_STYLES["open"]),
+                "",
+                info.mcp,
+            )
+        if line.kind == "session":
+            if runtime is not None:
+                remote = runtime.session(line.session_id)
+                kind = remote.kind if remote else "?"
+                model = (remote.model if remote else None) or "—"
+                client = client_label(remote)
+            else:
+                session = self.facade.session(line.session_id)
+                model = session.model.key if session and session.model else "—"
+                kind = session.kind if session else "?"
+                client = ""
+            return (
+                Text(line.session_id, style="bold"),
+                f"session ({kind})",
+                model,
+                Text("open", style=STATE_STYLES["open"]),
+                "",
+                client,
+            )
+        row = line.row
+        assert row is not None
+        state = row.state
+        return (
+            Text(line.session_id, style="grey50"),
+            row.kind,
+            row.id,
+            Text(state, style=STATE_STYLES.get(state, "")),
+            row.exit_code,
+            ", ".join(shorten_middle(p, RECOVERY_WIDTH) for p in row.recovery_paths()),
+        )
+
     @staticmethod
     def _selected_key(table: DataTable[object]) -> RowKey | None:
         if not table.row_count or table.cursor_row >= table.row_count:
             return None
         return table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
 
-    def _current(self) -> tuple[WorkRow | None, str] | None:
+    def _current(self) -> Line | None:
         key = self._selected_key(self.query_one("#work-table", DataTable))
-        for row_key, row, session_id in self.rows():
-            if key is not None and row_key == key.value:
-                return row, session_id
-        return None
+        if key is None:
+            return None
+        return next((line for line in self.rows() if line.key == key.value), None)
 
     def _detail(self) -> None:
-        current = self._current()
+        line = self._current()
         detail = self.query_one("#work-detail", FitText)
-        if current is None:
+        if line is None:
             detail.set_text("")
             return
-        row, session_id = current
-        if row is None:
-            detail.set_text(f"Session {session_id}: Enter on a job or cell opens its output.")
+        runtime = line.runtime
+        if line.kind == "runtime":
+            if runtime is None:
+                detail.set_text("This console's own runtime: agents attached to its endpoint.")
+            else:
+                info = runtime.info
+                detail.set_text(
+                    f"{runtime_label(info)} · MCP {info.mcp} · control {info.control}\n"
+                    "Another pct runtime of this agent dir (an agent's own `pct serve`)."
+                )
+        elif line.row is not None:
+            detail.set_text("\n".join(line.row.recovery_lines()))
+        elif runtime is not None:
+            remote = runtime.session(line.session_id)
+            model = (remote.model if remote else None) or "—"
+            detail.set_text(
+                f"Session {line.session_id} of {runtime.label} · client "
+                f"{client_label(remote)} · model {model}\n"
+                "Enter on a job or cell opens its output."
+            )
         else:
-            detail.set_text("\n".join(row.recovery_lines()))
+            detail.set_text(f"Session {line.session_id}: Enter on a job or cell opens its output.")
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
         self._detail()
@@ -154,49 +248,76 @@ class SessionsScreen(PctScreen):
         self.action_view()
 
     def action_view(self) -> None:
-        current = self._current()
-        if current is None or current[0] is None:
+        line = self._current()
+        if line is None or line.row is None:
             return
-        self.app.push_screen(OutputScreen(current[0], self.console))
+        self.app.push_screen(OutputScreen(line.row, self.console))
+
+    def _refused(self, what: str) -> bool:
+        if self.facade.read_only:
+            self.notify(f"{READ_ONLY}: it does not {what}.", severity="warning")
+            return True
+        return False
 
     @work(exclusive=True, group="sessions-confirm")
     async def action_stop(self) -> None:
-        current = self._current()
-        if current is None or current[0] is None:
+        if self._refused("stop work"):
             return
-        row = current[0]
+        line = self._current()
+        if line is None or line.row is None:
+            return
+        row = line.row
         if not row.running:
             self.notify(f"{row.id} has already ended.")
             return
         what = "shell job" if row.kind == "shell" else "code cell"
+        where = f"It runs in {line.runtime.label}. " if line.runtime is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
                 f"Stop {what} {row.id}?",
-                "The process group gets SIGTERM, then SIGKILL after the grace period. The "
-                "agent's next poll reports it as terminated; its recovery files stay.",
+                f"{where}The process group gets SIGTERM, then SIGKILL after the grace period. "
+                "The agent's next poll reports it as terminated; its recovery files stay.",
                 yes="Stop",
             )
         )
-        if yes:
+        if not yes:
+            return
+        if isinstance(row, RemoteWorkRow):
+            result = await row.stop()
+            if not result.ok:
+                self.notify(f"Not stopped: {result.message}", severity="error", timeout=10)
+        else:
             await row.stop()
-            self.refresh_view()
+        self.refresh_view()
 
     @work(exclusive=True, group="sessions-confirm")
     async def action_end_session(self) -> None:
-        current = self._current()
-        if current is None:
+        if self._refused("end sessions"):
             return
-        session = self.facade.session(current[1])
-        if session is None:
+        line = self._current()
+        if line is None or line.kind == "runtime":
             return
+        runtime = line.runtime
+        session = self.facade.session(line.session_id) if runtime is None else None
+        if runtime is None and session is None:
+            return
+        if runtime is not None and runtime.session(line.session_id) is None:
+            return
+        where = f"It is a session of {runtime.label}. " if runtime is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
-                f"End session {session.id}?",
-                "Its calls are cancelled, its shell jobs and code cells are stopped and its "
-                "recovery files are removed. The agent must reconnect to continue.",
+                f"End session {line.session_id}?",
+                f"{where}Its calls are cancelled, its shell jobs and code cells are stopped and "
+                "its recovery files are removed. The agent must reconnect to continue.",
                 yes="End session",
             )
         )
-        if yes:
+        if not yes:
+            return
+        if runtime is not None:
+            result = await end_remote_session(runtime, line.session_id)
+            if not result.ok:
+                self.notify(f"Session not ended: {result.message}", severity="error", timeout=10)
+        elif session is not None:
             await session.close()
-            self.refresh_view()
+        self.refresh_view()

@@ -21,6 +21,7 @@ from textual.widgets import Input
 
 from pct_tui.app import PctApp
 from pct_tui.serving import AttachInfo, attach_commands
+from pct_tui.widgets.fit_text import FitText
 
 SIZES = {"80x24": (80, 24), "160x48": (160, 48)}
 AGENT = Path("/tmp/pct-tui-snapshots/agent")
@@ -97,6 +98,7 @@ def make_app() -> PctApp:
         attach_info=AttachInfo(URL, "~/.pi/agent/pct/token", attach_commands(URL)),
         clock=lambda: "12:00:00",
         cwd=AGENT.parent,
+        discover=False,  # no other runtime's timing in the picture
     )
     # A toast lives 5 s; on a loaded machine the picture could come after it left.
     app.NOTIFICATION_TIMEOUT = 3600
@@ -116,6 +118,10 @@ async def still(pilot: Pilot[None]) -> None:
     re-fitting to its width, a status redraw) can land after the first pause."""
     for widget in pilot.app.screen.query(Input):
         widget.cursor_blink = False
+    # Re-fit every FitText at its final width: one fitted before a scrollbar appeared has
+    # the right lines on screen but a different height, so its scrollbar thumb differs.
+    for fit in pilot.app.screen.query(FitText):
+        fit.set_text(fit.source)
     await pilot.pause()
     frame = pilot.app.export_screenshot()
     for _ in range(50):

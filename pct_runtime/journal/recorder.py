@@ -113,12 +113,12 @@ class CallTrace:
                 duration_ms=(time.monotonic() - self._clock) * 1000,
                 result_text=text,
                 recovery_paths=recovery_paths(details),
-                patch_files=self._capture.files() if self._capture is not None else (),
             )
         except Exception:  # the journal never fails a call
             return
         self._args = None
-        self.writer.submit(record)
+        # The file images are hashed and named on the writer thread, off the call's path.
+        self.writer.submit(record, self._capture)
 
 
 class NestedObserver:

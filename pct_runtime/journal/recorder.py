@@ -58,8 +58,10 @@ class CallTrace:
         model: str | None,
         path: Literal["direct", "nested"] = "direct",
         parent_call_id: str | None = None,
+        summary: str | None = None,
     ) -> None:
         self.writer = writer
+        self._summary = summary
         self.call_id = new_call_id()
         self.tool = tool
         self._args = args
@@ -107,7 +109,9 @@ class CallTrace:
                 transport=self._origin.transport,
                 path=self._path,
                 parent_call_id=self._parent,
-                summary=summarize(self.tool, self._args),
+                summary=self._summary
+                if self._summary is not None
+                else summarize(self.tool, self._args),
                 outcome=outcome_of(outcome, error_code),
                 error_code=error_code if outcome != "ok" else None,
                 duration_ms=(time.monotonic() - self._clock) * 1000,

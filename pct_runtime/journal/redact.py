@@ -76,6 +76,8 @@ class Redactor:
         values.update(v for v in extra if len(v) >= _MIN_SECRET)
         # Longest first: a secret containing another is replaced whole.
         self._exact = sorted(values, key=len, reverse=True)
+        # The token file may be made after us (`pct serve --http` creates it on first use).
+        self._agent_dir = agent_dir if not _token_file(agent_dir) else None
 
     def add_secret(self, value: str) -> None:
         """A secret learned later (the HTTP server's token)."""
@@ -85,6 +87,11 @@ class Redactor:
 
     def __call__(self, text: str, limit: int | None = None) -> str:
         """`text` without secrets, at most `limit` characters (an ellipsis marks a cut)."""
+        if self._agent_dir is not None:
+            token = _token_file(self._agent_dir)
+            if token:
+                self._agent_dir = None
+                self.add_secret(token[0])
         if len(text) > SCAN_LIMIT:
             text = text[:SCAN_LIMIT]
         for secret in self._exact:

@@ -57,6 +57,7 @@ class RuntimeJournal:
         origin: CallOrigin,
         model: str | None,
         path: Literal["direct", "nested"],
+        summary: str | None = None,
     ) -> CallTrace | None:
         writer = self.writer
         if writer is None or not writer.enabled:
@@ -69,6 +70,7 @@ class RuntimeJournal:
             origin=origin,
             model=model,
             path=path,
+            summary=summary,
         )
 
     def flush(self, timeout: float = 5.0) -> bool:

@@ -340,6 +340,29 @@ class RuntimeSession:
         trace.finish(outcome="ok", text=result.text, details=result.details)
         return result
 
+    def record_action(
+        self,
+        action: str,
+        summary: str,
+        *,
+        outcome: str = "ok",
+        error_code: str | None = None,
+        result: str = "",
+    ) -> None:
+        """Journal what a person did to this session from the console (`stop`,
+        `end_session`): one row with transport `console`. Never blocks or raises."""
+        trace = self.runtime.journal.trace(
+            tool=action,
+            args=None,
+            session_id=self.id,
+            origin=CallOrigin("console"),
+            model=self.host.model.key if self.host.model else None,
+            path="direct",
+            summary=summary,
+        )
+        if trace is not None:
+            trace.finish(outcome=outcome, error_code=error_code, text=result)
+
     @property
     def _default_origin(self) -> CallOrigin:
         return CallOrigin("embedded" if self.kind == "embedded" else "console")

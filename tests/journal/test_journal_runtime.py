@@ -133,3 +133,16 @@ async def test_journal_off_in_config_writes_nothing(root: Path) -> None:
         session = await runtime.open_session("embedded")
         await session.call("exec_command", {"cmd": "true"})
     assert not (root / "agent" / "pct" / "journal.sqlite3").exists()
+
+
+async def test_console_actions_are_journaled(root: Path) -> None:
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        session = await runtime.open_session("mcp")
+        session.record_action("stop", "shell job 1000")
+        await session.close()
+        session.record_action("end_session", f"session {session.id}")
+        rows = await _rows(runtime)
+    assert [(r.tool, r.transport, r.outcome, r.summary) for r in rows] == [
+        ("stop", "console", "ok", "shell job 1000"),
+        ("end_session", "console", "ok", f"session {session.id}"),
+    ]

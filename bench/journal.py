@@ -12,8 +12,11 @@ so both see the same machine load; each row is the median.
     - "same content": the file is restored to the same bytes, so its pre-image blob is
       already stored (the usual case: a patch's pre-image is the previous patch's
       post-image, which the journal kept);
-    - "new content": one line differs every run, so each run stores a new 3.5 MB pre-image
-      (written and fsync'd before the commit) and a new post-image.
+    - "new content": one line differs every run, so each run stores a new 2.8 MB pre-image
+      (a hard link made durable before the commit) and a new post-image;
+    "idle" rows let the writer thread finish the previous row first (untimed: calls of an
+    agent are seconds apart), "back to back"/"b2b" rows do not;
+(c) `pct apply-patch` as a whole process on the same case (it journals as transport "cli").
 Goal: journal on ≤ 1.05x journal off.
 """
 
@@ -24,6 +27,7 @@ import asyncio
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -71,6 +75,21 @@ async def alternate(
             await call(session)
             samples[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def cli_patch(session: RuntimeSession, patch: str, work: Path, root: Path) -> None:
+    """`pct apply-patch` as a whole process, against the agent dir of `session`'s side."""
+    side = "on" if session.runtime.journal.writer is not None else "off"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(root / side)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pct_runtime.cli", "apply-patch", "--cwd", str(work)],
+        input=patch.encode(),
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"pct apply-patch failed: {done.stderr.decode()}")
 
 
 def row(label: str, result: dict[str, float]) -> str:
@@ -155,6 +174,17 @@ async def main_async(runs: int, patch_runs: int) -> None:
                 (
                     "apply_patch 100k, new content, b2b",
                     await alternate(patch_runs, sessions, new, patch_call),
+                )
+            )
+            rows.append(
+                (
+                    "pct apply-patch process, 100k, new",
+                    await alternate(
+                        max(3, patch_runs // 2),
+                        sessions,
+                        new,
+                        lambda session: asyncio.to_thread(cli_patch, session, patch, work, root),
+                    ),
                 )
             )
             assert await asyncio.to_thread(journal.flush, 30)

@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(all runtimes, across restarts), newest first. Filters combine.",
     )
     parser.add_argument("--session", metavar="ID", help="only calls of this session")
-    parser.add_argument("--tool", metavar="NAME", help="only calls of this tool (e.g. apply_patch)")
+    parser.add_argument(
+        "--tool", metavar="NAME", help="only calls of this tool (as `pct log` shows it)"
+    )
     parser.add_argument(
         "--since",
         metavar="DURATION|ISO",

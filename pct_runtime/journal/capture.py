@@ -1,6 +1,6 @@
 """File images around a patch's commit: what each file was before, and what it became.
 
-`PatchCapture` is what apply_patch's executor calls through its `PatchWitness` seam, in the
+`PatchCapture` is what the patch executor calls through its `PatchWitness` seam, in the
 patch's worker thread. At commit time it only takes a second name for each file — a hard
 link to the inode the patch is about to replace or remove (before) or has just written
 (after), made durable by one directory fsync before the first rename — so a 100,000-line

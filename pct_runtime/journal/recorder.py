@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.base import CallObservation, PatchWitness
+from pct_runtime.host.names import APPLY_PATCH_TOOL
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
 from pct_runtime.journal.settings import settings_for
@@ -73,7 +74,7 @@ class CallTrace:
         self._time = time.time()
         self._clock = time.monotonic()
         self._capture: PatchCapture | None = (
-            writer.patch_capture() if tool == "apply_patch" else None
+            writer.patch_capture() if tool == APPLY_PATCH_TOOL else None
         )
         self._done = False
 

@@ -88,7 +88,7 @@ class JournalWriter:
             self._problem("queue", "the journal fell behind; some calls were not recorded")
 
     def patch_capture(self) -> PatchCapture | None:
-        """A capture for one apply_patch call (None when the journal is off)."""
+        """A capture for one patch call (None when the journal is off)."""
         if not self.settings.enabled:
             return None
         return PatchCapture(self.blobs, lambda msg: self._problem("capture", msg))

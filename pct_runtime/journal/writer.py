@@ -67,6 +67,7 @@ class JournalWriter:
         self._lock = threading.Lock()
         self.dropped = 0
         self.written = 0
+        self._closed = False
 
     @property
     def enabled(self) -> bool:
@@ -76,7 +77,9 @@ class JournalWriter:
     def submit(self, record: CallRecord, capture: PatchCapture | None = None) -> None:
         """Queue one record (with the patch capture whose `files()` fill its patch files);
         never blocks or raises (a full queue drops it, reported once)."""
-        if not self.settings.enabled:
+        if not self.settings.enabled or self._closed:
+            if capture is not None:
+                capture.discard()
             return
         self._ensure_thread()
         try:
@@ -106,6 +109,7 @@ class JournalWriter:
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (up to `timeout`), then stop the thread and close the file."""
+        self._closed = True  # a call finishing later is not recorded (nor a thread restarted)
         thread = self._thread
         if thread is not None:
             with contextlib.suppress(queue.Full):
@@ -122,7 +126,7 @@ class JournalWriter:
         self.submit_marker()
 
     def submit_marker(self) -> None:
-        if self.settings.enabled:
+        if self.settings.enabled and not self._closed:
             self._ensure_thread()
             with contextlib.suppress(queue.Full):
                 self._queue.put_nowait(None)

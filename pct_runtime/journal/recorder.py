@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.base import CallObservation, PatchWitness
-from pct_runtime.host.names import APPLY_PATCH_TOOL
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
 from pct_runtime.journal.settings import settings_for
@@ -73,9 +72,8 @@ class CallTrace:
         self._parent = parent_call_id
         self._time = time.time()
         self._clock = time.monotonic()
-        self._capture: PatchCapture | None = (
-            writer.patch_capture() if tool == APPLY_PATCH_TOOL else None
-        )
+        # Every call gets one (cheap until used): only a patch executor calls it.
+        self._capture: PatchCapture | None = writer.patch_capture()
         self._done = False
 
     @property

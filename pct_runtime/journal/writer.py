@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -36,6 +37,7 @@ _PRUNE_RETRY_SECONDS = 60.0
 #: Records arriving within this long of each other share one transaction.
 LINGER_SECONDS = 0.02
 BATCH_SIZE = 256
+WRITER_NICE = 10
 
 Report = Callable[[str], None]
 _STOP = object()
@@ -142,6 +144,9 @@ class JournalWriter:
                 thread.start()
 
     def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):  # Linux: threads are tasks
+            # Hashing and copying a large file's images yields the CPU to the tool calls.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICE)
         while True:
             try:
                 item = self._queue.get(timeout=PRUNE_EVERY_SECONDS / 4)

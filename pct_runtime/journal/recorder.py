@@ -108,9 +108,7 @@ class CallTrace:
                 transport=self._origin.transport,
                 path=self._path,
                 parent_call_id=self._parent,
-                summary=self._summary
-                if self._summary is not None
-                else summarize(self.tool, self._args),
+                summary=self._summary or "",
                 outcome=outcome_of(outcome, error_code),
                 error_code=error_code if outcome != "ok" else None,
                 duration_ms=(time.monotonic() - self._clock) * 1000,
@@ -119,9 +117,11 @@ class CallTrace:
             )
         except Exception:  # the journal never fails a call
             return
+        tool, args = self.tool, self._args
         self._args = None
-        # The file images are hashed and named on the writer thread, off the call's path.
-        self.writer.submit(record, self._capture)
+        # The summary and the file images are made on the writer thread, off the call's path.
+        lazy = None if self._summary is not None else (lambda: summarize(tool, args))
+        self.writer.submit(record, self._capture, lazy)
 
 
 class NestedObserver:

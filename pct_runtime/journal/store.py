@@ -236,6 +236,25 @@ class Journal:
         rows = self._records(sql + " ORDER BY seq DESC LIMIT 1", params)
         return rows[0] if rows else None
 
+    def sessions(self, limit: int = 200) -> list[str]:
+        """Session ids, most recently active first (a History filter's choices)."""
+        return self._column("session_id", limit)
+
+    def tools(self, limit: int = 200) -> list[str]:
+        """Tool names, most recently used first."""
+        return self._column("tool", limit)
+
+    def _column(self, column: str, limit: int) -> list[str]:
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            rows = self._db.execute(
+                f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
+                f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
+                [max(0, int(limit))],
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
         with self._lock:
             if self.closed:

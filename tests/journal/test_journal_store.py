@@ -140,3 +140,12 @@ def test_prune_removes_images_a_dead_writer_left_pending(tmp_path: Path) -> None
         assert not os.path.exists(stale)
         assert os.path.exists(fresh)
     assert source.read_text() == "content\n"
+
+
+def test_sessions_and_tools_most_recent_first(tmp_path: Path) -> None:
+    with Journal.open(tmp_path) as journal:
+        journal.record(make_record("exec_command", session="s-old"))
+        journal.record(make_record("apply_patch", session="s-new"))
+        journal.record(make_record("exec_command", session=None))
+        assert journal.sessions() == ["s-new", "s-old"]
+        assert journal.tools() == ["exec_command", "apply_patch"]

@@ -151,3 +151,32 @@ async def test_console_actions_are_journaled(root: Path) -> None:
         ("stop", "console", "ok", "shell job 1000"),
         ("end_session", "console", "ok", f"session {session.id}"),
     ]
+
+
+async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from pct_runtime.journal.blobs import BlobStore
+    from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL
+
+    def full(self: BlobStore, path: str) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(BlobStore, "link_pending", full)
+    events: list[object] = []
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        runtime.events.subscribe(RUNTIME_EVENTS_CHANNEL, events.append)
+        session = await runtime.open_session("embedded")
+        for name in ("one", "two"):
+            patch = f"*** Begin Patch\n*** Add File: {name}.txt\n+x\n*** End Patch"
+            result = await session.call("apply_patch", {"patch": patch})
+            assert result.text == f"Applied patch:\n- add {name}.txt"
+        rows = await _rows(runtime)
+        await asyncio.sleep(0)  # the report hops from the writer thread to the loop
+    assert [(r.tool, r.outcome, r.undoable) for r in rows] == [("apply_patch", "ok", False)] * 2
+    problems = [e for e in events if isinstance(e, dict) and e.get("type") == "journal-problem"]
+    assert len(problems) == 1
+    assert "No space left" in str(problems[0]["message"])
+    assert (root / "work" / "two.txt").read_text() == "x\n"

@@ -88,8 +88,8 @@ def _line(record: CallRecord) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir
     from pct_runtime.journal import Journal, JournalError, JournalQuery
+    from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import db_path
 
     if args.limit < 1:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         since=since,
         limit=args.limit,
     )
-    root = agent_dir()
+    root = agent_dir_from_env()  # not config.paths: that loads the config schema
     if not db_path(root).exists():
         return 0  # nothing recorded yet: an empty log
     try:

@@ -16,8 +16,11 @@ from tests.journal.helpers import make_record
 
 
 def test_open_creates_private_wal_database(tmp_path: Path) -> None:
-    with Journal.open(tmp_path):
-        pass
+    with Journal.open(tmp_path) as journal:
+        journal.record(make_record())
+        for suffix in ("-wal", "-shm"):  # SQLite gives them the database's mode
+            side = db_path(tmp_path).with_name(db_path(tmp_path).name + suffix)
+            assert stat.S_IMODE(os.stat(side).st_mode) == 0o600
     path = db_path(tmp_path)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700

@@ -526,7 +526,9 @@ def _witness(call: Callable[[], None]) -> None:
 
 
 def _commit(
-    prepared: PreparedPatch, should_abort: AbortCheck | None, witness: base.PatchWitness | None = None
+    prepared: PreparedPatch,
+    should_abort: AbortCheck | None,
+    witness: base.PatchWitness | None = None,
 ) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans

@@ -180,3 +180,23 @@ async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
     assert len(problems) == 1
     assert "No space left" in str(problems[0]["message"])
     assert (root / "work" / "two.txt").read_text() == "x\n"
+
+
+async def test_retention_runs_when_a_runtime_starts(root: Path) -> None:
+    import time
+
+    from tests.journal.helpers import make_record
+
+    config = root / "agent" / "extensions" / "pi-codex-toolkit.json"
+    data = json.loads(config.read_text())
+    data["pct"] = {"journal": {"maxAgeDays": 7}}
+    config.write_text(json.dumps(data))
+    with Journal.open(root / "agent") as journal:
+        old = make_record(when=time.time() - 8 * 86400)
+        recent = make_record(when=time.time() - 6 * 86400)
+        journal.record(old)
+        journal.record(recent)
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        assert runtime.journal.settings.max_age_days == 7
+        rows = await _rows(runtime)
+    assert [r.call_id for r in rows] == [recent.call_id]

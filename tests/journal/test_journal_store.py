@@ -152,3 +152,19 @@ def test_sessions_and_tools_most_recent_first(tmp_path: Path) -> None:
         journal.record(make_record("exec_command", session=None))
         assert journal.sessions() == ["s-new", "s-old"]
         assert journal.tools() == ["exec_command", "apply_patch"]
+
+
+def test_open_waits_while_another_process_creates_the_journal(tmp_path: Path) -> None:
+    import threading
+
+    (tmp_path / "pct").mkdir(mode=0o700)
+    other = sqlite3.connect(db_path(tmp_path), isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")  # the creator holds the file while it sets it up
+    release = threading.Timer(0.5, lambda: other.execute("ROLLBACK"))
+    release.start()
+    try:
+        with Journal.open(tmp_path) as journal:
+            journal.record(make_record())
+    finally:
+        release.join()
+        other.close()

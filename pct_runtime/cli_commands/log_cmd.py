@@ -82,7 +82,7 @@ def _line(record: CallRecord) -> str:
     who = record.transport + (f"/{record.client_name}" if record.client_name else "")
     summary = record.summary.replace("\n", " ⏎ ")
     return (
-        f"{when}  {record.call_id}  {tool:<13} {outcome:<18} {record.duration_ms:>8.0f}ms  "
+        f"{when}  {record.call_id}  {tool:<13} {outcome:<24} {record.duration_ms:>8.0f}ms  "
         f"{record.session_id or '-'}  {who}  {summary}{flags}"
     )
 

@@ -13,6 +13,7 @@ from mcp import Client
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.journal import CallRecord, Journal, JournalQuery
+from pct_runtime.journal.summary import RESULT_LIMIT
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.server import PctMCPServer
 
@@ -200,3 +201,15 @@ async def test_retention_runs_when_a_runtime_starts(root: Path) -> None:
         assert runtime.journal.settings.max_age_days == 7
         rows = await _rows(runtime)
     assert [r.call_id for r in rows] == [recent.call_id]
+
+
+async def test_a_shell_jobs_recovery_file_is_recorded(root: Path) -> None:
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        session = await runtime.open_session("embedded")
+        result = await session.call(
+            "exec_command", {"cmd": "seq 1 200000", "max_output_tokens": 256}
+        )
+        path = result.details["recovery"]["stdout"]["path"]  # type: ignore[index]
+        rows = await _rows(runtime)
+    assert rows[-1].recovery_paths == (path,)
+    assert len(rows[-1].result_text) <= RESULT_LIMIT  # bounded: the file holds the rest

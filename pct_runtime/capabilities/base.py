@@ -6,7 +6,7 @@ shape, so a capability is written once and reached from every path identically.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -69,6 +69,44 @@ class ToolError(Exception):
         return self.message
 
 
+class PatchWitness(Protocol):
+    """Sees the files a patch changes around its commit (the journal's undo images).
+
+    `before_commit` runs after staging, before the first rename, with every absolute path
+    the patch writes, moves or removes; `after_commit` once the commit is over (also after
+    a partial one). Both run in the patch's worker thread and must not raise.
+    """
+
+    def before_commit(self, paths: Sequence[str]) -> None: ...
+
+    def after_commit(self) -> None: ...
+
+
+class CallObservation(Protocol):
+    """One observed call (the journal's row being built)."""
+
+    @property
+    def patch_witness(self) -> PatchWitness | None: ...
+
+    def finish(
+        self,
+        *,
+        outcome: str,
+        error_code: str | None = None,
+        text: str = "",
+        details: JSONMapping | None = None,
+    ) -> None: ...
+
+
+class CallObserver(Protocol):
+    """Observes calls made inside a call: Code Mode's nested calls, journaled by the runtime.
+
+    `start` and `finish` never block and never raise.
+    """
+
+    def start(self, tool: str, args: JSONMapping, *, cell_id: str | None) -> CallObservation: ...
+
+
 @dataclass
 class CallContext:
     """Everything an executor may know about one invocation, and nothing about the agent.
@@ -86,6 +124,10 @@ class CallContext:
     env_overlay: Mapping[str, str] | None = None
     progress: ProgressSink | None = None
     cell_id: str | None = None
+    #: Set by the runtime when the journal records this call's file images (apply_patch).
+    patch_witness: PatchWitness | None = None
+    #: Set by the runtime: records the calls this call makes (a cell's nested calls).
+    observer: CallObserver | None = None
 
 
 class Tool(Protocol):

@@ -288,6 +288,8 @@ class SessionsScreen(PctScreen):
                 self.notify(f"Not stopped: {result.message}", severity="error", timeout=10)
         else:
             await row.stop()
+            if (session := self.facade.session(row.session_id)) is not None:
+                session.record_action("stop", f"{what} {row.id}")  # the journal
         self.refresh_view()
 
     @work(exclusive=True, group="sessions-confirm")
@@ -320,4 +322,5 @@ class SessionsScreen(PctScreen):
                 self.notify(f"Session not ended: {result.message}", severity="error", timeout=10)
         elif session is not None:
             await session.close()
+            session.record_action("end_session", f"session {session.id}")  # the journal
         self.refresh_view()

@@ -1,0 +1,208 @@
+"""Content-addressed file images beside the journal: `<agent dir>/pct/journal-blobs/`.
+
+A blob is named by the SHA-256 of its bytes (two levels: `ab/abcdef…`), written to a
+private temporary name, fsync'd and renamed, mode 0600, so a crash leaves either the whole
+blob or none. An existing blob is reused (its mtime refreshed, which keeps a concurrent
+prune away from it until the call that needs it is recorded).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+BLOB_DIR_NAME = "journal-blobs"
+#: Images taken at commit time, not yet named by their hash (the writer thread names them).
+PENDING_DIR_NAME = "pending"
+#: An unreferenced blob younger than this is kept: its call may not be recorded yet.
+PRUNE_GRACE_SECONDS = 120.0
+#: A pending image older than this belongs to a writer that died before naming it.
+PENDING_GRACE_SECONDS = 3600.0
+_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _private_dirs(root: Path, shard: Path) -> None:
+    """The blob folder and its shard, each 0700 (`parents=True` would use the umask)."""
+    root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, exist_ok=True)
+    shard.mkdir(mode=0o700, exist_ok=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class BlobStore:
+    """Put, read and remove blobs under one directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_of(self, digest: str) -> Path:
+        return self.root / digest[:2] / digest
+
+    def put(self, data: bytes, digest: str | None = None, *, durable: bool = True) -> str:
+        """Store `data` (fsync'd before return when `durable`); return its SHA-256.
+
+        Raises OSError (full disk, permissions)."""
+        digest = digest or sha256_hex(data)
+        target = self.path_of(digest)
+        try:
+            os.utime(target)
+            return digest  # already stored: same bytes by construction
+        except FileNotFoundError:
+            pass
+        _private_dirs(self.root, target.parent)
+        staged = target.parent / f".{digest[:16]}-{uuid.uuid4().hex}.tmp"
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+        try:
+            _write_all(fd, data)
+            if durable:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(staged)
+            raise
+        os.close(fd)
+        os.replace(staged, target)
+        if not durable:
+            return digest
+        with contextlib.suppress(OSError):  # the rename itself durable too
+            dir_fd = os.open(target.parent, os.O_RDONLY | _OPEN_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        return digest
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / PENDING_DIR_NAME
+
+    def link_pending(self, path: str) -> tuple[str, os.stat_result]:
+        """A second name for the file at `path` (a hard link; a private copy, fsync'd, where
+        links are impossible), taken in microseconds at commit time. Returns the pending
+        name and the file's stat. Raises OSError (FileNotFoundError when `path` is gone)."""
+        pending = self.pending_dir
+        if not pending.is_dir():
+            _private_dirs(self.root, pending)
+        name = os.path.join(pending, uuid.uuid4().hex)
+        try:
+            os.link(path, name, follow_symlinks=False)
+        except FileNotFoundError:
+            raise
+        except OSError:  # another file system, or links not allowed: copy instead
+            self._copy(path, name)
+        return name, os.lstat(name)
+
+    def _copy(self, path: str, name: str) -> None:
+        fd = os.open(path, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        finally:
+            os.close(fd)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+        try:
+            _write_all(out, data)
+            os.fsync(out)
+            # The copy keeps the source's times, so the writer's identity check holds.
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+
+    def sync_pending(self) -> None:
+        """Make the pending names durable (one directory fsync for a whole patch)."""
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(self.pending_dir, os.O_RDONLY | _OPEN_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+    def adopt(self, pending: str, digest: str, data: bytes) -> None:
+        """Name a pending image by its hash: an inode no one else links becomes the blob
+        itself (0600); a file still live elsewhere is copied (the blob must never change)."""
+        target = self.path_of(digest)
+        try:
+            if target.exists():
+                os.utime(target)
+                return
+            _private_dirs(self.root, target.parent)
+            if os.lstat(pending).st_nlink == 1:
+                os.chmod(pending, 0o600)
+                os.replace(pending, target)
+                return
+            self.put(data, digest, durable=False)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(pending)
+
+    def read(self, digest: str) -> bytes | None:
+        """The blob's bytes, or None when it is gone (pruned or never stored)."""
+        try:
+            fd = os.open(self.path_of(digest), os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                return handle.read()
+        finally:
+            os.close(fd)
+
+    def exists(self, digest: str) -> bool:
+        return self.path_of(digest).is_file()
+
+    def walk(self) -> Iterator[tuple[str, str, int, float]]:
+        """Every stored file: (path, name, size, mtime), pending images included."""
+        try:
+            shards = list(os.scandir(self.root))
+        except OSError:
+            return
+        for shard in shards:
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            try:
+                entries = list(os.scandir(shard.path))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    yield entry.path, entry.name, st.st_size, st.st_mtime
+
+    def total_bytes(self) -> int:
+        return sum(size for _, _, size, _ in self.walk())
+
+    def remove_unreferenced(self, referenced: set[str], now: float | None = None) -> int:
+        """Remove blobs no call refers to and pending images a dead writer left; each only
+        past its grace period (its call may be on its way to the database). Returns bytes
+        freed."""
+        now = time.time() if now is None else now
+        pending = str(self.pending_dir)
+        freed = 0
+        for path, name, size, mtime in list(self.walk()):
+            is_pending = os.path.dirname(path) == pending
+            grace = PENDING_GRACE_SECONDS if is_pending else PRUNE_GRACE_SECONDS
+            if (not is_pending and name in referenced) or mtime > now - grace:
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                freed += size
+        return freed

@@ -29,6 +29,7 @@ from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console
 from pct_tui.drafts import ConfigDraft
+from pct_tui.journal_access import JournalAccess
 from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.serving import AttachInfo
 
@@ -57,6 +58,8 @@ class RuntimeFacade:
         self.attach_info = attach_info
         #: Why the MCP endpoint failed to start, if it did.
         self.serve_error: str | None = None
+        #: The call journal (History screen), opened lazily in its own thread on first use.
+        self.journal = JournalAccess(lambda: self.runtime.agent_dir)
 
     @property
     def runtime(self) -> Runtime:

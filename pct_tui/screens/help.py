@@ -21,9 +21,9 @@ Screens (number keys, or click the bar under the title)
   4  Sessions  shell jobs and code cells: v View output (or Enter),
                x Stop, T End session
   5  Events    runtime events, approvals and answers, diagnostics
-  6  History   every journaled call, newest first: / Filter text,
-               Tab to the session/tool/outcome filters, c Clear,
-               Enter Open (Escape back), u Undo a patch
+  6  History   journaled calls, newest first: / Filter, c Clear,
+               Enter opens a call (esc Back), u Undo a patch;
+               Tab reaches the session, tool and outcome filters
 
 Everywhere
   ^p palette   /pct, /pct config, /pct status, /pct reload, the screens

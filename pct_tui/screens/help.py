@@ -44,7 +44,7 @@ Binding ids (for keymaps): show-status show-config show-rules
   rule-up-k rule-down rule-down-j rules-save work-view work-view-enter
   work-stop session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
-  history-to-list call-back call-undo
+  history-to-list call-back call-back-q call-undo
 """
 
 

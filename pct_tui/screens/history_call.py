@@ -50,7 +50,8 @@ def facts(record: CallRecord) -> str:
 class CallScreen(Screen[None]):
     CSS_PATH = "history.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Back", id="call-back"),
+        Binding("escape", "close", "Back", id="call-back"),
+        Binding("q", "close", "Back", show=False, id="call-back-q"),
         Binding("u", "undo", "Undo", id="call-undo"),
     ]
 

@@ -89,6 +89,7 @@ def fixed_ids() -> None:
 
     shell_manager.secrets = _Secrets  # type: ignore[assignment]
     code_manager.secrets = _Secrets  # type: ignore[assignment]
+    fixed_history()
     capture.uuid = _UUID  # type: ignore[assignment]
     capture.tempfile = _Temp  # type: ignore[assignment]
 
@@ -186,6 +187,17 @@ async def shoot(out: Path) -> list[str]:
         await asyncio.gather(task, task2)
         await pilot.press("5")
         await save("events")
+        await session.call("apply_patch", {"patch": PATCH}, tool_call_id="call-demo-patch")
+        await pilot.press("6")
+        for _ in range(1000):  # the journal is written off the loop
+            if len(getattr(app.screen, "records", ())) >= 4:
+                break
+            await pilot.pause(0.01)
+        await save("history")
+        await pilot.press("enter")
+        await pilot.pause(0.3)  # the diff is read off the loop
+        await save("history-call")
+        await pilot.press("escape")
         app.console_state.set_disk_changed(True)
         await pilot.press("1")
         await save("changed-on-disk")
@@ -217,6 +229,17 @@ async def ask_patch(app: object, cwd: Path) -> bool:
     message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
     with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
         return await app.ui.confirm("Code Mode: apply patch?", message)
+
+
+def fixed_history() -> None:
+    """History's times and durations as fixed strings (the journal records real ones)."""
+    import pct_tui.screens.history as history
+    import pct_tui.screens.history_call as history_call
+
+    seen: dict[float, int] = {}  # drawn newest first: 12:00:59, 12:00:58, …
+    history.call_time = lambda t, now=None: f"12:00:{59 - seen.setdefault(t, len(seen)):02d}"  # type: ignore[assignment]
+    history.duration = history_call.duration = lambda ms: "12 ms"  # type: ignore[assignment]
+    history_call.full_time = lambda t: "2026-12-01 12:00:00"  # type: ignore[assignment]
 
 
 def main() -> int:

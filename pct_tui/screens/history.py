@@ -70,7 +70,8 @@ class HistoryScreen(PctScreen):
         self._tools: tuple[str, ...] = known_tools()
         self._poller: Timer | None = None
         self._typing: Timer | None = None
-        self._note = ""
+        #: The last undo's outcome, shown while its call is highlighted: (call id, text).
+        self._note: tuple[str, str] | None = None
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="history-body"):
@@ -168,11 +169,14 @@ class HistoryScreen(PctScreen):
     async def _load_more(self) -> None:
         if not self._more or not self.records:
             return
-        query = self.current_query(before_seq=self.records[-1].seq)
+        base = self.records
+        query = self.current_query(before_seq=base[-1].seq)
         try:
             older = await self.facade.journal.calls(query)
         except Exception:
             self._show_error()
+            return
+        if self.records is not base:  # reloaded meanwhile: these rows may not match it
             return
         self._more = len(older) >= query.limit
         table = self.query_one("#history-table", DataTable)
@@ -264,13 +268,13 @@ class HistoryScreen(PctScreen):
         detail = self.query_one("#history-detail", FitText)
         record = self.selected()
         if record is None:
-            filtered = self._query is not None and any(
-                (self._query.session, self._query.tool, self._query.outcome, self._query.text)
-            )
+            filtered = any(filters(self._query))
             detail.set_text(NO_MATCH if filtered else EMPTY)
             return
         text = detail_line(record)
-        detail.set_text(f"{self._note}\n{text}" if self._note else text)
+        if self._note is not None and self._note[0] == record.call_id:
+            text = f"{self._note[1]}\n{text}"
+        detail.set_text(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._detail()
@@ -298,8 +302,7 @@ class HistoryScreen(PctScreen):
         self._filters_changed()
 
     def _filters_changed(self) -> None:
-        if self.is_mounted and self.current_query() != self._query:
-            self._note = ""
+        if self.is_mounted and filters(self.current_query()) != filters(self._query):
             self._load()
 
     def action_filter(self) -> None:
@@ -330,5 +333,12 @@ class HistoryScreen(PctScreen):
         """Confirm (naming the files), undo off the loop, report the outcome, reload."""
         report = await confirm_and_undo(self, self.facade.journal, record)
         if report is not None:
-            self._note = report
+            self._note = (record.call_id, report)
             self._load(keep=True)
+
+
+def filters(query: JournalQuery | None) -> tuple[object, ...]:
+    """What the user chose, without the paging fields."""
+    if query is None:
+        return (None,)
+    return (query.session, query.tool, query.outcome, query.text)

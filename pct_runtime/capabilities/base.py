@@ -6,7 +6,7 @@ shape, so a capability is written once and reached from every path identically.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -69,6 +69,19 @@ class ToolError(Exception):
         return self.message
 
 
+class PatchWitness(Protocol):
+    """Sees the files a patch changes around its commit (the journal's undo images).
+
+    `before_commit` runs after staging, before the first rename, with every absolute path
+    the patch writes, moves or removes; `after_commit` once the commit is over (also after
+    a partial one). Both run in the patch's worker thread and must not raise.
+    """
+
+    def before_commit(self, paths: Sequence[str]) -> None: ...
+
+    def after_commit(self) -> None: ...
+
+
 @dataclass
 class CallContext:
     """Everything an executor may know about one invocation, and nothing about the agent.
@@ -86,6 +99,8 @@ class CallContext:
     env_overlay: Mapping[str, str] | None = None
     progress: ProgressSink | None = None
     cell_id: str | None = None
+    #: Set by the runtime when the journal records this call's file images (apply_patch).
+    patch_witness: PatchWitness | None = None
 
 
 class Tool(Protocol):

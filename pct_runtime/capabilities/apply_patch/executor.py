@@ -49,6 +49,7 @@ from pct_runtime.capabilities.apply_patch.parser import (
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
+from pct_runtime.capabilities.base import PatchWitness
 from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
@@ -496,13 +497,37 @@ def _recheck(prepared: PreparedPatch) -> None:
             )
 
 
-def commit_prepared(prepared: PreparedPatch, should_abort: AbortCheck | None = None) -> ApplyResult:
-    """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`."""
+def commit_prepared(
+    prepared: PreparedPatch,
+    should_abort: AbortCheck | None = None,
+    witness: PatchWitness | None = None,
+) -> ApplyResult:
+    """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`.
+
+    `witness` (the journal) sees every changed path just before the first rename and
+    once the commit is over; its failures never affect the patch.
+    """
     with collector_paused():
-        return _commit(prepared, should_abort)
+        return _commit(prepared, should_abort, witness)
 
 
-def _commit(prepared: PreparedPatch, should_abort: AbortCheck | None) -> ApplyResult:
+def _changed_paths(plans: list[_Plan]) -> list[str]:
+    paths: list[str] = []
+    for plan in plans:
+        if plan.source is not None:
+            paths.append(plan.source)
+        paths.append(plan.target)
+    return list(dict.fromkeys(paths))
+
+
+def _witness(call: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):  # the journal never fails a patch
+        call()
+
+
+def _commit(
+    prepared: PreparedPatch, should_abort: AbortCheck | None, witness: PatchWitness | None = None
+) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans
     if should_abort is not None and should_abort():
@@ -522,6 +547,17 @@ def _commit(prepared: PreparedPatch, should_abort: AbortCheck | None) -> ApplyRe
     if should_abort is not None and should_abort():
         _cleanup(plans)
         raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    if witness is None:
+        return _commit_plans(plans)
+    changed = _changed_paths(plans)
+    _witness(lambda: witness.before_commit(changed))
+    try:
+        return _commit_plans(plans)
+    finally:
+        _witness(witness.after_commit)
+
+
+def _commit_plans(plans: list[_Plan]) -> ApplyResult:
     done: list[OperationSummary] = []
     for index, plan in enumerate(plans):
         try:
@@ -597,11 +633,14 @@ def _commit_error(
 
 
 def apply_patch_text(
-    patch: str, cwd: Path | str, should_abort: AbortCheck | None = None
+    patch: str,
+    cwd: Path | str,
+    should_abort: AbortCheck | None = None,
+    witness: PatchWitness | None = None,
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
     with collector_paused():
-        return commit_prepared(prepare_patch(patch, cwd), should_abort)
+        return commit_prepared(prepare_patch(patch, cwd), should_abort, witness)
 
 
 __all__ = [

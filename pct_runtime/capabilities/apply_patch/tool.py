@@ -25,7 +25,13 @@ from pct_runtime.capabilities.apply_patch.executor import (
     prepare_patch,
 )
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text
-from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    PatchWitness,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping
 
@@ -163,14 +169,17 @@ async def prepare_patch_async(patch: str, cwd: str | Path) -> PreparedPatch:
     return await asyncio.to_thread(prepare_patch, patch, cwd)
 
 
-async def commit_prepared_async(prepared: PreparedPatch) -> ApplyResult:
+async def commit_prepared_async(
+    prepared: PreparedPatch, witness: PatchWitness | None = None
+) -> ApplyResult:
     """Commit in a worker; a cancellation stops it at the next abort check and waits for it.
 
     If the worker was already past its last abort check, the commit completes and the
     cancellation is still raised: the caller must treat the outcome as unknown.
     """
     abort = threading.Event()
-    task = asyncio.ensure_future(asyncio.to_thread(commit_prepared, prepared, abort.is_set))
+    args = (prepared, abort.is_set) if witness is None else (prepared, abort.is_set, witness)
+    task = asyncio.ensure_future(asyncio.to_thread(commit_prepared, *args))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -229,7 +238,7 @@ class ApplyPatchTool:
                     "approval-denied", "Apply Patch was not approved. Nothing was changed."
                 )
         try:
-            result = await commit_prepared_async(prepared)
+            result = await commit_prepared_async(prepared, ctx.patch_witness)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)

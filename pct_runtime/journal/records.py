@@ -1,0 +1,93 @@
+"""The journal's values: one call, one changed file, a query, an undo's outcome.
+
+Plain frozen dataclasses so the console, `pct log` and tests read the same shapes and
+nothing in them can reach back into the database.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Outcome = Literal["ok", "error", "denied", "cancelled"]
+OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "denied", "cancelled")
+Transport = Literal["stdio", "http", "console", "cli", "embedded"]
+CallPathName = Literal["direct", "nested"]
+
+
+@dataclass(frozen=True)
+class FileImage:
+    """One side of a changed file: the content address of its bytes and its permission bits."""
+
+    sha256: str
+    mode: int
+
+
+@dataclass(frozen=True)
+class PatchFile:
+    """A file a patch (or an undo) changed; `None` on a side means the file did not exist."""
+
+    path: str
+    before: FileImage | None
+    after: FileImage | None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One tool call as the journal keeps it (bounded, redacted)."""
+
+    call_id: str
+    seq: int
+    time: float
+    session_id: str | None
+    client_name: str | None
+    client_version: str | None
+    model: str | None
+    tool: str
+    transport: str
+    path: CallPathName
+    parent_call_id: str | None
+    summary: str
+    outcome: Outcome
+    error_code: str | None
+    duration_ms: float
+    result_text: str
+    recovery_paths: tuple[str, ...] = ()
+    patch_files: tuple[PatchFile, ...] = ()
+    undo_of: str | None = None
+    undone_by: str | None = None
+
+    @property
+    def undoable(self) -> bool:
+        """A patch that committed and was not taken back yet (the files may still differ)."""
+        return bool(self.patch_files) and self.outcome == "ok" and self.undone_by is None
+
+    def to_json(self) -> str:
+        """One line of `pct log --json`: every field, snake_case, `undoable` included."""
+        data = asdict(self)
+        data["undoable"] = self.undoable
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class JournalQuery:
+    """Filters of `Journal.query`; every given filter must match (newest first)."""
+
+    session: str | None = None
+    tool: str | None = None
+    outcome: Outcome | None = None
+    text: str | None = None
+    since: float | None = None
+    before_seq: int | None = None
+    limit: int = 200
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    """What an undo did. `message` is what the user reads; on refusal nothing changed."""
+
+    ok: bool
+    message: str
+    undo_call_id: str | None = None
+    changed_since: tuple[str, ...] = field(default=())

@@ -1,0 +1,98 @@
+"""Redaction of what the journal stores: no credential or token ever reaches the database.
+
+Debug output keeps credentials out by admitting only identifiers; the journal must keep
+free text (a command line, a result), so it applies the same rule the other way round:
+known secret shapes (OpenAI and other provider keys, bearer tokens, `key=value` pairs
+named like secrets) and the exact values of secrets this process knows (`PCT_TOKEN`, the
+pct token file, environment variables named like credentials) become `<redacted>`.
+Text is cut before redaction far beyond what is kept, so a cut never splits a kept secret.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+REDACTED = "<redacted>"
+#: Text longer than this is cut before redaction (the kept part is much shorter).
+SCAN_LIMIT = 32_768
+
+_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),  # Google API key
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
+)
+# The value after a marker is replaced, the marker kept (so the line stays readable).
+_MARKED: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{6,}"),
+    re.compile(r"(?i)(\bbasic\s+)[A-Za-z0-9+/=]{8,}"),
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b|basic\b)[^\s\"',;]{4,}"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|apikey|access[_-]?key|secret|token|passw(?:or)?d|pwd|credential)"
+        r"[A-Za-z0-9_]*[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]{4,}"
+    ),
+    re.compile(r"(?i)(://[^/\s:@]+:)[^/\s@]{3,}(?=@)"),  # user:password@host
+)
+_SECRET_NAME = re.compile(r"(?i)(token|secret|passw|api[_-]?key|access[_-]?key|credential|auth)")
+_MIN_SECRET = 8
+
+
+def _env_secrets(env: Mapping[str, str]) -> list[str]:
+    return [
+        value.strip()
+        for name, value in env.items()
+        if _SECRET_NAME.search(name) and len(value.strip()) >= _MIN_SECRET
+    ]
+
+
+def _token_file(agent_dir: Path | None) -> list[str]:
+    if agent_dir is None:
+        return []
+    try:
+        value = (agent_dir / "pct" / "token").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [value] if len(value) >= _MIN_SECRET else []
+
+
+class Redactor:
+    """Replaces secrets in text; built once per journal writer (secrets read at build)."""
+
+    def __init__(
+        self,
+        agent_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        extra: Iterable[str] = (),
+    ) -> None:
+        environ = os.environ if env is None else env
+        values = {*_env_secrets(environ), *_token_file(agent_dir)}
+        values.update(v for v in extra if len(v) >= _MIN_SECRET)
+        # Longest first: a secret containing another is replaced whole.
+        self._exact = sorted(values, key=len, reverse=True)
+
+    def add_secret(self, value: str) -> None:
+        """A secret learned later (the HTTP server's token)."""
+        if len(value) >= _MIN_SECRET and value not in self._exact:
+            self._exact.append(value)
+            self._exact.sort(key=len, reverse=True)
+
+    def __call__(self, text: str, limit: int | None = None) -> str:
+        """`text` without secrets, at most `limit` characters (an ellipsis marks a cut)."""
+        if len(text) > SCAN_LIMIT:
+            text = text[:SCAN_LIMIT]
+        for secret in self._exact:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        for pattern in _PATTERNS:
+            text = pattern.sub(REDACTED, text)
+        for pattern in _MARKED:
+            text = pattern.sub(lambda m: m.group(1) + REDACTED, text)
+        if limit is not None and len(text) > limit:
+            text = text[: max(0, limit - 1)] + "…"
+        return text

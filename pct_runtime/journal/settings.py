@@ -1,0 +1,80 @@
+"""`pct.journal` in the configuration file: on/off and the retention limits.
+
+Read from the raw document (like `pct.sandbox`), so `pct apply-patch` journals its patch
+without loading the config schema. Defaults: on, 100 MiB, 30 days.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pct_runtime.jsontypes import JSONMapping
+
+# "pct" is config.typos.PCT_SECTION (spelled here for the same reason as the sandbox's).
+CONFIG_SECTION = ("pct", "journal")
+DEFAULT_MAX_BYTES = 104_857_600
+DEFAULT_MAX_AGE_DAYS = 30.0
+_CONFIG_FILE = ("extensions", "pi-codex-toolkit.json")
+
+
+class JournalConfigError(ValueError):
+    """`pct.journal` has a value pct cannot use (the message names the field)."""
+
+
+@dataclass(frozen=True)
+class JournalSettings:
+    enabled: bool = True
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_age_days: float = DEFAULT_MAX_AGE_DAYS
+
+
+def settings_from_config(raw: JSONMapping) -> JournalSettings:
+    """`pct.journal` from a raw configuration document (defaults for what it leaves out)."""
+    section: object = raw
+    for key in CONFIG_SECTION:
+        if not isinstance(section, Mapping) or key not in section:
+            return JournalSettings()
+        section = section[key]
+    where = ".".join(CONFIG_SECTION)
+    if not isinstance(section, Mapping):
+        raise JournalConfigError(f"{where} must be an object")
+    enabled = section.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise JournalConfigError(f"{where}.enabled must be true or false")
+    max_bytes = section.get("maxBytes", DEFAULT_MAX_BYTES)
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1_048_576:
+        raise JournalConfigError(f"{where}.maxBytes must be an integer of at least 1048576")
+    max_age = section.get("maxAgeDays", DEFAULT_MAX_AGE_DAYS)
+    if isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0:
+        raise JournalConfigError(f"{where}.maxAgeDays must be a number greater than 0")
+    return JournalSettings(enabled, max_bytes, float(max_age))
+
+
+def settings_for(agent_dir: Path) -> JournalSettings:
+    """The settings of `agent_dir`'s configuration file; defaults when it is missing or
+    unreadable (a broken file is reported by `pct status`, not by the journal), and
+    the journal off when `pct.journal` itself is invalid (never guess at limits)."""
+    try:
+        raw = json.loads(_read_regular(agent_dir.joinpath(*_CONFIG_FILE)))
+    except (OSError, ValueError):
+        return JournalSettings()
+    if not isinstance(raw, dict):
+        return JournalSettings()
+    try:
+        return settings_from_config(raw)
+    except JournalConfigError:
+        return JournalSettings(enabled=False)
+
+
+def _read_regular(path: Path) -> bytes:
+    """A regular file's bytes; a FIFO or device raises at once (never a blocking open)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return handle.read()

@@ -1,0 +1,421 @@
+"""The journal database: `<agent dir>/pct/journal.sqlite3`, shared by every pct process.
+
+WAL mode (readers never wait for a writer; a row survives the death of the process that
+committed it), a short busy timeout (several runtimes write one file; a writer that still
+cannot get the lock gives up — the caller reports it, a tool call never waits on it), file
+mode 0600 inside a 0700 folder, schema versioned by `PRAGMA user_version`.
+
+Synchronous (sqlite3 blocks): async code calls it from a thread — the runtime only
+through `JournalWriter`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import cast
+
+from pct_runtime.journal.blobs import BLOB_DIR_NAME, PRUNE_GRACE_SECONDS, BlobStore
+from pct_runtime.journal.records import (
+    CallPathName,
+    CallRecord,
+    FileImage,
+    JournalQuery,
+    Outcome,
+    PatchFile,
+)
+
+DB_NAME = "journal.sqlite3"
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 250
+_ROW_OVERHEAD = 256  # bytes per row beyond its texts (indexes, numbers), for retention
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    call_id TEXT NOT NULL UNIQUE,
+    time REAL NOT NULL,
+    session_id TEXT,
+    client_name TEXT,
+    client_version TEXT,
+    model TEXT,
+    tool TEXT NOT NULL,
+    transport TEXT NOT NULL,
+    path TEXT NOT NULL,
+    parent_call_id TEXT,
+    summary TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    error_code TEXT,
+    duration_ms REAL NOT NULL,
+    result_text TEXT NOT NULL,
+    recovery_paths TEXT NOT NULL,
+    undo_of TEXT,
+    undone_by TEXT,
+    size INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS calls_session ON calls(session_id, seq);
+CREATE INDEX IF NOT EXISTS calls_time ON calls(time);
+CREATE TABLE IF NOT EXISTS patch_files (
+    call_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    before_sha TEXT,
+    before_mode INTEGER,
+    after_sha TEXT,
+    after_mode INTEGER,
+    PRIMARY KEY (call_id, idx)
+);
+CREATE INDEX IF NOT EXISTS patch_files_before ON patch_files(before_sha);
+CREATE INDEX IF NOT EXISTS patch_files_after ON patch_files(after_sha);
+"""
+
+_COLUMNS = (
+    "seq, call_id, time, session_id, client_name, client_version, model, tool, transport, "
+    "path, parent_call_id, summary, outcome, error_code, duration_ms, result_text, "
+    "recovery_paths, undo_of, undone_by"
+)
+
+
+class JournalError(Exception):
+    """The journal could not be opened or written (locked, full disk, a newer schema)."""
+
+
+def new_call_id() -> str:
+    """A short unique call id, what `pct undo CALL_ID` takes."""
+    return f"c-{uuid.uuid4().hex[:10]}"
+
+
+def state_dir(agent_dir: Path) -> Path:
+    """`<agent dir>/pct`, created 0700 when missing (the token file lives there too)."""
+    path = agent_dir / "pct"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def db_path(agent_dir: Path) -> Path:
+    return agent_dir / "pct" / DB_NAME
+
+
+def _image(sha: object, mode: object) -> FileImage | None:
+    return FileImage(str(sha), int(cast(int, mode))) if sha is not None else None
+
+
+class Journal:
+    """One connection to the journal; thread-safe (one lock around the connection)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path, blobs: BlobStore) -> None:
+        self._db = connection
+        self.path = path
+        self.blobs = blobs
+        self._lock = threading.Lock()
+        self.closed = False
+
+    # ----------------------------------------------------------------- open / close
+    @classmethod
+    def open(cls, agent_dir: Path) -> Journal:
+        """Open (creating when missing) the journal of `agent_dir`. Raises `JournalError`."""
+        try:
+            folder = state_dir(Path(agent_dir))
+            path = folder / DB_NAME
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            connection = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open the journal: {exc}") from None
+        try:
+            _prepare(connection)
+        except sqlite3.Error as exc:
+            connection.close()
+            raise JournalError(f"cannot open the journal {path}: {exc}") from None
+        except JournalError:
+            connection.close()
+            raise
+        return cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
+
+    def close(self) -> None:
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction (takes the write lock up front, or fails fast)."""
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # ----------------------------------------------------------------- writes
+    def record(self, record: CallRecord) -> int:
+        """Insert one call (its `seq` is ignored) and mark the call it undoes; return its seq.
+
+        Raises `sqlite3.Error` (locked, full disk) — the writer reports that, once.
+        """
+        size = (
+            len(record.summary)
+            + len(record.result_text)
+            + sum(len(p) for p in record.recovery_paths)
+            + sum(len(f.path) + 200 for f in record.patch_files)
+            + _ROW_OVERHEAD
+        )
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO calls (call_id, time, session_id, client_name, client_version, "
+                "model, tool, transport, path, parent_call_id, summary, outcome, error_code, "
+                "duration_ms, result_text, recovery_paths, undo_of, undone_by, size) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.call_id,
+                    record.time,
+                    record.session_id,
+                    record.client_name,
+                    record.client_version,
+                    record.model,
+                    record.tool,
+                    record.transport,
+                    record.path,
+                    record.parent_call_id,
+                    record.summary,
+                    record.outcome,
+                    record.error_code,
+                    record.duration_ms,
+                    record.result_text,
+                    json.dumps(list(record.recovery_paths)),
+                    record.undo_of,
+                    record.undone_by,
+                    size,
+                ),
+            )
+            db.executemany(
+                "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
+                "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
+                [
+                    (
+                        record.call_id,
+                        index,
+                        item.path,
+                        item.before.sha256 if item.before else None,
+                        item.before.mode if item.before else None,
+                        item.after.sha256 if item.after else None,
+                        item.after.mode if item.after else None,
+                    )
+                    for index, item in enumerate(record.patch_files)
+                ],
+            )
+            if record.undo_of is not None and record.outcome == "ok":
+                db.execute(
+                    "UPDATE calls SET undone_by = ? WHERE call_id = ? AND undone_by IS NULL",
+                    (record.call_id, record.undo_of),
+                )
+            return int(cursor.lastrowid or 0)
+
+    # ----------------------------------------------------------------- reads
+    def query(self, query: JournalQuery = JournalQuery()) -> list[CallRecord]:  # noqa: B008
+        """Calls matching every given filter, newest first, at most `query.limit`."""
+        where: list[str] = []
+        params: list[object] = []
+        if query.session is not None:
+            where.append("session_id = ?")
+            params.append(query.session)
+        if query.tool is not None:
+            where.append("tool = ?")
+            params.append(query.tool)
+        if query.outcome is not None:
+            where.append("outcome = ?")
+            params.append(query.outcome)
+        if query.since is not None:
+            where.append("time >= ?")
+            params.append(query.since)
+        if query.before_seq is not None:
+            where.append("seq < ?")
+            params.append(query.before_seq)
+        if query.text:
+            needle = query.text.lower()
+            where.append(
+                "(instr(lower(summary), ?) > 0 OR instr(lower(result_text), ?) > 0 "
+                "OR instr(lower(tool), ?) > 0 OR instr(lower(coalesce(session_id, '')), ?) > 0 "
+                "OR call_id = ?)"
+            )
+            params += [needle, needle, needle, needle, query.text]
+        sql = f"SELECT {_COLUMNS} FROM calls"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY seq DESC LIMIT ?"
+        params.append(max(0, int(query.limit)))
+        return self._records(sql, params)
+
+    def get(self, call_id: str) -> CallRecord | None:
+        rows = self._records(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", [call_id])
+        return rows[0] if rows else None
+
+    def last_undoable(self, session: str | None = None) -> CallRecord | None:
+        """The newest patch of `session` (any session when None) not undone yet.
+
+        Undo calls are skipped, so a second `pct undo` takes back the patch before (an undo
+        itself is undone by naming its call id)."""
+        sql = (
+            f"SELECT {_COLUMNS} FROM calls WHERE outcome = 'ok' AND undone_by IS NULL "
+            "AND undo_of IS NULL "
+            "AND EXISTS (SELECT 1 FROM patch_files p WHERE p.call_id = calls.call_id)"
+        )
+        params: list[object] = []
+        if session is not None:
+            sql += " AND session_id = ?"
+            params.append(session)
+        rows = self._records(sql + " ORDER BY seq DESC LIMIT 1", params)
+        return rows[0] if rows else None
+
+    def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            rows = self._db.execute(sql, params).fetchall()
+            files = self._patch_files([str(row[1]) for row in rows])
+        return [_record(row, files.get(str(row[1]), ())) for row in rows]
+
+    def _patch_files(self, call_ids: list[str]) -> dict[str, tuple[PatchFile, ...]]:
+        out: dict[str, list[PatchFile]] = {}
+        for start in range(0, len(call_ids), 500):
+            chunk = call_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode "
+                f"FROM patch_files WHERE call_id IN ({marks}) ORDER BY call_id, idx",
+                chunk,
+            ):
+                out.setdefault(str(row[0]), []).append(
+                    PatchFile(str(row[1]), _image(row[2], row[3]), _image(row[4], row[5]))
+                )
+        return {key: tuple(value) for key, value in out.items()}
+
+    # ----------------------------------------------------------------- retention
+    def used_bytes(self) -> int:
+        """Bytes the journal holds: live database pages plus every blob."""
+        with self._lock:
+            pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+            free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+            size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        return int((pages - free) * size) + self.blobs.total_bytes()
+
+    def prune(self, max_bytes: int, max_age_days: float, now: float | None = None) -> int:
+        """Delete calls older than `max_age_days`, then the oldest until the journal fits
+        `max_bytes`; remove blobs no remaining call refers to. Returns calls deleted."""
+        now = time.time() if now is None else now
+        deleted = 0
+        with self._write() as db:
+            cutoff = now - max_age_days * 86400
+            deleted += _delete_where(db, "time < ?", [cutoff])
+        self._sweep_blobs(now)
+        for _ in range(64):  # each round removes a tenth of what is left
+            if self.used_bytes() <= max_bytes:
+                break
+            with self._write() as db:
+                count = int(db.execute("SELECT count(*) FROM calls").fetchone()[0])
+                if count == 0:
+                    break
+                batch = max(1, count // 10)
+                last = db.execute(
+                    "SELECT seq FROM calls ORDER BY seq LIMIT 1 OFFSET ?", [batch - 1]
+                ).fetchone()[0]
+                deleted += _delete_where(db, "seq <= ?", [last])
+            self._sweep_blobs(now, grace=False)
+        return deleted
+
+    def _sweep_blobs(self, now: float, *, grace: bool = True) -> None:
+        with self._lock:
+            referenced = {
+                str(row[0])
+                for row in self._db.execute(
+                    "SELECT before_sha FROM patch_files WHERE before_sha IS NOT NULL "
+                    "UNION SELECT after_sha FROM patch_files WHERE after_sha IS NOT NULL"
+                )
+            }
+        self.blobs.remove_unreferenced(referenced, now if grace else now + PRUNE_GRACE_SECONDS)
+
+
+def _delete_where(db: sqlite3.Connection, condition: str, params: list[object]) -> int:
+    ids = [row[0] for row in db.execute(f"SELECT call_id FROM calls WHERE {condition}", params)]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        db.execute(f"DELETE FROM patch_files WHERE call_id IN ({marks})", chunk)
+        db.execute(f"DELETE FROM calls WHERE call_id IN ({marks})", chunk)
+    return len(ids)
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise JournalError(f"the journal could not switch to WAL mode ({mode})")
+    db.execute("PRAGMA synchronous = NORMAL")
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise JournalError(
+            f"the journal was written by a newer pct (schema {version}, this pct reads "
+            f"{SCHEMA_VERSION}); upgrade pct"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if int(db.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _record(row: Sequence[object], files: tuple[PatchFile, ...]) -> CallRecord:
+    def text(value: object) -> str | None:
+        return None if value is None else str(value)
+
+    raw_paths = json.loads(str(row[16]) or "[]")
+    return CallRecord(
+        seq=int(cast(int, row[0])),
+        call_id=str(row[1]),
+        time=float(cast(float, row[2])),
+        session_id=text(row[3]),
+        client_name=text(row[4]),
+        client_version=text(row[5]),
+        model=text(row[6]),
+        tool=str(row[7]),
+        transport=str(row[8]),
+        path=cast(CallPathName, str(row[9])),
+        parent_call_id=text(row[10]),
+        summary=str(row[11]),
+        outcome=cast(Outcome, str(row[12])),
+        error_code=text(row[13]),
+        duration_ms=float(cast(float, row[14])),
+        result_text=str(row[15]),
+        recovery_paths=tuple(str(p) for p in raw_paths),
+        patch_files=files,
+        undo_of=text(row[17]),
+        undone_by=text(row[18]),
+    )

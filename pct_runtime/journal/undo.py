@@ -1,0 +1,220 @@
+"""Taking a patch back: restore each file's pre-image, only if it is still the post-image.
+
+Every file is checked first (bytes and mode equal to what the patch left, or still absent);
+one that differs refuses the whole undo and nothing changes. Then every restored content is
+staged beside its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names apply_patch
+stages under, so a dead writer's leftovers are swept the same way), and only then renamed
+into place. The undo is journaled as a call of tool `undo` with the files it changed, so it
+can itself be undone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import time
+
+from pct_runtime.capabilities.apply_patch.staging import staging_name
+from pct_runtime.journal.blobs import sha256_hex
+from pct_runtime.journal.capture import CaptureError, read_image
+from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
+from pct_runtime.journal.store import Journal, JournalError, new_call_id
+
+_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIFF_LIMIT = 2_000_000  # bytes per side beyond which the diff says only "changed"
+
+
+def _matches(path: str, image: FileImage | None) -> bool:
+    try:
+        current = read_image(path)
+    except CaptureError:
+        return False
+    if image is None or current is None:
+        return image is None and current is None
+    data, mode = current
+    return mode == image.mode and sha256_hex(data) == image.sha256
+
+
+def _find(journal: Journal, call_id: str | None, session: str | None) -> CallRecord | str:
+    if call_id is not None:
+        record = journal.get(call_id)
+        if record is None:
+            return f"No call {call_id} in the journal. Run `pct log` to see the call ids."
+        return record
+    record = journal.last_undoable(session)
+    if record is None:
+        where = f" in session {session}" if session else ""
+        return f"No patch to undo{where}: the journal has no applied patch that was not undone."
+    return record
+
+
+def _refusal(record: CallRecord) -> str | None:
+    if not record.patch_files:
+        return (
+            f"Call {record.call_id} ({record.tool}) changed no file the journal recorded; "
+            "only apply_patch calls and undos can be undone."
+        )
+    if record.outcome != "ok":
+        return f"Call {record.call_id} did not complete ({record.outcome}); it cannot be undone."
+    if record.undone_by is not None:
+        return f"Call {record.call_id} was already undone by {record.undone_by}."
+    return None
+
+
+def undo_patch(
+    journal: Journal,
+    call_id: str | None = None,
+    *,
+    session: str | None = None,
+    transport: str = "cli",
+) -> UndoOutcome:
+    """Undo `call_id` (else the newest undoable patch of `session`). Blocking: files + sqlite."""
+    found = _find(journal, call_id, session)
+    if isinstance(found, str):
+        return UndoOutcome(False, found)
+    record = found
+    refusal = _refusal(record)
+    if refusal is not None:
+        return UndoOutcome(False, refusal)
+    changed = tuple(f.path for f in record.patch_files if not _matches(f.path, f.after))
+    if changed:
+        return UndoOutcome(
+            False,
+            f"Not undone: {len(changed)} file(s) changed after {record.call_id}: "
+            f"{', '.join(changed)}. Nothing was changed.",
+            changed_since=changed,
+        )
+    contents: dict[str, tuple[bytes, int] | None] = {}
+    for item in record.patch_files:
+        if item.before is None:
+            contents[item.path] = None
+            continue
+        data = journal.blobs.read(item.before.sha256)
+        if data is None or sha256_hex(data) != item.before.sha256:
+            return UndoOutcome(
+                False,
+                f"Not undone: the saved copy of {item.path} from before {record.call_id} is "
+                "no longer stored (pruned by retention). Nothing was changed.",
+            )
+        contents[item.path] = (data, item.before.mode)
+    started = time.time()
+    clock = time.monotonic()
+    try:
+        _restore(contents)
+    except OSError as exc:
+        return UndoOutcome(False, f"Not undone: writing the files failed ({exc}).")
+    undo_id = new_call_id()
+    files = tuple(PatchFile(f.path, f.after, f.before) for f in record.patch_files)
+    message = f"Undid {record.call_id}: restored {len(files)} file(s):\n" + "\n".join(
+        f"- {_verb(f)} {f.path}" for f in files
+    )
+    undo_record = CallRecord(
+        call_id=undo_id,
+        seq=0,
+        time=started,
+        session_id=record.session_id,
+        client_name=None,
+        client_version=None,
+        model=None,
+        tool="undo",
+        transport=transport,
+        path="direct",
+        parent_call_id=None,
+        summary=f"undo {record.call_id}: {len(files)} file(s)",
+        outcome="ok",
+        error_code=None,
+        duration_ms=(time.monotonic() - clock) * 1000,
+        result_text=message,
+        patch_files=files,
+        undo_of=record.call_id,
+    )
+    try:
+        journal.record(undo_record)
+    except (JournalError, Exception) as exc:  # the files are back; say the record is missing
+        return UndoOutcome(True, f"{message}\n(the undo itself was not journaled: {exc})", None)
+    return UndoOutcome(True, message, undo_id)
+
+
+def _verb(item: PatchFile) -> str:
+    if item.after is None:
+        return "removed"
+    return "re-created" if item.before is None else "restored"
+
+
+def _restore(contents: dict[str, tuple[bytes, int] | None]) -> None:
+    """Stage every restored content, then rename each into place and unlink the added ones."""
+    staged: dict[str, str] = {}
+    try:
+        for path, content in contents.items():
+            if content is None:
+                continue
+            data, mode = content
+            directory = os.path.dirname(path)
+            os.makedirs(directory, mode=0o777, exist_ok=True)
+            temp = os.path.join(directory, staging_name())
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
+            fd = os.open(temp, flags, mode & 0o777)
+            staged[path] = temp
+            try:
+                os.fchmod(fd, mode)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+        for path, content in contents.items():
+            if content is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            else:
+                os.replace(staged.pop(path), path)
+    finally:
+        for temp in staged.values():
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+
+def patch_diff(journal: Journal, record: CallRecord) -> str:
+    """A unified diff of every file the call changed, before → after, from the stored blobs."""
+    parts: list[str] = []
+    for item in record.patch_files:
+        before = _side(journal, item.before)
+        after = _side(journal, item.after)
+        old_name = f"a{item.path}" if item.before else "/dev/null"
+        new_name = f"b{item.path}" if item.after else "/dev/null"
+        if before is None or after is None:
+            parts.append(f"--- {old_name}\n+++ {new_name}\n(content no longer stored)\n")
+            continue
+        if isinstance(before, bytes) or isinstance(after, bytes):
+            parts.append(f"Binary files {old_name} and {new_name} differ\n")
+            continue
+        if item.before and item.after and item.before.mode != item.after.mode:
+            parts.append(f"old mode {item.before.mode:o}\nnew mode {item.after.mode:o}\n")
+        parts.append(
+            "".join(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True),
+                    after.splitlines(keepends=True),
+                    fromfile=old_name,
+                    tofile=new_name,
+                )
+            )
+        )
+    return "".join(part if part.endswith("\n") else part + "\n" for part in parts if part)
+
+
+def _side(journal: Journal, image: FileImage | None) -> str | bytes | None:
+    """The text of one side ('' for absent), bytes when binary or huge, None when pruned."""
+    if image is None:
+        return ""
+    data = journal.blobs.read(image.sha256)
+    if data is None:
+        return None
+    if len(data) > _DIFF_LIMIT:
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data

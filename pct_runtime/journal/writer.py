@@ -1,0 +1,223 @@
+"""The journal's one writer per process: a thread behind a bounded queue.
+
+A tool call only builds its record and hands it over (`submit` never blocks, never
+raises): redaction, SQLite and retention run on the writer thread. When the queue is
+full the record is dropped; a full queue, a locked database, a full disk or an
+unopenable journal is reported once per kind (`report`) and the calls go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
+from pct_runtime.journal.capture import PatchCapture
+from pct_runtime.journal.records import CallRecord
+from pct_runtime.journal.redact import Redactor
+from pct_runtime.journal.settings import JournalSettings
+from pct_runtime.journal.store import Journal, JournalError
+from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT
+
+_log = logging.getLogger(__name__)
+
+QUEUE_SIZE = 2048
+PRUNE_EVERY_SECONDS = 3600.0
+_WRITE_ATTEMPTS = 3
+_REOPEN_AFTER_SECONDS = 30.0
+_PRUNE_RETRY_SECONDS = 60.0
+
+Report = Callable[[str], None]
+_STOP = object()
+
+
+class JournalWriter:
+    """Records calls of one process into `<agent dir>/pct/journal.sqlite3`."""
+
+    def __init__(
+        self,
+        agent_dir: Path,
+        settings: JournalSettings | None = None,
+        *,
+        report: Report | None = None,
+        redactor: Redactor | None = None,
+        queue_size: int = QUEUE_SIZE,
+    ) -> None:
+        self.agent_dir = Path(agent_dir)
+        self.settings = settings or JournalSettings()
+        self.redactor = redactor or Redactor(self.agent_dir)
+        self.blobs = BlobStore(self.agent_dir / "pct" / BLOB_DIR_NAME)
+        self._report = report
+        self._reported: set[str] = set()
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=queue_size)
+        self._thread: threading.Thread | None = None
+        self._journal: Journal | None = None
+        self._open_failed_at: float | None = None
+        self._last_prune = 0.0
+        self._lock = threading.Lock()
+        self.dropped = 0
+        self.written = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.settings.enabled
+
+    # ----------------------------------------------------------------- call side
+    def submit(self, record: CallRecord) -> None:
+        """Queue one record; never blocks or raises (a full queue drops it, reported once)."""
+        if not self.settings.enabled:
+            return
+        self._ensure_thread()
+        try:
+            self._queue.put_nowait(record)
+        except queue.Full:
+            self.dropped += 1
+            self._problem("queue", "the journal fell behind; some calls were not recorded")
+
+    def patch_capture(self) -> PatchCapture | None:
+        """A capture for one apply_patch call (None when the journal is off)."""
+        if not self.settings.enabled:
+            return None
+        return PatchCapture(self.blobs, lambda msg: self._problem("capture", msg))
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until everything queued so far is written (tests, shutdown)."""
+        if self._thread is None:
+            return True
+        done = threading.Event()
+        try:
+            self._queue.put(done, timeout=timeout)
+        except queue.Full:
+            return False
+        return done.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (up to `timeout`), then stop the thread and close the file."""
+        thread = self._thread
+        if thread is not None:
+            with contextlib.suppress(queue.Full):
+                self._queue.put(_STOP, timeout=timeout)
+            thread.join(timeout)
+        self._thread = None
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    def prune_soon(self) -> None:
+        """Ask the writer thread to apply retention now (it also does at start and hourly)."""
+        self._last_prune = 0.0
+        self.submit_marker()
+
+    def submit_marker(self) -> None:
+        if self.settings.enabled:
+            self._ensure_thread()
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+
+    # ----------------------------------------------------------------- thread side
+    def _ensure_thread(self) -> None:
+        if self._thread is not None:
+            return
+        with self._lock:
+            if self._thread is None:
+                thread = threading.Thread(target=self._run, name="pct-journal", daemon=True)
+                self._thread = thread
+                thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                item = self._queue.get(timeout=PRUNE_EVERY_SECONDS / 4)
+            except queue.Empty:
+                item = None
+            if item is _STOP:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
+                continue
+            journal = self._open()
+            if journal is None:
+                continue
+            if isinstance(item, CallRecord):
+                self._write(journal, item)
+            if time.monotonic() - self._last_prune >= PRUNE_EVERY_SECONDS or not self._last_prune:
+                self._prune(journal)
+
+    def _open(self) -> Journal | None:
+        if self._journal is not None:
+            return self._journal
+        now = time.monotonic()
+        if self._open_failed_at is not None and now - self._open_failed_at < _REOPEN_AFTER_SECONDS:
+            return None
+        try:
+            self._journal = Journal.open(self.agent_dir)
+        except JournalError as exc:
+            self._open_failed_at = now
+            self._problem("open", f"the journal cannot be opened ({exc}); calls go unrecorded")
+            return None
+        self._open_failed_at = None
+        return self._journal
+
+    def redact(self, record: CallRecord) -> CallRecord:
+        """The record as stored: summary, result and paths redacted and cut."""
+        redact = self.redactor
+        return replace(
+            record,
+            summary=redact(record.summary, SUMMARY_LIMIT),
+            result_text=redact(record.result_text, RESULT_LIMIT),
+            recovery_paths=tuple(redact(p, 1024) for p in record.recovery_paths),
+            client_name=redact(record.client_name, 200) if record.client_name else None,
+            client_version=redact(record.client_version, 100) if record.client_version else None,
+        )
+
+    def _write(self, journal: Journal, record: CallRecord) -> None:
+        stored = self.redact(record)
+        for attempt in range(_WRITE_ATTEMPTS):
+            try:
+                journal.record(stored)
+                self.written += 1
+                return
+            except sqlite3.IntegrityError:
+                return  # the same call id twice: the first one stands
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    if attempt + 1 < _WRITE_ATTEMPTS:
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    self._problem("locked", f"the journal is locked ({exc}); a call was lost")
+                else:
+                    self._problem("write", f"writing the journal failed ({exc}); calls go on")
+            except (sqlite3.Error, JournalError) as exc:
+                self._problem("write", f"writing the journal failed ({exc}); calls go on")
+            self.dropped += 1
+            return
+
+    def _prune(self, journal: Journal) -> None:
+        self._last_prune = time.monotonic()
+        try:
+            journal.prune(self.settings.max_bytes, self.settings.max_age_days)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):  # another process: retry soon
+                self._last_prune -= PRUNE_EVERY_SECONDS - _PRUNE_RETRY_SECONDS
+                return
+            self._problem("prune", f"pruning the journal failed ({exc}); retried in an hour")
+        except (sqlite3.Error, JournalError, OSError) as exc:
+            self._problem("prune", f"pruning the journal failed ({exc}); retried in an hour")
+
+    def _problem(self, kind: str, message: str) -> None:
+        if kind in self._reported:
+            return
+        self._reported.add(kind)
+        _log.warning("pct journal: %s", message)
+        if self._report is not None:
+            try:
+                self._report(message)
+            except Exception:  # a reporter must never break a call or the writer
+                _log.exception("journal problem reporter failed")

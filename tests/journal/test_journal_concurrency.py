@@ -1,0 +1,67 @@
+"""Several pct processes write one journal at once; every row lands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from pct_runtime.journal import Journal, JournalQuery
+
+_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from pct_runtime.journal import CallRecord, JournalWriter, new_call_id
+
+    agent, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    writer = JournalWriter(agent)
+    for i in range(count):
+        writer.submit(CallRecord(
+            call_id=new_call_id(), seq=0, time=time.time(), session_id=name,
+            client_name=None, client_version=None, model=None, tool="exec_command",
+            transport="stdio", path="direct", parent_call_id=None, summary=f"{name} {i}",
+            outcome="ok", error_code=None, duration_ms=0.1, result_text="", ))
+    assert writer.flush(60), "flush timed out"
+    writer.close()
+    print(writer.written, writer.dropped)
+    """
+)
+
+
+def test_four_processes_write_one_journal(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    count = 150
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(tmp_path), f"proc-{n}", str(count)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    outputs = []
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            outputs.append(out.split())
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    with Journal.open(tmp_path) as journal:
+        rows = journal.query(JournalQuery(limit=10_000))
+    written = sum(int(w) for w, _ in outputs)
+    assert len(rows) == written
+    # Under this load a writer may give up on a lock; it says so, it does not lose silently.
+    assert written + sum(int(d) for _, d in outputs) == 4 * count
+    assert written >= 4 * count * 0.95
+    for n in range(4):
+        mine = [r.summary for r in rows if r.session_id == f"proc-{n}"]
+        assert mine == sorted(mine, key=lambda s: int(s.split()[1]), reverse=True)

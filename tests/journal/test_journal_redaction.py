@@ -1,0 +1,72 @@
+"""Canaries: a credential in arguments, environment or results never reaches the journal."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pct_runtime.journal import JournalWriter, Redactor
+from pct_runtime.journal.store import db_path
+from tests.journal.helpers import make_record
+
+OPENAI_KEY = "sk-proj-CANARYabcdefghijklmnopqrstuvwxyz0123456789"
+BEARER = "CANARYbearer0123456789abcdefXYZ"
+PCT_TOKEN = "CANARY-pct-token-9f8e7d6c5b4a"
+FILE_TOKEN = "CANARYfiletoken_0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"curl -H 'Authorization: Bearer {BEARER}' https://api.example",
+        f"OPENAI_API_KEY={OPENAI_KEY} python run.py",
+        f"export TOKEN={PCT_TOKEN}",
+        f"echo {PCT_TOKEN}",
+        f"config: api_key: {OPENAI_KEY}",
+        f"https://user:{BEARER}@example.com/repo.git",
+        f"cat ~/.pi/agent/pct/token -> {FILE_TOKEN}",
+    ],
+)
+def test_redactor_removes_every_canary(tmp_path: Path, text: str) -> None:
+    (tmp_path / "pct").mkdir()
+    (tmp_path / "pct" / "token").write_text(FILE_TOKEN + "\n")
+    redact = Redactor(tmp_path, env={"PCT_TOKEN": PCT_TOKEN, "HOME": "/home/x"})
+    out = redact(text)
+    for canary in (OPENAI_KEY, BEARER, PCT_TOKEN, FILE_TOKEN, "CANARY"):
+        assert canary not in out
+    assert "<redacted>" in out
+
+
+def test_redactor_keeps_ordinary_text() -> None:
+    redact = Redactor(None, env={})
+    text = "pytest -q tests/journal && git status"
+    assert redact(text) == text
+
+
+def test_no_canary_in_the_database_file(tmp_path: Path) -> None:
+    (tmp_path / "pct").mkdir(mode=0o700)
+    (tmp_path / "pct" / "token").write_text(FILE_TOKEN + "\n")
+    writer = JournalWriter(tmp_path, redactor=Redactor(tmp_path, env={"PCT_TOKEN": PCT_TOKEN}))
+    try:
+        writer.submit(
+            make_record(
+                summary=f"OPENAI_API_KEY={OPENAI_KEY} curl -H 'Authorization: Bearer {BEARER}'",
+                result=f"token is {PCT_TOKEN} and {FILE_TOKEN}; key {OPENAI_KEY}",
+            )
+        )
+        assert writer.flush()
+    finally:
+        writer.close()
+    db = sqlite3.connect(db_path(tmp_path))
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        rows = db.execute("SELECT summary, result_text FROM calls").fetchall()
+    finally:
+        db.close()
+    assert len(rows) == 1
+    raw = b"".join(p.read_bytes() for p in (tmp_path / "pct").glob("journal.sqlite3*"))
+    for canary in (OPENAI_KEY, BEARER, PCT_TOKEN, FILE_TOKEN):
+        assert canary.encode() not in raw
+    assert b"CANARY" not in raw

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.journal import (
+    OUTCOMES,
     CallRecord,
     Journal,
     JournalQuery,
@@ -40,8 +41,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The outcome filter's choices, in the journal's words.
-OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "denied", "cancelled")
 #: The console's undo is journaled with this transport (`pct undo` uses "cli").
 CONSOLE_TRANSPORT = "console"
 

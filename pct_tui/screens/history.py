@@ -40,6 +40,8 @@ POLL_SECONDS = 1.0
 #: The table shows a session id without this prefix (the call view has it in full).
 SESSION_PREFIX = "pct-session-"
 SESSION_WIDTH = 12
+#: Below 100 columns the session column narrows to leave the summary some room.
+NARROW_SESSION_WIDTH = 8
 MIN_SUMMARY = 12
 SCROLLBAR = 2
 EMPTY = (
@@ -96,8 +98,7 @@ class HistoryScreen(PctScreen):
 
     def on_mount(self) -> None:
         table = self.query_one("#history-table", DataTable)
-        for column in COLUMNS:
-            table.add_column(column, key=column.lower())
+        self._add_columns(table)
         self._poller = self.set_interval(POLL_SECONDS, self._poll, pause=True)
         super().on_mount()
         table.focus()
@@ -130,7 +131,9 @@ class HistoryScreen(PctScreen):
             self._load(keep=True)
 
     # -- loading ---------------------------------------------------------------------------
-    def current_query(self, before_seq: int | None = None, limit: int = PAGE) -> JournalQuery:
+    def current_query(
+        self, before_seq: int | None = None, limit: int | None = None
+    ) -> JournalQuery:
         def chosen(selector: str) -> str | None:
             value = self.query_one(selector, Select).value
             return value if isinstance(value, str) else None
@@ -144,7 +147,7 @@ class HistoryScreen(PctScreen):
             outcome=outcome,
             text=text or None,
             before_seq=before_seq,
-            limit=limit,
+            limit=PAGE if limit is None else limit,
         )
 
     @work(exclusive=True, group="history-load", exit_on_error=False)
@@ -163,7 +166,7 @@ class HistoryScreen(PctScreen):
         self._query = query
         self._newest = newest
         self._more = len(records) >= limit
-        self._fill(records)
+        self._fill(records, keep_cursor=keep)
 
     @work(exclusive=True, group="history-more", exit_on_error=False)
     async def _load_more(self) -> None:
@@ -193,11 +196,15 @@ class HistoryScreen(PctScreen):
             f"The call journal could not be read: {error}"
         )
 
-    def _fill(self, records: list[CallRecord]) -> None:
+    def _fill(self, records: list[CallRecord], keep_cursor: bool = True) -> None:
+        """Redraw the rows; the cursor stays on its call (or row), or goes to the top."""
         table = self.query_one("#history-table", DataTable)
-        selected = self.selected()
-        cursor = table.cursor_row
-        table.clear()
+        selected = self.selected() if keep_cursor else None
+        cursor = table.cursor_row if keep_cursor else 0
+        # columns too: a column keeps the width of its widest cell ever, and the summary's
+        # room is worked out from these rows only
+        table.clear(columns=True)
+        self._add_columns(table)
         self.records = records
         width = self._summary_width(records)
         for record in records:
@@ -209,9 +216,15 @@ class HistoryScreen(PctScreen):
         self._update_sessions()
         self._detail()
 
+    @staticmethod
+    def _add_columns(table: DataTable[object]) -> None:
+        for column in COLUMNS:
+            table.add_column(column, key=column.lower())
+
     def _cells(self, record: CallRecord) -> tuple[str, str, str, Text, str]:
         session = record.session_id or "—"
-        session = shorten_middle(session.removeprefix(SESSION_PREFIX), SESSION_WIDTH)
+        width = SESSION_WIDTH if self.size.width >= 100 else NARROW_SESSION_WIDTH
+        session = shorten_middle(session.removeprefix(SESSION_PREFIX), width)
         return (
             call_time(record.time),
             session,
@@ -242,17 +255,17 @@ class HistoryScreen(PctScreen):
         self.call_after_refresh(lambda: self._fill(list(self.records)) if self.records else None)
 
     def _update_sessions(self) -> None:
-        """The session filter offers every session seen in the list or attached now."""
-        seen = {r.session_id for r in self.records if r.session_id}
+        """The session filter offers every session listed since the screen opened (a
+        filtered list must not take the other sessions away) or attached now."""
+        seen = set(self._sessions)
+        seen.update(r.session_id for r in self.records if r.session_id)
         seen.update(s.id for s in self.facade.sessions)
         select = self.query_one("#history-session", Select)
         value = select.value
-        if isinstance(value, str):
-            seen.add(value)
         sessions = tuple(sorted(seen))
         if sessions != self._sessions:
             self._sessions = sessions
-            select.set_options((s, s) for s in sessions)
+            select.set_options((s.removeprefix(SESSION_PREFIX), s) for s in sessions)
             if isinstance(value, str):
                 select.value = value
 

@@ -138,8 +138,8 @@ async def confirm_and_undo(
         outcome = await journal.undo(record.call_id)
     except Exception as exc:
         report = f"Undo of {record.call_id} failed: {type(exc).__name__}: {exc}"
-        screen.notify(report, severity="error", timeout=15)
+        screen.notify(report, severity="error", timeout=8)
         return report
     report = undo_report(outcome)
-    screen.notify(report, severity="information" if outcome.ok else "error", timeout=15)
+    screen.notify(report, severity="information" if outcome.ok else "error", timeout=8)
     return report

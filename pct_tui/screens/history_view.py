@@ -71,7 +71,7 @@ def detail_line(record: CallRecord) -> str:
         parts.append(f"undo of {record.undo_of}")
     if record.undone_by:
         parts.append(f"undone by {record.undone_by}")
-    hint = "Enter opens it; u undoes this patch." if record.undoable else "Enter opens it."
+    hint = "Enter opens it; u undoes its file changes." if record.undoable else "Enter opens it."
     return " · ".join(parts) + "\n" + hint
 
 
@@ -84,22 +84,23 @@ def not_undoable(record: CallRecord) -> str:
     return f"{record.call_id} did not apply ({record.outcome}): there is nothing to undo."
 
 
-def file_action(change: PatchFile) -> str:
+def file_action(change: PatchFile, what: str = "patch") -> str:
     if change.before is None:
-        return f"remove   {change.path}  (the patch created it)"
+        return f"remove   {change.path}  (the {what} created it)"
     if change.after is None:
-        return f"recreate {change.path}  (the patch deleted or moved it)"
+        return f"recreate {change.path}  (the {what} deleted or moved it)"
     return f"restore  {change.path}"
 
 
 def undo_question(record: CallRecord) -> tuple[str, str]:
     """(title, message) of the confirmation: every file the undo would touch, by name."""
-    title = f"Undo patch {record.call_id}?"
+    what = "undo" if record.undo_of else "patch"
+    title = f"Undo {what} {record.call_id}?"
     lines = [
-        "Each file goes back to what it was before this patch, only if it is still exactly "
-        "what the patch wrote; if any changed since, nothing changes.",
+        f"Each file goes back to what it was before this {what}, only if it is still exactly "
+        f"what the {what} wrote; if any changed since, nothing changes.",
         "",
-        *(file_action(change) for change in record.patch_files),
+        *(file_action(change, what) for change in record.patch_files),
     ]
     return title, "\n".join(lines)
 

@@ -1,9 +1,10 @@
-"""Pilot tests of the History screen against the real embedded runtime and its journal.
+"""Pilot tests of the History screen on a real journal in the agent dir.
 
-Calls are made through the runtime as an attached agent would make them, so each row on the
-screen is one the journal wrote: list (newest first, across a restart), filters, opening a
-call, undo confirmed (the file is restored) and refused (the message names the file), the
-empty journal, lazy loading of older calls and polling only while shown.
+The journal is filled through its own API as another pct process would (a real patch with
+its file images, plain calls): list newest first across a console restart, filters,
+opening a call (its diff), undo confirmed (the file is restored) and refused (the message
+names the file), the empty journal, lazy loading of older calls and polling only while
+the screen is shown.
 """
 
 from __future__ import annotations
@@ -11,15 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select
 
 import pct_tui.screens.history as history_module
-from pct_runtime.runtime import RuntimeSession
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history import EMPTY, NO_MATCH, HistoryScreen
 from pct_tui.screens.history_call import CallScreen
-from tests.tui.conftest import show, started, text, wait_for, write_config
+from tests.tui.conftest import show, started, text, wait_for
+from tests.tui.history.journal_fill import apply_and_record, call, record
 
 BEFORE = 'print("hello")\n'
 AFTER = 'print("hello, console")\n'
@@ -27,7 +29,6 @@ PATCH = (
     "*** Begin Patch\n*** Update File: app.py\n@@\n"
     '-print("hello")\n+print("hello, console")\n*** End Patch'
 )
-CONFIG = {"applyPatch": {"enabled": True}, "shellSessions": {"enabled": True}}
 
 
 def make_app(agent_dir: Path, cwd: Path) -> PctApp:
@@ -49,21 +50,19 @@ def notes(app: PctApp) -> str:
     return "\n".join(str(n.message) for n in app._notifications)
 
 
-async def patch_and_run(app: PctApp, session_id: str = "pct-session-alpha") -> RuntimeSession:
-    """One patch, then one command, in a fresh session."""
-    session = await app.runtime.open_session("mcp", session_id=session_id)
-    result = await session.call("apply_patch", {"patch": PATCH})
-    assert "app.py" in result.text
-    await session.call("exec_command", {"cmd": "echo journaled", "yield_time_ms": 2000})
-    return session
+def patch_then_command(agent_dir: Path, cwd: Path) -> None:
+    """A patch of app.py, then a command, in session alpha."""
+    (cwd / "app.py").write_text(BEFORE)
+    apply_and_record(agent_dir, cwd, PATCH)
+    record(agent_dir, call(summary="echo journaled", result="journaled"))
 
 
-async def history(app: PctApp, pilot: object, rows: int) -> HistoryScreen:
-    await show(app, pilot, "6", "history")  # type: ignore[arg-type]
+async def history(app: PctApp, pilot: Pilot[None], rows: int) -> HistoryScreen:
+    await show(app, pilot, "6", "history")
     screen = app.screen
     assert isinstance(screen, HistoryScreen)
     table = screen.query_one("#history-table", DataTable)
-    await wait_for(pilot, lambda: table.row_count >= rows, f"{rows} rows")  # type: ignore[arg-type]
+    await wait_for(pilot, lambda: table.row_count >= rows, f"{rows} rows")
     return screen
 
 
@@ -79,21 +78,19 @@ async def test_empty_journal_says_what_will_appear(agent_dir: Path, tmp_path: Pa
 async def test_list_newest_first_across_a_restart_and_filters(
     agent_dir: Path, tmp_path: Path
 ) -> None:
-    write_config(agent_dir, CONFIG)
-    (tmp_path / "app.py").write_text(BEFORE)
+    patch_then_command(agent_dir, tmp_path)
     first = make_app(agent_dir, tmp_path)
     async with first.run_test(size=(120, 36)) as pilot:
         await started(first, pilot)
-        await patch_and_run(first)
         await history(first, pilot, 2)
-    # a new console (a restart) lists what the first one journaled, newest first
+    record(
+        agent_dir,
+        call("apply_patch", session="pct-session-beta", outcome="error", summary="gone.txt"),
+    )
+    # a new console (a restart) lists every call, newest first
     app = make_app(agent_dir, tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(app, pilot)
-        other = await app.runtime.open_session("mcp", session_id="pct-session-beta")
-        await other.call(
-            "apply_patch", {"patch": "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch"}
-        )
         screen = await history(app, pilot, 3)
         assert tools(app) == ["apply_patch", "exec_command", "apply_patch"]
         assert [row[3] for row in cells(app)] == ["error", "ok", "ok"]
@@ -109,7 +106,7 @@ async def test_list_newest_first_across_a_restart_and_filters(
         # tool filter on top of it
         screen.query_one("#history-tool", Select).value = "exec_command"
         await wait_for(pilot, lambda: tools(app) == ["exec_command"], "alpha's commands")
-        # `c` clears every filter; `/` types free text (matches summaries and results)
+        # `c` clears every filter; `/` types free text (summaries, results, tools, sessions)
         await pilot.press("c")
         await wait_for(pilot, lambda: len(tools(app)) == 3, "cleared")
         await pilot.press("slash")
@@ -117,17 +114,15 @@ async def test_list_newest_first_across_a_restart_and_filters(
         await pilot.press(*"journaled", "enter")
         await wait_for(pilot, lambda: tools(app) == ["exec_command"], "text filter")
         assert isinstance(app.focused, DataTable)
-        await pilot.press("slash", *" nothing-like-this", "enter")
+        await pilot.press("slash", *"nothing-like-this", "enter")
         await wait_for(pilot, lambda: text(app, "#history-detail") == NO_MATCH, "no match")
 
 
 async def test_open_a_patch_call_shows_its_diff_and_result(agent_dir: Path, tmp_path: Path) -> None:
-    write_config(agent_dir, CONFIG)
-    (tmp_path / "app.py").write_text(BEFORE)
+    patch_then_command(agent_dir, tmp_path)
     app = make_app(agent_dir, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await patch_and_run(app)
         await history(app, pilot, 2)
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "call view")
@@ -140,22 +135,21 @@ async def test_open_a_patch_call_shows_its_diff_and_result(agent_dir: Path, tmp_
         assert '-print("hello")' in text(app, "#call-diff")
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "back")
-        # a command's view lists its recovery files (none for a finished echo) and result
+        # a command's view: its result, no diff, no Undo in the footer
         await pilot.press("up", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "command view")
         assert "journaled" in text(app, "#call-result")
         assert not app.screen.query("#call-diff")
+        assert app.screen.check_action("undo", ()) is False
 
 
 async def test_undo_confirmed_restores_the_file(agent_dir: Path, tmp_path: Path) -> None:
-    write_config(agent_dir, CONFIG)
+    patch_then_command(agent_dir, tmp_path)
     target = tmp_path / "app.py"
-    target.write_text(BEFORE)
+    assert target.read_text() == AFTER
     app = make_app(agent_dir, tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(app, pilot)
-        await patch_and_run(app)
-        assert target.read_text() == AFTER
         await history(app, pilot, 2)
         # `u` on a command explains and asks nothing
         await pilot.press("u")
@@ -171,20 +165,22 @@ async def test_undo_confirmed_restores_the_file(agent_dir: Path, tmp_path: Path)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         await pilot.press("y")
         await wait_for(pilot, lambda: target.read_text() == BEFORE, "file restored")
-        # the undo is itself a journaled call, and the patch reads `undone`
+        # the undo is itself a journaled console call, and the patch reads `undone`
         await wait_for(pilot, lambda: tools(app)[0] == "undo", "undo row")
         await wait_for(pilot, lambda: cells(app)[2][3] == "undone", "patch marked undone")
+        assert "Undid" in text(app, "#history-detail")  # beside the patch, still highlighted
+        screen = app.screen
+        assert isinstance(screen, HistoryScreen)
+        assert screen.records[0].transport == "console"
 
 
 async def test_undo_refused_names_the_changed_file(agent_dir: Path, tmp_path: Path) -> None:
-    write_config(agent_dir, CONFIG)
+    patch_then_command(agent_dir, tmp_path)
     target = tmp_path / "app.py"
-    target.write_text(BEFORE)
+    target.write_text("edited by hand\n")
     app = make_app(agent_dir, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await patch_and_run(app)
-        target.write_text("edited by hand\n")
         await history(app, pilot, 2)
         await pilot.press("down", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "call view")
@@ -201,20 +197,17 @@ async def test_new_calls_appear_while_shown_and_older_ones_load_at_the_end(
     agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(history_module, "PAGE", 3)
-    write_config(agent_dir, CONFIG)
+    record(agent_dir, *(call(summary=f"echo call-{n}") for n in range(4)))
     app = make_app(agent_dir, tmp_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await started(app, pilot)
-        session = await app.runtime.open_session("mcp", session_id="pct-session-many")
-        for n in range(4):
-            await session.call("exec_command", {"cmd": f"echo call-{n}", "yield_time_ms": 2000})
         screen = await history(app, pilot, 3)
         await wait_for(pilot, lambda: len(screen.records) == 3, "one page")
-        await pilot.press("end")
+        await pilot.press("ctrl+end")
         await wait_for(pilot, lambda: len(screen.records) == 4, "the older call")
         assert "call-0" in cells(app)[3][5]
-        # a call journaled while the screen is shown appears at the top by itself
-        await session.call("exec_command", {"cmd": "echo latest", "yield_time_ms": 2000})
+        # a call journaled (by another process) while the screen is shown appears by itself
+        record(agent_dir, call(summary="echo latest"))
         await wait_for(pilot, lambda: "latest" in cells(app)[0][5], "polled row")
 
 
@@ -233,7 +226,7 @@ async def test_no_polling_while_hidden(
 
         monkeypatch.setattr(app.facade.journal, "newest_seq", counted)
         await show(app, pilot, "6", "history")
-        await wait_for(pilot, lambda: len(checks) >= 2, "polls while shown")
+        await wait_for(pilot, lambda: len(checks) >= 3, "polls while shown")
         await show(app, pilot, "1", "status")
         await pilot.pause(0.1)
         seen = len(checks)

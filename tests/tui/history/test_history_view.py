@@ -94,5 +94,12 @@ def test_nested_calls_and_the_detail_line() -> None:
     assert tool_cell(nested) == "↳ exec_command"
     line = detail_line(replace(PATCH, outcome="ok"))
     assert "client codex 1.2.3 · model openai/gpt-5.1 · stdio" in line
-    assert line.endswith("u undoes this patch.")
+    assert line.endswith("u undoes its file changes.")
     assert detail_line(EXEC).endswith("Enter opens it.")
+
+
+def test_undoing_an_undo_says_so() -> None:
+    undo = replace(PATCH, call_id="c-0000000003", tool="undo", undo_of="c-0000000002")
+    title, message = undo_question(undo)
+    assert title == "Undo undo c-0000000003?"
+    assert "remove   /w/new.txt  (the undo created it)" in message

@@ -55,6 +55,13 @@ def _add_status(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     status_cmd.register(sub)
 
 
+def _add_journal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import log_cmd, undo_cmd
+
+    log_cmd.register(sub)
+    undo_cmd.register(sub)
+
+
 # Registration functions, in the order `pct --help` lists them.
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_config,
@@ -63,6 +70,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
     _add_serve,
     _add_attach,
     _add_apply_patch,
+    _add_journal,
 ]
 
 

@@ -79,6 +79,8 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/decide/routes.py": {"web_search"},
     "pct_runtime/host/names.py": {"apply_patch", "discovery"},
     "pct_runtime/invocation.py": {"apply_patch"},
+    # Undo stages restored files under apply_patch's staging names (swept the same way).
+    "pct_runtime/journal/undo.py": {"apply_patch"},
     "pct_runtime/pids.py": {"apply_patch"},
     "pct_runtime/runtime/apply.py": {"apply_patch", "code", "computer_use"},
     "pct_runtime/runtime/bindings.py": {

@@ -82,6 +82,31 @@ class PatchWitness(Protocol):
     def after_commit(self) -> None: ...
 
 
+class CallObservation(Protocol):
+    """One observed call (the journal's row being built)."""
+
+    @property
+    def patch_witness(self) -> PatchWitness | None: ...
+
+    def finish(
+        self,
+        *,
+        outcome: str,
+        error_code: str | None = None,
+        text: str = "",
+        details: JSONMapping | None = None,
+    ) -> None: ...
+
+
+class CallObserver(Protocol):
+    """Observes calls made inside a call: Code Mode's nested calls, journaled by the runtime.
+
+    `start` and `finish` never block and never raise.
+    """
+
+    def start(self, tool: str, args: JSONMapping, *, cell_id: str | None) -> CallObservation: ...
+
+
 @dataclass
 class CallContext:
     """Everything an executor may know about one invocation, and nothing about the agent.
@@ -101,6 +126,8 @@ class CallContext:
     cell_id: str | None = None
     #: Set by the runtime when the journal records this call's file images (apply_patch).
     patch_witness: PatchWitness | None = None
+    #: Set by the runtime: records the calls this call makes (a cell's nested calls).
+    observer: CallObserver | None = None
 
 
 class Tool(Protocol):

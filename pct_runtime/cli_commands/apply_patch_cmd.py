@@ -49,11 +49,21 @@ def run(args: argparse.Namespace) -> int:
     except _PatchInputError as exc:
         sys.stderr.write(f"pct: {exc}\n")
         return 1
+    # The journal (transport "cli"): the patch's pre-images make `pct undo` work for it too.
+    from pct_runtime.config.paths import agent_dir
+    from pct_runtime.journal.recorder import OneShotTrace
+
+    journal = OneShotTrace.start(agent_dir(), "apply_patch", {"patch": patch})
+    witness = journal.trace.patch_witness if journal is not None else None
     try:
-        result = apply_patch_text(patch, args.cwd)
+        result = apply_patch_text(patch, args.cwd, witness=witness)
     except ApplyPatchError as exc:
+        if journal is not None:
+            journal.finish(outcome="error", error_code=exc.code, text=exc.message)
         sys.stderr.write(exc.message + "\n")
         return 1
+    if journal is not None:
+        journal.finish(outcome="ok", text=result.text)
     sys.stdout.write(result.text + "\n")
     return 0
 

@@ -6,7 +6,7 @@ make a patch undoable. The runtime records through one `JournalWriter` per proce
 event loop); `pct log`, `pct undo` and the console read through `Journal`. Everything here
 is synchronous: async callers use `asyncio.to_thread`.
 
-Layer: below `runtime`, above the capabilities (undo stages files the way apply_patch does);
+Layer: below `runtime`, above the capabilities (undo stages files the way the patch tool does);
 it never imports runtime, serve or pct_tui.
 """
 

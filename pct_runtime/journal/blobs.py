@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 BLOB_DIR_NAME = "journal-blobs"
+#: Images taken at commit time, not yet named by their hash (the writer thread names them).
+PENDING_DIR_NAME = "pending"
 #: An unreferenced blob younger than this is kept: its call may not be recorded yet.
 PRUNE_GRACE_SECONDS = 3600.0
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -32,6 +34,12 @@ def _private_dirs(root: Path, shard: Path) -> None:
     root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     root.mkdir(mode=0o700, exist_ok=True)
     shard.mkdir(mode=0o700, exist_ok=True)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 class BlobStore:
@@ -58,10 +66,7 @@ class BlobStore:
         staged = target.parent / f".{digest[:16]}-{uuid.uuid4().hex}.tmp"
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            _write_all(fd, data)
             if durable:
                 os.fsync(fd)
         except BaseException:
@@ -80,6 +85,70 @@ class BlobStore:
             finally:
                 os.close(dir_fd)
         return digest
+
+    @property
+    def pending_dir(self) -> Path:
+        return self.root / PENDING_DIR_NAME
+
+    def link_pending(self, path: str) -> tuple[str, os.stat_result]:
+        """A second name for the file at `path` (a hard link; a private copy, fsync'd, where
+        links are impossible), taken in microseconds at commit time. Returns the pending
+        name and the file's stat. Raises OSError (FileNotFoundError when `path` is gone)."""
+        pending = self.pending_dir
+        if not pending.is_dir():
+            _private_dirs(self.root, pending)
+        name = os.path.join(pending, uuid.uuid4().hex)
+        try:
+            os.link(path, name, follow_symlinks=False)
+        except FileNotFoundError:
+            raise
+        except OSError:  # another file system, or links not allowed: copy instead
+            self._copy(path, name)
+        return name, os.lstat(name)
+
+    def _copy(self, path: str, name: str) -> None:
+        fd = os.open(path, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        finally:
+            os.close(fd)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+        try:
+            _write_all(out, data)
+            os.fsync(out)
+            # The copy keeps the source's times, so the writer's identity check holds.
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+
+    def sync_pending(self) -> None:
+        """Make the pending names durable (one directory fsync for a whole patch)."""
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(self.pending_dir, os.O_RDONLY | _OPEN_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+    def adopt(self, pending: str, digest: str, data: bytes) -> None:
+        """Name a pending image by its hash: an inode no one else links becomes the blob
+        itself (0600); a file still live elsewhere is copied (the blob must never change)."""
+        target = self.path_of(digest)
+        try:
+            if target.exists():
+                os.utime(target)
+                return
+            _private_dirs(self.root, target.parent)
+            if os.lstat(pending).st_nlink == 1:
+                os.chmod(pending, 0o600)
+                os.replace(pending, target)
+                return
+            self.put(data, digest, durable=False)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(pending)
 
     def read(self, digest: str) -> bytes | None:
         """The blob's bytes, or None when it is gone (pruned or never stored)."""

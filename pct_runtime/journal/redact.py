@@ -19,15 +19,16 @@ REDACTED = "<redacted>"
 #: Text longer than this is cut before redaction (the kept part is much shorter).
 SCAN_LIMIT = 32_768
 
-_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"sk-[A-Za-z0-9_\-]{16,}"),  # OpenAI / Anthropic style keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key id
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),  # Google API key
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),  # JWT
+_SHAPES = (
+    r"sk-[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
+    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",  # Slack
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
 )
+_PATTERNS: tuple[re.Pattern[str], ...] = (re.compile("|".join(_SHAPES)),)
 # The value after a marker is replaced, the marker kept (so the line stays readable).
 _MARKED: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{6,}"),
@@ -75,6 +76,8 @@ class Redactor:
         values.update(v for v in extra if len(v) >= _MIN_SECRET)
         # Longest first: a secret containing another is replaced whole.
         self._exact = sorted(values, key=len, reverse=True)
+        # The token file may be made after us (`pct serve --http` creates it on first use).
+        self._agent_dir = agent_dir if not _token_file(agent_dir) else None
 
     def add_secret(self, value: str) -> None:
         """A secret learned later (the HTTP server's token)."""
@@ -84,6 +87,11 @@ class Redactor:
 
     def __call__(self, text: str, limit: int | None = None) -> str:
         """`text` without secrets, at most `limit` characters (an ellipsis marks a cut)."""
+        if self._agent_dir is not None:
+            token = _token_file(self._agent_dir)
+            if token:
+                self._agent_dir = None
+                self.add_secret(token[0])
         if len(text) > SCAN_LIMIT:
             text = text[:SCAN_LIMIT]
         for secret in self._exact:

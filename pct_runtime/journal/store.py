@@ -173,63 +173,12 @@ class Journal:
 
         Raises `sqlite3.Error` (locked, full disk) — the writer reports that, once.
         """
-        size = (
-            len(record.summary)
-            + len(record.result_text)
-            + sum(len(p) for p in record.recovery_paths)
-            + sum(len(f.path) + 200 for f in record.patch_files)
-            + _ROW_OVERHEAD
-        )
+        return self.record_many([record])[0]
+
+    def record_many(self, records: Sequence[CallRecord]) -> list[int]:
+        """Insert calls in one transaction (all or none); return their seqs."""
         with self._write() as db:
-            cursor = db.execute(
-                "INSERT INTO calls (call_id, time, session_id, client_name, client_version, "
-                "model, tool, transport, path, parent_call_id, summary, outcome, error_code, "
-                "duration_ms, result_text, recovery_paths, undo_of, undone_by, size) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    record.call_id,
-                    record.time,
-                    record.session_id,
-                    record.client_name,
-                    record.client_version,
-                    record.model,
-                    record.tool,
-                    record.transport,
-                    record.path,
-                    record.parent_call_id,
-                    record.summary,
-                    record.outcome,
-                    record.error_code,
-                    record.duration_ms,
-                    record.result_text,
-                    json.dumps(list(record.recovery_paths)),
-                    record.undo_of,
-                    record.undone_by,
-                    size,
-                ),
-            )
-            db.executemany(
-                "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
-                "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
-                [
-                    (
-                        record.call_id,
-                        index,
-                        item.path,
-                        item.before.sha256 if item.before else None,
-                        item.before.mode if item.before else None,
-                        item.after.sha256 if item.after else None,
-                        item.after.mode if item.after else None,
-                    )
-                    for index, item in enumerate(record.patch_files)
-                ],
-            )
-            if record.undo_of is not None and record.outcome == "ok":
-                db.execute(
-                    "UPDATE calls SET undone_by = ? WHERE call_id = ? AND undone_by IS NULL",
-                    (record.call_id, record.undo_of),
-                )
-            return int(cursor.lastrowid or 0)
+            return [_insert(db, record) for record in records]
 
     # ----------------------------------------------------------------- reads
     def query(self, query: JournalQuery = JournalQuery()) -> list[CallRecord]:  # noqa: B008
@@ -353,6 +302,66 @@ class Journal:
                 )
             }
         self.blobs.remove_unreferenced(referenced, now if grace else now + PRUNE_GRACE_SECONDS)
+
+
+def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
+    """One call's rows; marks the call an ok undo takes back."""
+    size = (
+        len(record.summary)
+        + len(record.result_text)
+        + sum(len(p) for p in record.recovery_paths)
+        + sum(len(f.path) + 200 for f in record.patch_files)
+        + _ROW_OVERHEAD
+    )
+    cursor = db.execute(
+        "INSERT INTO calls (call_id, time, session_id, client_name, client_version, "
+        "model, tool, transport, path, parent_call_id, summary, outcome, error_code, "
+        "duration_ms, result_text, recovery_paths, undo_of, undone_by, size) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            record.call_id,
+            record.time,
+            record.session_id,
+            record.client_name,
+            record.client_version,
+            record.model,
+            record.tool,
+            record.transport,
+            record.path,
+            record.parent_call_id,
+            record.summary,
+            record.outcome,
+            record.error_code,
+            record.duration_ms,
+            record.result_text,
+            json.dumps(list(record.recovery_paths)),
+            record.undo_of,
+            record.undone_by,
+            size,
+        ),
+    )
+    db.executemany(
+        "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
+        "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
+        [
+            (
+                record.call_id,
+                index,
+                item.path,
+                item.before.sha256 if item.before else None,
+                item.before.mode if item.before else None,
+                item.after.sha256 if item.after else None,
+                item.after.mode if item.after else None,
+            )
+            for index, item in enumerate(record.patch_files)
+        ],
+    )
+    if record.undo_of is not None and record.outcome == "ok":
+        db.execute(
+            "UPDATE calls SET undone_by = ? WHERE call_id = ? AND undone_by IS NULL",
+            (record.call_id, record.undo_of),
+        )
+    return int(cursor.lastrowid or 0)
 
 
 def _delete_where(db: sqlite3.Connection, condition: str, params: list[object]) -> int:

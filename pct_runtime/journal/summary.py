@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from pct_runtime.host.names import APPLY_PATCH_TOOL
 from pct_runtime.journal.redact import SCAN_LIMIT
 
 SUMMARY_LIMIT = 600
@@ -53,7 +54,7 @@ def _cell(code: object) -> str:
 def summarize(tool: str, args: Mapping[str, object] | None) -> str:
     """The summary of one call's arguments, before redaction (the writer redacts and cuts)."""
     args = args or {}
-    if tool == "apply_patch":
+    if tool == APPLY_PATCH_TOOL:
         patch = args.get("patch")
         return _patch(patch) if isinstance(patch, str) else "(no patch)"
     if tool == "exec_command":

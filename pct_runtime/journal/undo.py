@@ -2,7 +2,7 @@
 
 Every file is checked first (bytes and mode equal to what the patch left, or still absent);
 one that differs refuses the whole undo and nothing changes. Then every restored content is
-staged beside its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names apply_patch
+staged beside its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names the patch tool
 stages under, so a dead writer's leftovers are swept the same way), and only then renamed
 into place. The undo is journaled as a call of tool `undo` with the files it changed, so it
 can itself be undone.
@@ -54,7 +54,7 @@ def _refusal(record: CallRecord) -> str | None:
     if not record.patch_files:
         return (
             f"Call {record.call_id} ({record.tool}) changed no file the journal recorded; "
-            "only apply_patch calls and undos can be undone."
+            "only patches and undos can be undone."
         )
     if record.outcome != "ok":
         return f"Call {record.call_id} did not complete ({record.outcome}); it cannot be undone."

@@ -33,6 +33,9 @@ PRUNE_EVERY_SECONDS = 3600.0
 _WRITE_ATTEMPTS = 3
 _REOPEN_AFTER_SECONDS = 30.0
 _PRUNE_RETRY_SECONDS = 60.0
+#: Records arriving within this long of each other share one transaction.
+LINGER_SECONDS = 0.02
+BATCH_SIZE = 256
 
 Report = Callable[[str], None]
 _STOP = object()
@@ -64,25 +67,31 @@ class JournalWriter:
         self._lock = threading.Lock()
         self.dropped = 0
         self.written = 0
+        self._closed = False
 
     @property
     def enabled(self) -> bool:
         return self.settings.enabled
 
     # ----------------------------------------------------------------- call side
-    def submit(self, record: CallRecord) -> None:
-        """Queue one record; never blocks or raises (a full queue drops it, reported once)."""
-        if not self.settings.enabled:
+    def submit(self, record: CallRecord, capture: PatchCapture | None = None) -> None:
+        """Queue one record (with the patch capture whose `files()` fill its patch files);
+        never blocks or raises (a full queue drops it, reported once)."""
+        if not self.settings.enabled or self._closed:
+            if capture is not None:
+                capture.discard()
             return
         self._ensure_thread()
         try:
-            self._queue.put_nowait(record)
+            self._queue.put_nowait(record if capture is None else (record, capture))
         except queue.Full:
             self.dropped += 1
+            if capture is not None:
+                capture.discard()
             self._problem("queue", "the journal fell behind; some calls were not recorded")
 
     def patch_capture(self) -> PatchCapture | None:
-        """A capture for one apply_patch call (None when the journal is off)."""
+        """A capture for one patch call (None when the journal is off)."""
         if not self.settings.enabled:
             return None
         return PatchCapture(self.blobs, lambda msg: self._problem("capture", msg))
@@ -100,6 +109,7 @@ class JournalWriter:
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (up to `timeout`), then stop the thread and close the file."""
+        self._closed = True  # a call finishing later is not recorded (nor a thread restarted)
         thread = self._thread
         if thread is not None:
             with contextlib.suppress(queue.Full):
@@ -116,7 +126,7 @@ class JournalWriter:
         self.submit_marker()
 
     def submit_marker(self) -> None:
-        if self.settings.enabled:
+        if self.settings.enabled and not self._closed:
             self._ensure_thread()
             with contextlib.suppress(queue.Full):
                 self._queue.put_nowait(None)
@@ -137,18 +147,53 @@ class JournalWriter:
                 item = self._queue.get(timeout=PRUNE_EVERY_SECONDS / 4)
             except queue.Empty:
                 item = None
+            batch: list[CallRecord | tuple[CallRecord, PatchCapture]] = []
+            if isinstance(item, CallRecord | tuple):
+                batch.append(item)
+                item = self._gather(batch)
+            if batch:
+                self._write_batch(batch)
             if item is _STOP:
                 return
             if isinstance(item, threading.Event):
                 item.set()
                 continue
             journal = self._open()
-            if journal is None:
-                continue
-            if isinstance(item, CallRecord):
-                self._write(journal, item)
-            if time.monotonic() - self._last_prune >= PRUNE_EVERY_SECONDS or not self._last_prune:
+            if journal is not None and (
+                time.monotonic() - self._last_prune >= PRUNE_EVERY_SECONDS or not self._last_prune
+            ):
                 self._prune(journal)
+
+    def _gather(self, batch: list[CallRecord | tuple[CallRecord, PatchCapture]]) -> object:
+        """Collect the records that arrive within `LINGER_SECONDS` into one transaction
+        (back-to-back calls share one commit); return the control item that ended it."""
+        deadline = time.monotonic() + LINGER_SECONDS
+        while len(batch) < BATCH_SIZE:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                item = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                return None
+            if not isinstance(item, CallRecord | tuple):
+                return item
+            batch.append(item)
+        return None
+
+    def _write_batch(self, batch: list[CallRecord | tuple[CallRecord, PatchCapture]]) -> None:
+        journal = self._open()
+        if journal is None:
+            for item in batch:
+                if isinstance(item, tuple):
+                    item[1].discard()
+            self.dropped += len(batch)
+            return
+        records = [
+            replace(item[0], patch_files=item[1].files()) if isinstance(item, tuple) else item
+            for item in batch
+        ]
+        self._write(journal, [self.redact(record) for record in records])
 
     def _open(self) -> Journal | None:
         if self._journal is not None:
@@ -177,14 +222,16 @@ class JournalWriter:
             client_version=redact(record.client_version, 100) if record.client_version else None,
         )
 
-    def _write(self, journal: Journal, record: CallRecord) -> None:
-        stored = self.redact(record)
+    def _write(self, journal: Journal, records: list[CallRecord]) -> None:
         for attempt in range(_WRITE_ATTEMPTS):
             try:
-                journal.record(stored)
-                self.written += 1
+                journal.record_many(records)
+                self.written += len(records)
                 return
             except sqlite3.IntegrityError:
+                if len(records) > 1:  # one duplicate call id: the others still count
+                    for record in records:
+                        self._write(journal, [record])
                 return  # the same call id twice: the first one stands
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
@@ -196,7 +243,7 @@ class JournalWriter:
                     self._problem("write", f"writing the journal failed ({exc}); calls go on")
             except (sqlite3.Error, JournalError) as exc:
                 self._problem("write", f"writing the journal failed ({exc}); calls go on")
-            self.dropped += 1
+            self.dropped += len(records)
             return
 
     def _prune(self, journal: Journal) -> None:

@@ -23,6 +23,7 @@ from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
+from pct_runtime.runtime.journaling import RuntimeJournal
 from pct_runtime.runtime.services import CapabilityBinding
 
 
@@ -40,6 +41,7 @@ class RuntimeHost(Protocol):
     debug: DebugSink
     sandbox: SandboxSettings
     projection_sync: ProjectionSync
+    journal: RuntimeJournal
 
     @property
     def console_ui(self) -> UIPort | None: ...

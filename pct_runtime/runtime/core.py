@@ -48,6 +48,7 @@ from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime.bindings import default_bindings
 from pct_runtime.runtime.inputs import plan_inputs as host_plan_inputs
+from pct_runtime.runtime.journaling import RuntimeJournal
 from pct_runtime.runtime.projection import ModelRef, Projection
 from pct_runtime.runtime.services import CapabilityBinding
 from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
@@ -152,6 +153,10 @@ class Runtime:
         self._console_ui: UIPort | None = None
         self._started = False
         self._closed = False
+        #: The journal of every call (`<agent dir>/pct/journal.sqlite3`), on after start.
+        self.journal = RuntimeJournal(
+            self.agent_dir, lambda event: self.events.publish(RUNTIME_EVENTS_CHANNEL, event)
+        )
 
     def _build_registry(self) -> ToolRegistry:
         registry = ToolRegistry.with_natives(allowlist=self.allowlist)
@@ -254,6 +259,7 @@ class Runtime:
             settings = await asyncio.to_thread(load_settings, self.agent_dir, self.cwd)
             self.default_model = self.models.default_model(settings)
         await self._read_config()
+        await self.journal.start()
 
     def resolve_model(self, text: str) -> Model:
         """`PROVIDER/ID` (split at the first `/`) → the registry's model, or raise."""
@@ -268,6 +274,7 @@ class Runtime:
         self._closed = True
         for session in list(self._sessions.values()):
             await session.close()
+        await self.journal.aclose()
 
     @property
     def closed(self) -> bool:
@@ -302,6 +309,7 @@ class Runtime:
         """
         message, ok = await asyncio.to_thread(reload_store, self._store)
         self._take(self._store.current())
+        await self.journal.refresh()
         for session in list(self._sessions.values()):
             await session.sync()
         outcome = ReloadOutcome(ok, message)

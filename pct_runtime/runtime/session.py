@@ -35,6 +35,7 @@ from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationCall, invoke_hooks, runs_own_hooks
+from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.contracts import RuntimeHost
@@ -306,12 +307,77 @@ class RuntimeSession:
         ui: UIPort | None = None,
         path: Literal["direct", "nested"] = "direct",
         cell_id: str | None = None,
+        origin: CallOrigin | None = None,
     ) -> ToolResult:
         """Run one tool call. Raises `ToolError` with the exact model-facing text on failure.
 
         `ui` is this call's own fallback port (an MCP request's elicitation channel); the
-        console still answers first when one is attached.
+        console still answers first when one is attached. `origin` (transport, MCP client)
+        goes into the journal; without it the call counts as the console's or embedder's.
+        Every call, refused ones included, is journaled here.
         """
+        trace = self.runtime.journal.trace(
+            tool=name,
+            args=args,
+            session_id=self.id,
+            origin=origin or self._default_origin,
+            model=self.host.model.key if self.host.model else None,
+            path=path,
+        )
+        if trace is None:
+            return await self._call(name, args, tool_call_id, progress, ui, path, cell_id, None)
+        try:
+            result = await self._call(name, args, tool_call_id, progress, ui, path, cell_id, trace)
+        except ToolError as exc:
+            trace.finish(outcome="error", error_code=exc.code, text=exc.message)
+            raise
+        except asyncio.CancelledError:
+            trace.finish(outcome="cancelled", error_code="cancelled")
+            raise
+        except Exception as exc:
+            trace.finish(outcome="error", error_code="internal-error", text=repr(exc))
+            raise
+        trace.finish(outcome="ok", text=result.text, details=result.details)
+        return result
+
+    def record_action(
+        self,
+        action: str,
+        summary: str,
+        *,
+        outcome: str = "ok",
+        error_code: str | None = None,
+        result: str = "",
+    ) -> None:
+        """Journal what a person did to this session from the console (`stop`,
+        `end_session`): one row with transport `console`. Never blocks or raises."""
+        trace = self.runtime.journal.trace(
+            tool=action,
+            args=None,
+            session_id=self.id,
+            origin=CallOrigin("console"),
+            model=self.host.model.key if self.host.model else None,
+            path="direct",
+            summary=summary,
+        )
+        if trace is not None:
+            trace.finish(outcome=outcome, error_code=error_code, text=result)
+
+    @property
+    def _default_origin(self) -> CallOrigin:
+        return CallOrigin("embedded" if self.kind == "embedded" else "console")
+
+    async def _call(
+        self,
+        name: str,
+        args: JSONMapping | None,
+        tool_call_id: str,
+        progress: ProgressSink | None,
+        ui: UIPort | None,
+        path: Literal["direct", "nested"],
+        cell_id: str | None,
+        trace: CallTrace | None,
+    ) -> ToolResult:
         self._admit(name, path)
         tool = self._tools[name]
         env: Mapping[str, str] | None = None
@@ -341,6 +407,8 @@ class RuntimeSession:
             env_overlay=env,
             progress=progress,
             cell_id=cell_id,
+            patch_witness=trace.patch_witness if trace is not None else None,
+            observer=trace.nested() if trace is not None else None,
         )
         task = asyncio.current_task()
         if task is not None:

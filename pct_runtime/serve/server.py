@@ -36,6 +36,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from pct_runtime import __version__
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
+from pct_runtime.journal.recorder import CallOrigin
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.serve.elicitation import ConnectionElicitationUI, ElicitationUI
@@ -161,6 +162,17 @@ def _progress_message(record: JSONMapping) -> str:
     return text
 
 
+def _origin(transport: str, ctx: RequestContext) -> CallOrigin:
+    """The journal's origin of a call: transport and the client's `clientInfo`."""
+    info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
+    name, version = getattr(info, "name", None), getattr(info, "version", None)
+    return CallOrigin(
+        transport,
+        name if isinstance(name, str) else None,
+        version if isinstance(version, str) else None,
+    )
+
+
 def _wants_progress(ctx: RequestContext) -> bool:
     meta = ctx.meta
     if not meta:
@@ -189,6 +201,8 @@ class PctMCPServer:
         self.structured_content = structured_content
         self.heartbeat_seconds = heartbeat_seconds
         self._single = single_session
+        #: The journal's transport name: stdio serves one session, HTTP one per connection.
+        self.transport = "stdio" if single_session is not None else "http"
         self._modern: RuntimeSession | None = None
         self._modern_lock = asyncio.Lock()
         self._bus = InMemorySubscriptionBus()
@@ -313,6 +327,7 @@ class PctMCPServer:
                 tool_call_id=f"mcp-{ctx.request_id}",
                 progress=sink if queue is not None else None,
                 ui=ui,
+                origin=_origin(self.transport, ctx),
             )
         except ToolError as error:
             return error_to_mcp(error)

@@ -179,6 +179,8 @@ class SessionsScreen(PctScreen):
         )
         if yes:
             await row.stop()
+            if (session := self.facade.session(row.session_id)) is not None:
+                session.record_action("stop", f"{what} {row.id}")  # the journal
             self.refresh_view()
 
     @work(exclusive=True, group="sessions-confirm")
@@ -199,4 +201,5 @@ class SessionsScreen(PctScreen):
         )
         if yes:
             await session.close()
+            session.record_action("end_session", f"session {session.id}")  # the journal
             self.refresh_view()

@@ -70,3 +70,11 @@ def test_no_canary_in_the_database_file(tmp_path: Path) -> None:
     for canary in (OPENAI_KEY, BEARER, PCT_TOKEN, FILE_TOKEN):
         assert canary.encode() not in raw
     assert b"CANARY" not in raw
+
+
+def test_a_token_file_made_later_is_still_redacted(tmp_path: Path) -> None:
+    redact = Redactor(tmp_path, env={})
+    assert redact("nothing yet") == "nothing yet"
+    (tmp_path / "pct").mkdir()
+    (tmp_path / "pct" / "token").write_text(FILE_TOKEN + "\n")
+    assert FILE_TOKEN not in redact(f"echo {FILE_TOKEN}")

@@ -187,6 +187,8 @@ class NestedDispatcher:
         dispatched = False
         session: str | None = None
         _progress(cell, name, "start")
+        observer = cell.ctx.observer
+        trace = observer.start(name, args, cell_id=cell.id) if observer is not None else None
         try:
             adapter = self._adapters.get(name)
             if adapter is None or name not in cell.declared:
@@ -199,6 +201,7 @@ class NestedDispatcher:
                 tool_call_id=f"{cell.ctx.tool_call_id}/{cell.id}/{call_id}",
                 ui=cell.ctx.ui,
                 cell_id=cell.id,
+                patch_witness=trace.patch_witness if trace is not None else None,
             )
             prepared: PreparedCall = await adapter.prepare(args, nested_ctx)
             session = prepared.session_id
@@ -225,6 +228,8 @@ class NestedDispatcher:
                     result = await adapter.execute(prepared, replace(nested_ctx, env_overlay=env))
                     cell.counts.unsettled -= 1
                     dispatched = False  # settled: no longer an unknown effect
+            if trace is not None:
+                trace.finish(outcome="ok", text=result.text, details=result.details)
             details = nested_details(result)
             sid = details.get("session_id")
             if name in ("exec_command", "write_stdin") and isinstance(sid, str):
@@ -250,17 +255,23 @@ class NestedDispatcher:
             cell.channel.send({"t": "r", "i": call_id, "ok": True, "v": details})
             _progress(cell, name, "end", ok=True, **_sid(session))
         except ToolError as exc:
+            if trace is not None:  # no-op when the call itself succeeded (reply too big)
+                trace.finish(outcome="error", error_code=exc.code, text=exc.message)
             if dispatched:
                 cell.counts.unsettled -= 1
             cell.counts.failed += 1
             _reply_error(cell, call_id, exc)
             _progress(cell, name, "end", ok=False, code=exc.code, **_sid(session))
         except asyncio.CancelledError:
+            if trace is not None:
+                trace.finish(outcome="cancelled", error_code="aborted")
             if not dispatched:
                 cell.counts.cancelled += 1
             # a dispatched call stays counted as unsettled: its effect is unknown
             _progress(cell, name, "end", ok=False, code="aborted", **_sid(session))
         except Exception as exc:  # an executor bug must not hang the cell
+            if trace is not None:
+                trace.finish(outcome="error", error_code="unavailable", text=repr(exc))
             if dispatched:
                 cell.counts.unsettled -= 1
             cell.counts.failed += 1

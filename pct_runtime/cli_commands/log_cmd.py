@@ -1,0 +1,119 @@
+"""`pct log`: the journal of every tool call, newest first (issue 19).
+
+One line per call for people; `--json` prints one JSON object per line with the
+`CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0 (an empty
+journal prints nothing); a bad `--since` is a usage error (exit 2); a journal that cannot
+be opened prints why on stderr, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pct_runtime.cli_commands.errors import CliError
+
+if TYPE_CHECKING:  # the journal loads on use (start-up time of the other subcommands)
+    from pct_runtime.journal import CallRecord
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_OUTCOMES = ("ok", "error", "denied", "cancelled")
+DEFAULT_LIMIT = 50
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "log",
+        help="print the journal of tool calls, newest first",
+        description="Print the journal of every tool call pct ran for this agent dir "
+        "(all runtimes, across restarts), newest first. Filters combine.",
+    )
+    parser.add_argument("--session", metavar="ID", help="only calls of this session")
+    parser.add_argument(
+        "--tool", metavar="NAME", help="only calls of this tool (as `pct log` shows it)"
+    )
+    parser.add_argument(
+        "--since",
+        metavar="DURATION|ISO",
+        help="only calls since then: 30m, 2h, 7d, 1w, or an ISO time (local unless it has a zone)",
+    )
+    parser.add_argument("--outcome", choices=_OUTCOMES, help="only calls with this outcome")
+    parser.add_argument(
+        "--text", metavar="TEXT", help="only calls whose summary or result has TEXT"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, metavar="N", help="at most N calls (default 50)"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.set_defaults(handler=run)
+
+
+def parse_since(text: str, now: float | None = None) -> float:
+    """Unix time from `30m`/`2h`/`7d`/`1w`/`45s` (ago) or an ISO date/time. Raises CliError."""
+    now = time.time() if now is None else now
+    match = _DURATION.match(text.strip().lower())
+    if match:
+        return now - float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    try:
+        return datetime.fromisoformat(text.strip()).timestamp()
+    except ValueError:
+        raise CliError(
+            f"--since {text!r} is neither a duration (30m, 2h, 7d, 1w) nor an ISO time "
+            "(2026-01-31 or 2026-01-31T14:00)"
+        ) from None
+
+
+def _line(record: CallRecord) -> str:
+    when = datetime.fromtimestamp(record.time).strftime("%Y-%m-%d %H:%M:%S")
+    outcome: str = record.outcome
+    if record.error_code and record.outcome != "ok":
+        outcome = f"{record.outcome}({record.error_code})"
+    tool = record.tool if record.path == "direct" else f"↳{record.tool}"
+    flags = ""
+    if record.undoable:
+        flags = " [undoable]"
+    elif record.undone_by:
+        flags = f" [undone by {record.undone_by}]"
+    who = record.transport + (f"/{record.client_name}" if record.client_name else "")
+    summary = record.summary.replace("\n", " ⏎ ")
+    return (
+        f"{when}  {record.call_id}  {tool:<13} {outcome:<18} {record.duration_ms:>8.0f}ms  "
+        f"{record.session_id or '-'}  {who}  {summary}{flags}"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pct_runtime.config.paths import agent_dir
+    from pct_runtime.journal import Journal, JournalError, JournalQuery
+    from pct_runtime.journal.store import db_path
+
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    since = parse_since(args.since) if args.since else None
+    query = JournalQuery(
+        session=args.session,
+        tool=args.tool,
+        outcome=args.outcome,
+        text=args.text,
+        since=since,
+        limit=args.limit,
+    )
+    root = agent_dir()
+    if not db_path(root).exists():
+        return 0  # nothing recorded yet: an empty log
+    try:
+        with Journal.open(root) as journal:
+            records = journal.query(query)
+    except JournalError as exc:
+        print(f"pct: {exc}", file=sys.stderr)
+        return 1
+    out = sys.stdout
+    for record in records:
+        out.write((record.to_json() if args.json else _line(record)) + "\n")
+    out.flush()
+    return 0

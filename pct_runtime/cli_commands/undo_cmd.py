@@ -1,0 +1,48 @@
+"""`pct undo [CALL_ID] [--session ID]`: take back a patch from the journal (issue 19).
+
+Without CALL_ID: the newest patch not undone yet (of `--session` when given; earlier undos
+are skipped, so repeating `pct undo` walks back one patch at a time). With CALL_ID: that
+call — an undo's id redoes what it undid. Files are restored only if each is still exactly
+what the patch left; otherwise nothing changes and the message names the files changed
+since. Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "undo",
+        help="undo a patch recorded in the journal (the last one by default)",
+        description="Restore the files a patch changed, if none changed since. Without "
+        "CALL_ID: the newest patch not yet undone (of --session when given). `pct log "
+        "--outcome ok` lists the call ids.",
+    )
+    parser.add_argument("call_id", nargs="?", metavar="CALL_ID", help="the call to undo")
+    parser.add_argument("--session", metavar="ID", help="the newest patch of this session")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pct_runtime.config.paths import agent_dir
+    from pct_runtime.journal import Journal, JournalError, undo_patch
+    from pct_runtime.journal.store import db_path
+
+    root = agent_dir()
+    if not db_path(root).exists():
+        print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
+        return 1
+    try:
+        with Journal.open(root) as journal:
+            outcome = undo_patch(journal, args.call_id, session=args.session, transport="cli")
+    except JournalError as exc:
+        print(f"pct: {exc}", file=sys.stderr)
+        return 1
+    if outcome.ok:
+        print(outcome.message)
+        return 0
+    print(outcome.message, file=sys.stderr)
+    return 1

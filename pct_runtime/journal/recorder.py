@@ -1,0 +1,184 @@
+"""Turning a live call into a journal row: `CallTrace` (one call) and its nested observer.
+
+The runtime starts a trace where every call passes (`RuntimeSession.call`); Code Mode's
+dispatcher starts one per nested call through the cell's `CallObserver`. Starting and
+finishing only read the clock and build a record: redaction and SQLite run on the writer
+thread. Errors map to outcomes: a policy or approval refusal is `denied`, a cancellation
+`cancelled`, any other `ToolError` `error` with its code.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pct_runtime.capabilities.base import CallObservation, PatchWitness
+from pct_runtime.host.names import APPLY_PATCH_TOOL
+from pct_runtime.journal.capture import PatchCapture
+from pct_runtime.journal.records import CallRecord, Outcome
+from pct_runtime.journal.settings import settings_for
+from pct_runtime.journal.store import new_call_id
+from pct_runtime.journal.summary import recovery_paths, summarize
+from pct_runtime.journal.writer import JournalWriter
+from pct_runtime.jsontypes import JSONMapping
+
+DENIED_CODES = frozenset({"policy-denied", "approval-denied"})
+
+
+@dataclass(frozen=True)
+class CallOrigin:
+    """Who made a call: the transport and the MCP client's `clientInfo`."""
+
+    transport: str
+    client_name: str | None = None
+    client_version: str | None = None
+
+
+def outcome_of(outcome: str, error_code: str | None) -> Outcome:
+    if outcome == "cancelled":
+        return "cancelled"
+    if outcome == "ok":
+        return "ok"
+    return "denied" if error_code in DENIED_CODES else "error"
+
+
+class CallTrace:
+    """One call being journaled; `finish` submits its record (once)."""
+
+    def __init__(
+        self,
+        writer: JournalWriter,
+        *,
+        tool: str,
+        args: Mapping[str, object] | None,
+        session_id: str | None,
+        origin: CallOrigin,
+        model: str | None,
+        path: Literal["direct", "nested"] = "direct",
+        parent_call_id: str | None = None,
+        summary: str | None = None,
+    ) -> None:
+        self.writer = writer
+        self._summary = summary
+        self.call_id = new_call_id()
+        self.tool = tool
+        self._args = args
+        self._session_id = session_id
+        self._origin = origin
+        self._model = model
+        self._path: Literal["direct", "nested"] = path
+        self._parent = parent_call_id
+        self._time = time.time()
+        self._clock = time.monotonic()
+        self._capture: PatchCapture | None = (
+            writer.patch_capture() if tool == APPLY_PATCH_TOOL else None
+        )
+        self._done = False
+
+    @property
+    def patch_witness(self) -> PatchWitness | None:
+        return self._capture
+
+    def nested(self) -> NestedObserver:
+        """The observer a cell's nested calls report to (children of this call)."""
+        return NestedObserver(self)
+
+    def finish(
+        self,
+        *,
+        outcome: str,
+        error_code: str | None = None,
+        text: str = "",
+        details: JSONMapping | None = None,
+    ) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            record = CallRecord(
+                call_id=self.call_id,
+                seq=0,
+                time=self._time,
+                session_id=self._session_id,
+                client_name=self._origin.client_name,
+                client_version=self._origin.client_version,
+                model=self._model,
+                tool=self.tool,
+                transport=self._origin.transport,
+                path=self._path,
+                parent_call_id=self._parent,
+                summary=self._summary
+                if self._summary is not None
+                else summarize(self.tool, self._args),
+                outcome=outcome_of(outcome, error_code),
+                error_code=error_code if outcome != "ok" else None,
+                duration_ms=(time.monotonic() - self._clock) * 1000,
+                result_text=text,
+                recovery_paths=recovery_paths(details),
+            )
+        except Exception:  # the journal never fails a call
+            return
+        self._args = None
+        # The file images are hashed and named on the writer thread, off the call's path.
+        self.writer.submit(record, self._capture)
+
+
+class NestedObserver:
+    """`CallObserver` of one call: its nested calls become rows with it as parent."""
+
+    def __init__(self, parent: CallTrace) -> None:
+        self._parent = parent
+
+    def start(self, tool: str, args: JSONMapping, *, cell_id: str | None) -> CallObservation:
+        parent = self._parent
+        return CallTrace(
+            parent.writer,
+            tool=tool,
+            args=args,
+            session_id=parent._session_id,
+            origin=parent._origin,
+            model=parent._model,
+            path="nested",
+            parent_call_id=parent.call_id,
+        )
+
+
+class OneShotTrace:
+    """A trace for a one-call process (`pct apply-patch`): written before the process exits."""
+
+    def __init__(self, writer: JournalWriter, trace: CallTrace) -> None:
+        self._writer = writer
+        self.trace = trace
+
+    @classmethod
+    def start(
+        cls, agent_dir: Path, tool: str, args: Mapping[str, object], transport: str = "cli"
+    ) -> OneShotTrace | None:
+        """None when the journal is off; never raises."""
+        try:
+            settings = settings_for(agent_dir)
+            if not settings.enabled:
+                return None
+            writer = JournalWriter(agent_dir, settings)
+            trace = CallTrace(
+                writer,
+                tool=tool,
+                args=args,
+                session_id=None,
+                origin=CallOrigin(transport),
+                model=None,
+            )
+        except Exception:
+            return None
+        return cls(writer, trace)
+
+    def finish(self, *, outcome: str, error_code: str | None = None, text: str = "") -> None:
+        """Record the call and wait (bounded) for the row to be written."""
+        try:
+            self.trace.finish(outcome=outcome, error_code=error_code, text=text)
+            self._writer.close(timeout=5.0)
+        except Exception:  # the journal never fails the command
+            return

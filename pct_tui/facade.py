@@ -115,6 +115,12 @@ class RuntimeFacade:
         """The toolkit's own tools among a plan's active ones."""
         return tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
 
+    @property
+    def journal_recording(self) -> bool:
+        """Whether this runtime records new calls (`pct.journal.enabled`, read at start and
+        on reload); History still lists what was recorded before."""
+        return self.runtime.journal.settings.enabled
+
     # -- draft previews ----------------------------------------------------------------
     def draft_plan(self, model: Model | None = None) -> ProjectionPlan:
         """What a new session would get with the draft."""

@@ -49,6 +49,9 @@ EMPTY = (
     "recorded and listed here, newest first, also after a restart."
 )
 NO_MATCH = "No call matches the filters. c clears them."
+TITLE = "History: tool calls, newest first"
+#: Shown beside the title while `pct.journal.enabled` is false.
+NOT_RECORDING = " · not recording new calls (pct.journal.enabled is false)"
 
 
 class HistoryScreen(PctScreen):
@@ -77,7 +80,7 @@ class HistoryScreen(PctScreen):
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="history-body"):
-            yield Label("History: tool calls, newest first", classes="section-title")
+            yield Label(TITLE, id="history-title", classes="section-title")
             with Horizontal(id="history-filters"):
                 yield Input(placeholder="/ filter text", id="history-text", compact=True)
                 yield Select[str]([], prompt="any session", id="history-session", compact=True)
@@ -114,8 +117,11 @@ class HistoryScreen(PctScreen):
             self._poller.pause()
 
     def refresh_view(self) -> None:
-        if self.is_current:
-            self._load(keep=True)
+        if not self.is_current:
+            return
+        off = self.facade.ready and not self.facade.journal_recording
+        self.query_one("#history-title", Label).update(TITLE + (NOT_RECORDING if off else ""))
+        self._load(keep=True)
 
     def _poll(self) -> None:
         if self.is_current:

@@ -18,9 +18,9 @@ from textual.widgets import DataTable, Input, Select
 import pct_tui.screens.history as history_module
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from pct_tui.screens.history import EMPTY, NO_MATCH, HistoryScreen
+from pct_tui.screens.history import EMPTY, NO_MATCH, NOT_RECORDING, TITLE, HistoryScreen
 from pct_tui.screens.history_call import CallScreen
-from tests.tui.conftest import show, started, text, wait_for
+from tests.tui.conftest import show, started, text, wait_for, write_config
 from tests.tui.history.journal_fill import apply_and_record, call, record
 
 BEFORE = 'print("hello")\n'
@@ -232,3 +232,42 @@ async def test_no_polling_while_hidden(
         seen = len(checks)
         await pilot.pause(2.5)
         assert len(checks) == seen
+
+
+async def test_a_patch_made_through_the_runtime_is_listed_and_undone(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """End to end: the runtime journals an agent's apply_patch; History lists it and undoes it."""
+    write_config(agent_dir, {"applyPatch": {"enabled": True}})
+    target = tmp_path / "app.py"
+    target.write_text(BEFORE)
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(app, pilot)
+        session = await app.runtime.open_session("mcp", session_id="pct-session-agent")
+        await session.call("apply_patch", {"patch": PATCH})
+        assert target.read_text() == AFTER
+        screen = await history(app, pilot, 1)
+        assert tools(app) == ["apply_patch"]
+        assert cells(app)[0][1] == "agent"
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: target.read_text() == BEFORE, "file restored")
+        await wait_for(pilot, lambda: tools(app)[:2] == ["undo", "apply_patch"], "undo row")
+        assert screen.records[0].undo_of == screen.records[1].call_id
+
+
+async def test_the_title_says_when_new_calls_are_not_recorded(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    write_config(agent_dir, {"pct": {"journal": {"enabled": False}}})
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "6", "history")
+        await wait_for(pilot, lambda: NOT_RECORDING in text(app, "#history-title"), "off note")
+        # switched on and reloaded: the note goes
+        write_config(agent_dir, {})
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: text(app, "#history-title") == TITLE, "note gone")

@@ -271,3 +271,17 @@ async def test_the_title_says_when_new_calls_are_not_recorded(
         write_config(agent_dir, {})
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: text(app, "#history-title") == TITLE, "note gone")
+
+
+async def test_an_unreadable_journal_is_reported_not_fatal(agent_dir: Path, tmp_path: Path) -> None:
+    (agent_dir / "pct").write_text("not a directory\n")  # the journal cannot be created
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "6", "history")
+        await wait_for(
+            pilot,
+            lambda: text(app, "#history-detail").startswith("The call journal could not be read:"),
+            "error text",
+        )
+        await show(app, pilot, "1", "status")  # the console goes on

@@ -77,6 +77,7 @@ class HistoryScreen(PctScreen):
         self._typing: Timer | None = None
         #: The last undo's outcome, shown while its call is highlighted: (call id, text).
         self._note: tuple[str, str] | None = None
+        self._first_load = False
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="history-body"):
@@ -105,6 +106,9 @@ class HistoryScreen(PctScreen):
         self._poller = self.set_interval(POLL_SECONDS, self._poll, pause=True)
         super().on_mount()
         table.focus()
+        # at once, not after the first frame (when the screen becomes current)
+        self._first_load = True
+        self._load()
 
     # -- polling only while shown ----------------------------------------------------------
     def on_screen_resume(self) -> None:
@@ -117,11 +121,10 @@ class HistoryScreen(PctScreen):
             self._poller.pause()
 
     def refresh_view(self) -> None:
-        if not self.is_current:
-            return
         off = self.facade.ready and not self.facade.journal_recording
         self.query_one("#history-title", Label).update(TITLE + (NOT_RECORDING if off else ""))
-        self._load(keep=True)
+        if self.is_current and not self._first_load:  # never cancel the first load
+            self._load(keep=True)
 
     def _poll(self) -> None:
         if self.is_current:
@@ -169,6 +172,8 @@ class HistoryScreen(PctScreen):
         except Exception:
             self._show_error()
             return
+        finally:
+            self._first_load = False
         self._query = query
         self._newest = newest
         self._more = len(records) >= limit

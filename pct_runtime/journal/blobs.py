@@ -20,7 +20,9 @@ BLOB_DIR_NAME = "journal-blobs"
 #: Images taken at commit time, not yet named by their hash (the writer thread names them).
 PENDING_DIR_NAME = "pending"
 #: An unreferenced blob younger than this is kept: its call may not be recorded yet.
-PRUNE_GRACE_SECONDS = 3600.0
+PRUNE_GRACE_SECONDS = 120.0
+#: A pending image older than this belongs to a writer that died before naming it.
+PENDING_GRACE_SECONDS = 3600.0
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -165,8 +167,8 @@ class BlobStore:
     def exists(self, digest: str) -> bool:
         return self.path_of(digest).is_file()
 
-    def walk(self) -> Iterator[tuple[str, int, float]]:
-        """Every stored blob: (digest, size, mtime)."""
+    def walk(self) -> Iterator[tuple[str, str, int, float]]:
+        """Every stored file: (path, name, size, mtime), pending images included."""
         try:
             shards = list(os.scandir(self.root))
         except OSError:
@@ -183,19 +185,24 @@ class BlobStore:
                     continue
                 with contextlib.suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    yield entry.name, st.st_size, st.st_mtime
+                    yield entry.path, entry.name, st.st_size, st.st_mtime
 
     def total_bytes(self) -> int:
-        return sum(size for _, size, _ in self.walk())
+        return sum(size for _, _, size, _ in self.walk())
 
     def remove_unreferenced(self, referenced: set[str], now: float | None = None) -> int:
-        """Remove blobs no call refers to (older than the grace period); return bytes freed."""
-        cutoff = (time.time() if now is None else now) - PRUNE_GRACE_SECONDS
+        """Remove blobs no call refers to and pending images a dead writer left; each only
+        past its grace period (its call may be on its way to the database). Returns bytes
+        freed."""
+        now = time.time() if now is None else now
+        pending = str(self.pending_dir)
         freed = 0
-        for digest, size, mtime in list(self.walk()):
-            if digest in referenced or mtime > cutoff:
+        for path, name, size, mtime in list(self.walk()):
+            is_pending = os.path.dirname(path) == pending
+            grace = PENDING_GRACE_SECONDS if is_pending else PRUNE_GRACE_SECONDS
+            if (not is_pending and name in referenced) or mtime > now - grace:
                 continue
             with contextlib.suppress(OSError):
-                os.unlink(self.path_of(digest))
+                os.unlink(path)
                 freed += size
         return freed

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
-from pct_runtime.journal.blobs import BLOB_DIR_NAME, PRUNE_GRACE_SECONDS, BlobStore
+from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.records import (
     CallPathName,
     CallRecord,
@@ -277,9 +277,8 @@ class Journal:
             cutoff = now - max_age_days * 86400
             deleted += _delete_where(db, "time < ?", [cutoff])
         self._sweep_blobs(now)
-        for _ in range(64):  # each round removes a tenth of what is left
-            if self.used_bytes() <= max_bytes:
-                break
+        used = self.used_bytes()
+        while used > max_bytes:  # each round removes a tenth of the calls left
             with self._write() as db:
                 count = int(db.execute("SELECT count(*) FROM calls").fetchone()[0])
                 if count == 0:
@@ -289,10 +288,13 @@ class Journal:
                     "SELECT seq FROM calls ORDER BY seq LIMIT 1 OFFSET ?", [batch - 1]
                 ).fetchone()[0]
                 deleted += _delete_where(db, "seq <= ?", [last])
-            self._sweep_blobs(now, grace=False)
+            self._sweep_blobs(now)
+            before, used = used, self.used_bytes()
+            if used >= before:
+                break  # what is left is in its grace period: the next prune frees it
         return deleted
 
-    def _sweep_blobs(self, now: float, *, grace: bool = True) -> None:
+    def _sweep_blobs(self, now: float) -> None:
         with self._lock:
             referenced = {
                 str(row[0])
@@ -301,7 +303,7 @@ class Journal:
                     "UNION SELECT after_sha FROM patch_files WHERE after_sha IS NOT NULL"
                 )
             }
-        self.blobs.remove_unreferenced(referenced, now if grace else now + PRUNE_GRACE_SECONDS)
+        self.blobs.remove_unreferenced(referenced, now)
 
 
 def _insert(db: sqlite3.Connection, record: CallRecord) -> int:

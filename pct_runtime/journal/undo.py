@@ -14,6 +14,7 @@ import contextlib
 import difflib
 import os
 import time
+from collections.abc import Callable
 
 from pct_runtime.capabilities.apply_patch.staging import staging_name
 from pct_runtime.journal.blobs import sha256_hex
@@ -50,6 +51,19 @@ def _find(journal: Journal, call_id: str | None, session: str | None) -> CallRec
     return record
 
 
+def _changed(record: CallRecord) -> tuple[str, ...]:
+    return tuple(f.path for f in record.patch_files if not _matches(f.path, f.after))
+
+
+def _changed_refusal(record: CallRecord, changed: tuple[str, ...]) -> UndoOutcome:
+    return UndoOutcome(
+        False,
+        f"Not undone: {len(changed)} file(s) changed after {record.call_id}: "
+        f"{', '.join(changed)}. Nothing was changed.",
+        changed_since=changed,
+    )
+
+
 def _refusal(record: CallRecord) -> str | None:
     if not record.patch_files:
         return (
@@ -78,14 +92,9 @@ def undo_patch(
     refusal = _refusal(record)
     if refusal is not None:
         return UndoOutcome(False, refusal)
-    changed = tuple(f.path for f in record.patch_files if not _matches(f.path, f.after))
+    changed = _changed(record)
     if changed:
-        return UndoOutcome(
-            False,
-            f"Not undone: {len(changed)} file(s) changed after {record.call_id}: "
-            f"{', '.join(changed)}. Nothing was changed.",
-            changed_since=changed,
-        )
+        return _changed_refusal(record, changed)
     contents: dict[str, tuple[bytes, int] | None] = {}
     for item in record.patch_files:
         if item.before is None:
@@ -102,9 +111,11 @@ def undo_patch(
     started = time.time()
     clock = time.monotonic()
     try:
-        _restore(contents)
+        late = _restore(contents, lambda: _changed(record))
     except OSError as exc:
         return UndoOutcome(False, f"Not undone: writing the files failed ({exc}).")
+    if late:
+        return _changed_refusal(record, late)
     undo_id = new_call_id()
     files = tuple(PatchFile(f.path, f.after, f.before) for f in record.patch_files)
     message = f"Undid {record.call_id}: restored {len(files)} file(s):\n" + "\n".join(
@@ -143,8 +154,12 @@ def _verb(item: PatchFile) -> str:
     return "re-created" if item.before is None else "restored"
 
 
-def _restore(contents: dict[str, tuple[bytes, int] | None]) -> None:
-    """Stage every restored content, then rename each into place and unlink the added ones."""
+def _restore(
+    contents: dict[str, tuple[bytes, int] | None], recheck: Callable[[], tuple[str, ...]]
+) -> tuple[str, ...]:
+    """Stage every restored content, recheck that no file changed meanwhile (returning
+    those that did, with nothing changed), then rename each into place and unlink the
+    added ones."""
     staged: dict[str, str] = {}
     try:
         for path, content in contents.items():
@@ -164,12 +179,16 @@ def _restore(contents: dict[str, tuple[bytes, int] | None]) -> None:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
+        late = recheck()
+        if late:
+            return late
         for path, content in contents.items():
             if content is None:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
             else:
                 os.replace(staged.pop(path), path)
+        return ()
     finally:
         for temp in staged.values():
             with contextlib.suppress(OSError):

@@ -27,6 +27,7 @@ def root(tmp_path: Path) -> Path:
                 "applyPatch": {"enabled": True},
                 "shellSessions": {"enabled": True},
                 "codeMode": {"enabled": True, "approvalMode": "always"},
+                "toolDiscovery": {"enabled": True, "deferred": ["openai_generate_image"]},
             }
         ),
         encoding="utf-8",
@@ -65,6 +66,8 @@ async def test_every_tool_over_mcp_is_journaled(root: Path) -> None:
             await client.call_tool("wait", {"cell_id": "cell-000000000000"})
             bad = await client.call_tool("apply_patch", {"patch": "not a patch"})
             assert bad.is_error
+            found = await client.call_tool("find_tools", {"query": "image"})
+            assert not found.is_error, found.content
         rows = await _rows(runtime)
     finally:
         await runtime.aclose()
@@ -79,8 +82,10 @@ async def test_every_tool_over_mcp_is_journaled(root: Path) -> None:
         ("exec", "direct", "ok"),
         ("wait", "direct", "error"),
         ("apply_patch", "direct", "error"),
+        ("find_tools", "direct", "ok"),
     ]
-    first, shell, stdin, nested_shell, nested_patch, cell_row, wait_row, bad_row = rows
+    first, shell, stdin, nested_shell, nested_patch, cell_row, wait_row, bad_row, find = rows
+    assert find.summary == '{"query": "image"}'
     assert {r.transport for r in rows} == {"http"}
     assert first.client_name == "mcp"  # the SDK client's default clientInfo
     assert first.summary.startswith("add notes.txt (")

@@ -124,3 +124,19 @@ def test_prune_by_size_drops_oldest_first(tmp_path: Path) -> None:
         assert ids[-1] in kept
         assert ids[0] not in kept
         assert kept == set(ids[len(ids) - len(kept) :])
+
+
+def test_prune_removes_images_a_dead_writer_left_pending(tmp_path: Path) -> None:
+    source, other = tmp_path / "file.txt", tmp_path / "other.txt"
+    source.write_text("content\n")
+    other.write_text("other\n")
+    now = time.time()
+    with Journal.open(tmp_path) as journal:
+        stale, _ = journal.blobs.link_pending(str(source))  # links: each its own inode
+        fresh, _ = journal.blobs.link_pending(str(other))
+        os.utime(stale, (now - 7200, now - 7200))
+        os.utime(fresh, (now - 60, now - 60))  # a writer may be about to name it
+        journal.prune(max_bytes=10**9, max_age_days=30, now=now)
+        assert not os.path.exists(stale)
+        assert os.path.exists(fresh)
+    assert source.read_text() == "content\n"

@@ -6,6 +6,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 from pct_runtime.journal import Journal, PatchCapture, patch_diff, undo_patch
 from tests.journal.helpers import make_record
@@ -155,3 +157,34 @@ def test_pre_images_are_private_files(tmp_path: Path) -> None:
         assert blob.read_bytes() == b"secret-ish\n"
         assert _mode(blob) == 0o600
         assert _mode(blob.parent.parent) == 0o700
+
+
+def test_a_file_changed_while_the_undo_stages_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pct_runtime.journal.undo as undo_module
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n")
+    with Journal.open(tmp_path / "agent") as journal:
+        call_id = _apply(
+            journal, work, "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch"
+        )
+        real_write = os.write
+        edited: list[bool] = []
+
+        def write_then_edit(fd: int, data: bytes) -> int:
+            written = real_write(fd, data)
+            if not edited:  # someone saves the file while the undo stages its copy
+                edited.append(True)
+                (work / "a.txt").write_text("saved meanwhile\n")
+            return written
+
+        monkeypatch.setattr(undo_module.os, "write", write_then_edit)
+        outcome = undo_patch(journal, call_id)
+        monkeypatch.undo()
+        assert not outcome.ok
+        assert outcome.changed_since == (str(work / "a.txt"),)
+        assert (work / "a.txt").read_text() == "saved meanwhile\n"
+        assert not list(work.glob(".pct-apply-patch-*"))

@@ -54,7 +54,8 @@ def patch_then_command(agent_dir: Path, cwd: Path) -> None:
     """A patch of app.py, then a command, in session alpha."""
     (cwd / "app.py").write_text(BEFORE)
     apply_and_record(agent_dir, cwd, PATCH)
-    record(agent_dir, call(summary="echo journaled", result="journaled"))
+    recovery = (str(cwd / "recovery" / "stdout.txt"),)
+    record(agent_dir, call(summary="echo journaled", result="journaled", recovery_paths=recovery))
 
 
 async def history(app: PctApp, pilot: Pilot[None], rows: int) -> HistoryScreen:
@@ -135,10 +136,11 @@ async def test_open_a_patch_call_shows_its_diff_and_result(agent_dir: Path, tmp_
         assert '-print("hello")' in text(app, "#call-diff")
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "back")
-        # a command's view: its result, no diff, no Undo in the footer
+        # a command's view: its result and recovery files, no diff, no Undo in the footer
         await pilot.press("up", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "command view")
         assert "journaled" in text(app, "#call-result")
+        assert text(app, "#call-recovery") == str(tmp_path / "recovery" / "stdout.txt")
         assert not app.screen.query("#call-diff")
         assert app.screen.check_action("undo", ()) is False
 

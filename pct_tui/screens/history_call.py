@@ -25,6 +25,19 @@ from pct_tui.screens.history_view import (
 )
 from pct_tui.widgets.patch_view import patch_text
 
+#: A patch of a huge file would make a diff too long to draw; the rest is summarized.
+MAX_DIFF_LINES = 3000
+
+
+def shown_diff(diff: str) -> str:
+    if not diff.strip():
+        return "(no change in content: only modes or names)"
+    lines = diff.splitlines()
+    if len(lines) <= MAX_DIFF_LINES:
+        return diff
+    more = len(lines) - MAX_DIFF_LINES
+    return "\n".join([*lines[:MAX_DIFF_LINES], f"… {more} more diff lines not shown"])
+
 
 def facts(record: CallRecord) -> str:
     """The call's header block, one fact per line."""
@@ -95,8 +108,7 @@ class CallScreen(Screen[None]):
             text = f"The diff could not be read: {type(exc).__name__}: {exc}"
             self.query_one("#call-diff", Static).update(text)
             return
-        shown = diff if diff.strip() else "(no change in content: only modes or names)"
-        self.query_one("#call-diff", Static).update(patch_text(shown))
+        self.query_one("#call-diff", Static).update(patch_text(shown_diff(diff)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer offers Undo only where it can do something.

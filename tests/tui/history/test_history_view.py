@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from pct_runtime.journal import FileImage, PatchFile
 from pct_tui.journal_access import CallRecord, UndoOutcome
+from pct_tui.screens.history_call import MAX_DIFF_LINES, shown_diff
 from pct_tui.screens.history_view import (
     call_time,
     detail_line,
@@ -103,3 +104,12 @@ def test_undoing_an_undo_says_so() -> None:
     title, message = undo_question(undo)
     assert title == "Undo undo c-0000000003?"
     assert "remove   /w/new.txt  (the undo created it)" in message
+
+
+def test_a_huge_diff_is_cut_and_says_how_much_is_left() -> None:
+    diff = "\n".join(f"+line {n}" for n in range(MAX_DIFF_LINES + 5))
+    shown = shown_diff(diff).splitlines()
+    assert len(shown) == MAX_DIFF_LINES + 1
+    assert shown[-1] == "… 5 more diff lines not shown"
+    assert shown_diff("x\n") == "x\n"
+    assert "only modes or names" in shown_diff("")

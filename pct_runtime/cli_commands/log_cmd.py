@@ -82,14 +82,14 @@ def _line(record: CallRecord) -> str:
     who = record.transport + (f"/{record.client_name}" if record.client_name else "")
     summary = record.summary.replace("\n", " ⏎ ")
     return (
-        f"{when}  {record.call_id}  {tool:<13} {outcome:<18} {record.duration_ms:>8.0f}ms  "
+        f"{when}  {record.call_id}  {tool:<13} {outcome:<24} {record.duration_ms:>8.0f}ms  "
         f"{record.session_id or '-'}  {who}  {summary}{flags}"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir
     from pct_runtime.journal import Journal, JournalError, JournalQuery
+    from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import db_path
 
     if args.limit < 1:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         since=since,
         limit=args.limit,
     )
-    root = agent_dir()
+    root = agent_dir_from_env()  # not config.paths: that loads the config schema
     if not db_path(root).exists():
         return 0  # nothing recorded yet: an empty log
     try:

@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "undo",
         help="undo a patch recorded in the journal (the last one by default)",
         description="Restore the files a patch changed, if none changed since. Without "
-        "CALL_ID: the newest patch not yet undone (of --session when given). `pct log "
-        "--outcome ok` lists the call ids.",
+        "CALL_ID: the newest patch not yet undone (of --session when given). `pct log` "
+        "shows the call ids and marks the patches that can be undone [undoable].",
     )
     parser.add_argument("call_id", nargs="?", metavar="CALL_ID", help="the call to undo")
     parser.add_argument("--session", metavar="ID", help="the newest patch of this session")
@@ -27,11 +27,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir
     from pct_runtime.journal import Journal, JournalError, undo_patch
+    from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import db_path
 
-    root = agent_dir()
+    root = agent_dir_from_env()  # not config.paths: that loads the config schema
     if not db_path(root).exists():
         print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
         return 1

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.base import CallObservation, PatchWitness
-from pct_runtime.host.names import APPLY_PATCH_TOOL
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
 from pct_runtime.journal.settings import settings_for
@@ -73,9 +72,8 @@ class CallTrace:
         self._parent = parent_call_id
         self._time = time.time()
         self._clock = time.monotonic()
-        self._capture: PatchCapture | None = (
-            writer.patch_capture() if tool == APPLY_PATCH_TOOL else None
-        )
+        # Every call gets one (cheap until used): only a patch executor calls it.
+        self._capture: PatchCapture | None = writer.patch_capture()
         self._done = False
 
     @property
@@ -110,9 +108,7 @@ class CallTrace:
                 transport=self._origin.transport,
                 path=self._path,
                 parent_call_id=self._parent,
-                summary=self._summary
-                if self._summary is not None
-                else summarize(self.tool, self._args),
+                summary=self._summary or "",
                 outcome=outcome_of(outcome, error_code),
                 error_code=error_code if outcome != "ok" else None,
                 duration_ms=(time.monotonic() - self._clock) * 1000,
@@ -121,9 +117,11 @@ class CallTrace:
             )
         except Exception:  # the journal never fails a call
             return
+        tool, args = self.tool, self._args
         self._args = None
-        # The file images are hashed and named on the writer thread, off the call's path.
-        self.writer.submit(record, self._capture)
+        # The summary and the file images are made on the writer thread, off the call's path.
+        lazy = None if self._summary is not None else (lambda: summarize(tool, args))
+        self.writer.submit(record, self._capture, lazy)
 
 
 class NestedObserver:

@@ -55,6 +55,21 @@ def settings_from_config(raw: JSONMapping) -> JournalSettings:
     return JournalSettings(enabled, max_bytes, float(max_age))
 
 
+def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
+    """Pi's agent dir, exactly as `config.paths.agent_dir` resolves it (a test keeps the two
+    equal): importing `pct_runtime.config` would load the config schema and pydantic on
+    `pct apply-patch`'s path."""
+    environ = os.environ if env is None else env
+    configured = environ.get("PI_CODING_AGENT_DIR", "")
+    if not configured:
+        return Path.home() / ".pi" / "agent"
+    if configured == "~":
+        return Path.home()
+    if configured.startswith("~/"):
+        return Path.home() / configured[2:]
+    return Path(configured)
+
+
 def settings_for(agent_dir: Path) -> JournalSettings:
     """The settings of `agent_dir`'s configuration file; defaults when it is missing or
     unreadable (a broken file is reported by `pct status`, not by the journal), and

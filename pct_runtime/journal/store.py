@@ -35,6 +35,7 @@ from pct_runtime.journal.records import (
 DB_NAME = "journal.sqlite3"
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 250
+_OPEN_ATTEMPTS = 8
 _ROW_OVERHEAD = 256  # bytes per row beyond its texts (indexes, numbers), for retention
 
 _SCHEMA = """
@@ -131,14 +132,22 @@ class Journal:
             )
         except (OSError, sqlite3.Error) as exc:
             raise JournalError(f"cannot open the journal: {exc}") from None
-        try:
-            _prepare(connection)
-        except sqlite3.Error as exc:
-            connection.close()
-            raise JournalError(f"cannot open the journal {path}: {exc}") from None
-        except JournalError:
-            connection.close()
-            raise
+        for attempt in range(_OPEN_ATTEMPTS):  # another process may be creating it now
+            try:
+                _prepare(connection)
+                break
+            except sqlite3.OperationalError as exc:
+                if attempt + 1 < _OPEN_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                connection.close()
+                raise JournalError(f"cannot open the journal {path}: {exc}") from None
+            except sqlite3.Error as exc:
+                connection.close()
+                raise JournalError(f"cannot open the journal {path}: {exc}") from None
+            except JournalError:
+                connection.close()
+                raise
         return cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
 
     def close(self) -> None:
@@ -235,6 +244,25 @@ class Journal:
             params.append(session)
         rows = self._records(sql + " ORDER BY seq DESC LIMIT 1", params)
         return rows[0] if rows else None
+
+    def sessions(self, limit: int = 200) -> list[str]:
+        """Session ids, most recently active first (a History filter's choices)."""
+        return self._column("session_id", limit)
+
+    def tools(self, limit: int = 200) -> list[str]:
+        """Tool names, most recently used first."""
+        return self._column("tool", limit)
+
+    def _column(self, column: str, limit: int) -> list[str]:
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            rows = self._db.execute(
+                f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
+                f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
+                [max(0, int(limit))],
+            ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
         with self._lock:

@@ -11,7 +11,6 @@ import json
 import re
 from collections.abc import Mapping
 
-from pct_runtime.host.names import APPLY_PATCH_TOOL
 from pct_runtime.journal.redact import SCAN_LIMIT
 
 SUMMARY_LIMIT = 600
@@ -52,21 +51,24 @@ def _cell(code: object) -> str:
 
 
 def summarize(tool: str, args: Mapping[str, object] | None) -> str:
-    """The summary of one call's arguments, before redaction (the writer redacts and cuts)."""
+    """The summary of one call's arguments, before redaction (the writer redacts and cuts).
+
+    Chosen by the arguments' shape, so every tool (and a foreign one) gets the right one:
+    `patch` → files and size, `cmd` → the command line, `chars` → only a count, `code` →
+    the cell's first lines, anything else its JSON.
+    """
     args = args or {}
-    if tool == APPLY_PATCH_TOOL:
-        patch = args.get("patch")
-        return _patch(patch) if isinstance(patch, str) else "(no patch)"
-    if tool == "exec_command":
+    patch = args.get("patch")
+    if isinstance(patch, str):
+        return _patch(patch)
+    if "cmd" in args or "command" in args:
         return _command(args)
-    if tool == "write_stdin":
+    if "chars" in args and "session_id" in args:
         chars = args.get("chars")
         wrote = f"{len(chars)} chars" if isinstance(chars, str) and chars else "poll"
         return f"session {args.get('session_id')}: {wrote}"
-    if tool == "exec":
-        for key in ("code", "source", "program", "cell"):
-            if key in args:
-                return _cell(args[key])
+    if isinstance(args.get("code"), str):
+        return _cell(args["code"])
     try:
         text = json.dumps(args, ensure_ascii=False, default=str)
     except (TypeError, ValueError):

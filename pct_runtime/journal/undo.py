@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -24,6 +25,7 @@ from pct_runtime.journal.store import Journal, JournalError, new_call_id
 
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_RECORD_ATTEMPTS = 5
 _DIFF_LIMIT = 2_000_000  # bytes per side beyond which the diff says only "changed"
 
 
@@ -141,11 +143,20 @@ def undo_patch(
         patch_files=files,
         undo_of=record.call_id,
     )
-    try:
-        journal.record(undo_record)
-    except (JournalError, Exception) as exc:  # the files are back; say the record is missing
-        return UndoOutcome(True, f"{message}\n(the undo itself was not journaled: {exc})", None)
-    return UndoOutcome(True, message, undo_id)
+    for attempt in range(_RECORD_ATTEMPTS):  # a runtime's writer may hold the lock briefly
+        try:
+            journal.record(undo_record)
+            return UndoOutcome(True, message, undo_id)
+        except sqlite3.OperationalError as exc:
+            if attempt + 1 < _RECORD_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+                time.sleep(0.1 * (attempt + 1))
+                continue
+            problem: Exception = exc
+        except (JournalError, sqlite3.Error) as exc:
+            problem = exc
+        break
+    # The files are back either way; say the record of it is missing.
+    return UndoOutcome(True, f"{message}\n(the undo itself was not journaled: {problem})", None)
 
 
 def _verb(item: PatchFile) -> str:

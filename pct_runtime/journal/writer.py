@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
@@ -36,9 +37,30 @@ _PRUNE_RETRY_SECONDS = 60.0
 #: Records arriving within this long of each other share one transaction.
 LINGER_SECONDS = 0.02
 BATCH_SIZE = 256
+WRITER_NICE = 10
 
 Report = Callable[[str], None]
 _STOP = object()
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A record as the call left it: its summary and file images are made here."""
+
+    record: CallRecord
+    capture: PatchCapture | None
+    summary: Callable[[], str] | None
+
+    def resolve(self) -> CallRecord:
+        record = self.record
+        if self.summary is not None:
+            try:
+                record = replace(record, summary=self.summary())
+            except Exception:  # a summary must never lose the row
+                record = replace(record, summary="(summary unavailable)")
+        if self.capture is not None:
+            record = replace(record, patch_files=self.capture.files())
+        return record
 
 
 class JournalWriter:
@@ -74,16 +96,22 @@ class JournalWriter:
         return self.settings.enabled
 
     # ----------------------------------------------------------------- call side
-    def submit(self, record: CallRecord, capture: PatchCapture | None = None) -> None:
-        """Queue one record (with the patch capture whose `files()` fill its patch files);
-        never blocks or raises (a full queue drops it, reported once)."""
+    def submit(
+        self,
+        record: CallRecord,
+        capture: PatchCapture | None = None,
+        summary: Callable[[], str] | None = None,
+    ) -> None:
+        """Queue one record, with the patch capture whose `files()` fill its patch files and
+        the function that makes its summary (both run on the writer thread); never blocks
+        or raises (a full queue drops it, reported once)."""
         if not self.settings.enabled or self._closed:
             if capture is not None:
                 capture.discard()
             return
         self._ensure_thread()
         try:
-            self._queue.put_nowait(record if capture is None else (record, capture))
+            self._queue.put_nowait(_Pending(record, capture, summary))
         except queue.Full:
             self.dropped += 1
             if capture is not None:
@@ -142,13 +170,16 @@ class JournalWriter:
                 thread.start()
 
     def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):  # Linux: threads are tasks
+            # Hashing and copying a large file's images yields the CPU to the tool calls.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICE)
         while True:
             try:
                 item = self._queue.get(timeout=PRUNE_EVERY_SECONDS / 4)
             except queue.Empty:
                 item = None
-            batch: list[CallRecord | tuple[CallRecord, PatchCapture]] = []
-            if isinstance(item, CallRecord | tuple):
+            batch: list[_Pending] = []
+            if isinstance(item, _Pending):
                 batch.append(item)
                 item = self._gather(batch)
             if batch:
@@ -164,7 +195,7 @@ class JournalWriter:
             ):
                 self._prune(journal)
 
-    def _gather(self, batch: list[CallRecord | tuple[CallRecord, PatchCapture]]) -> object:
+    def _gather(self, batch: list[_Pending]) -> object:
         """Collect the records that arrive within `LINGER_SECONDS` into one transaction
         (back-to-back calls share one commit); return the control item that ended it."""
         deadline = time.monotonic() + LINGER_SECONDS
@@ -176,23 +207,20 @@ class JournalWriter:
                 item = self._queue.get(timeout=remaining)
             except queue.Empty:
                 return None
-            if not isinstance(item, CallRecord | tuple):
+            if not isinstance(item, _Pending):
                 return item
             batch.append(item)
         return None
 
-    def _write_batch(self, batch: list[CallRecord | tuple[CallRecord, PatchCapture]]) -> None:
+    def _write_batch(self, batch: list[_Pending]) -> None:
         journal = self._open()
         if journal is None:
             for item in batch:
-                if isinstance(item, tuple):
-                    item[1].discard()
+                if item.capture is not None:
+                    item.capture.discard()
             self.dropped += len(batch)
             return
-        records = [
-            replace(item[0], patch_files=item[1].files()) if isinstance(item, tuple) else item
-            for item in batch
-        ]
+        records = [item.resolve() for item in batch]
         self._write(journal, [self.redact(record) for record in records])
 
     def _open(self) -> Journal | None:

@@ -65,3 +65,60 @@ def test_four_processes_write_one_journal(tmp_path: Path) -> None:
     for n in range(4):
         mine = [r.summary for r in rows if r.session_id == f"proc-{n}"]
         assert mine == sorted(mine, key=lambda s: int(s.split()[1]), reverse=True)
+
+
+_RUNTIME_CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from pct_runtime.runtime import Runtime
+
+    agent, work, name = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+
+    async def main():
+        async with Runtime(agent_dir=agent, cwd=work, debug_stream=None) as runtime:
+            session = await runtime.open_session("embedded", session_id=name)
+            for i in range(15):
+                await session.call("exec_command", {"cmd": "true"})
+                patch = f"*** Begin Patch\\n*** Add File: {name}-{i}.txt\\n+{i}\\n*** End Patch"
+                await session.call("apply_patch", {"patch": patch})
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_three_runtimes_journal_every_call_into_one_file(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    (agent / "extensions").mkdir(parents=True)
+    work.mkdir()
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
+        '{"applyPatch": {"enabled": true}, "shellSessions": {"enabled": true}}'
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RUNTIME_CHILD, str(agent), str(work), f"rt-{n}"],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(3)
+    ]
+    try:
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    with Journal.open(agent) as journal:
+        rows = journal.query(JournalQuery(limit=1000))
+    for n in range(3):
+        mine = [r for r in rows if r.session_id == f"rt-{n}"]
+        assert [r.tool for r in mine].count("exec_command") == 15
+        patches = [r for r in mine if r.tool == "apply_patch"]
+        assert len(patches) == 15
+        assert all(r.undoable for r in patches)

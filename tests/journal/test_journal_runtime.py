@@ -13,6 +13,7 @@ from mcp import Client
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.journal import CallRecord, Journal, JournalQuery
+from pct_runtime.journal.summary import RESULT_LIMIT
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.server import PctMCPServer
 
@@ -151,3 +152,64 @@ async def test_console_actions_are_journaled(root: Path) -> None:
         ("stop", "console", "ok", "shell job 1000"),
         ("end_session", "console", "ok", f"session {session.id}"),
     ]
+
+
+async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from pct_runtime.journal.blobs import BlobStore
+    from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL
+
+    def full(self: BlobStore, path: str) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(BlobStore, "link_pending", full)
+    events: list[object] = []
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        runtime.events.subscribe(RUNTIME_EVENTS_CHANNEL, events.append)
+        session = await runtime.open_session("embedded")
+        for name in ("one", "two"):
+            patch = f"*** Begin Patch\n*** Add File: {name}.txt\n+x\n*** End Patch"
+            result = await session.call("apply_patch", {"patch": patch})
+            assert result.text == f"Applied patch:\n- add {name}.txt"
+        rows = await _rows(runtime)
+        await asyncio.sleep(0)  # the report hops from the writer thread to the loop
+    assert [(r.tool, r.outcome, r.undoable) for r in rows] == [("apply_patch", "ok", False)] * 2
+    problems = [e for e in events if isinstance(e, dict) and e.get("type") == "journal-problem"]
+    assert len(problems) == 1
+    assert "No space left" in str(problems[0]["message"])
+    assert (root / "work" / "two.txt").read_text() == "x\n"
+
+
+async def test_retention_runs_when_a_runtime_starts(root: Path) -> None:
+    import time
+
+    from tests.journal.helpers import make_record
+
+    config = root / "agent" / "extensions" / "pi-codex-toolkit.json"
+    data = json.loads(config.read_text())
+    data["pct"] = {"journal": {"maxAgeDays": 7}}
+    config.write_text(json.dumps(data))
+    with Journal.open(root / "agent") as journal:
+        old = make_record(when=time.time() - 8 * 86400)
+        recent = make_record(when=time.time() - 6 * 86400)
+        journal.record(old)
+        journal.record(recent)
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        assert runtime.journal.settings.max_age_days == 7
+        rows = await _rows(runtime)
+    assert [r.call_id for r in rows] == [recent.call_id]
+
+
+async def test_a_shell_jobs_recovery_file_is_recorded(root: Path) -> None:
+    async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
+        session = await runtime.open_session("embedded")
+        result = await session.call(
+            "exec_command", {"cmd": "seq 1 200000", "max_output_tokens": 256}
+        )
+        path = result.details["recovery"]["stdout"]["path"]  # type: ignore[index]
+        rows = await _rows(runtime)
+    assert rows[-1].recovery_paths == (path,)
+    assert len(rows[-1].result_text) <= RESULT_LIMIT  # bounded: the file holds the rest

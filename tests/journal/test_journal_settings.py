@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from pct_runtime.config.paths import agent_dir
 from pct_runtime.config.typos import PCT_SECTION
 from pct_runtime.journal.settings import (
     CONFIG_SECTION,
     JournalConfigError,
     JournalSettings,
+    agent_dir_from_env,
     settings_for,
     settings_from_config,
 )
@@ -55,3 +57,31 @@ def test_file_reading(tmp_path: Path) -> None:
     config.unlink()
     os.mkfifo(config)  # a FIFO never blocks the reader
     assert settings_for(tmp_path) == JournalSettings()
+
+
+@pytest.mark.parametrize("value", ["", "~", "~/x/agent", "/abs/agent", "rel/agent", "~user/a"])
+def test_agent_dir_is_resolved_as_the_config_resolves_it(value: str) -> None:
+    env = {"PI_CODING_AGENT_DIR": value} if value else {}
+    assert agent_dir_from_env(env) == agent_dir(env)
+
+
+def test_pct_apply_patch_with_the_journal_never_loads_the_config_schema(tmp_path: Path) -> None:
+    """The journal rides on `pct apply-patch` without making it load pydantic."""
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    probe = (
+        "import sys, io; from pct_runtime.cli import main; "
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'*** Begin Patch\\n*** Add File: a\\n+x\\n"
+        "*** End Patch\\n')); "
+        f"code = main(['apply-patch', '--cwd', {str(work)!r}]); "
+        "print(code, 'pydantic' in sys.modules, 'pct_runtime.config.schema' in sys.modules)"
+    )
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.split()[-3:] == ["0", "False", "False"]
+    assert (tmp_path / "agent" / "pct" / "journal.sqlite3").exists()

@@ -16,8 +16,11 @@ from tests.journal.helpers import make_record
 
 
 def test_open_creates_private_wal_database(tmp_path: Path) -> None:
-    with Journal.open(tmp_path):
-        pass
+    with Journal.open(tmp_path) as journal:
+        journal.record(make_record())
+        for suffix in ("-wal", "-shm"):  # SQLite gives them the database's mode
+            side = db_path(tmp_path).with_name(db_path(tmp_path).name + suffix)
+            assert stat.S_IMODE(os.stat(side).st_mode) == 0o600
     path = db_path(tmp_path)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
@@ -140,3 +143,28 @@ def test_prune_removes_images_a_dead_writer_left_pending(tmp_path: Path) -> None
         assert not os.path.exists(stale)
         assert os.path.exists(fresh)
     assert source.read_text() == "content\n"
+
+
+def test_sessions_and_tools_most_recent_first(tmp_path: Path) -> None:
+    with Journal.open(tmp_path) as journal:
+        journal.record(make_record("exec_command", session="s-old"))
+        journal.record(make_record("apply_patch", session="s-new"))
+        journal.record(make_record("exec_command", session=None))
+        assert journal.sessions() == ["s-new", "s-old"]
+        assert journal.tools() == ["exec_command", "apply_patch"]
+
+
+def test_open_waits_while_another_process_creates_the_journal(tmp_path: Path) -> None:
+    import threading
+
+    (tmp_path / "pct").mkdir(mode=0o700)
+    other = sqlite3.connect(db_path(tmp_path), isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")  # the creator holds the file while it sets it up
+    release = threading.Timer(0.5, lambda: other.execute("ROLLBACK"))
+    release.start()
+    try:
+        with Journal.open(tmp_path) as journal:
+            journal.record(make_record())
+    finally:
+        release.join()
+        other.close()

@@ -188,3 +188,32 @@ def test_a_file_changed_while_the_undo_stages_is_not_overwritten(
         assert outcome.changed_since == (str(work / "a.txt"),)
         assert (work / "a.txt").read_text() == "saved meanwhile\n"
         assert not list(work.glob(".pct-apply-patch-*"))
+
+
+def test_undo_waits_for_a_briefly_locked_journal(tmp_path: Path) -> None:
+    import sqlite3
+    import threading
+
+    from pct_runtime.journal.store import db_path
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n")
+    with Journal.open(tmp_path / "agent") as journal:
+        call_id = _apply(
+            journal, work, "*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch"
+        )
+        other = sqlite3.connect(
+            db_path(tmp_path / "agent"), isolation_level=None, check_same_thread=False
+        )
+        other.execute("BEGIN IMMEDIATE")  # another runtime's writer holds the lock
+        release = threading.Timer(0.4, lambda: other.execute("ROLLBACK"))
+        release.start()
+        try:
+            outcome = undo_patch(journal, call_id)
+        finally:
+            release.join()
+            other.close()
+        assert outcome.ok
+        assert outcome.undo_call_id is not None
+        assert journal.get(outcome.undo_call_id) is not None

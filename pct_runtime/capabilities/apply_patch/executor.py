@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pct_runtime.capabilities import base
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
     ApplyPatchError,
@@ -49,7 +50,6 @@ from pct_runtime.capabilities.apply_patch.parser import (
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path, check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite, Source, load_source
 from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
-from pct_runtime.capabilities.base import PatchWitness
 from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
@@ -500,7 +500,7 @@ def _recheck(prepared: PreparedPatch) -> None:
 def commit_prepared(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None = None,
-    witness: PatchWitness | None = None,
+    witness: base.PatchWitness | None = None,
 ) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`.
 
@@ -526,7 +526,9 @@ def _witness(call: Callable[[], None]) -> None:
 
 
 def _commit(
-    prepared: PreparedPatch, should_abort: AbortCheck | None, witness: PatchWitness | None = None
+    prepared: PreparedPatch,
+    should_abort: AbortCheck | None,
+    witness: base.PatchWitness | None = None,
 ) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans
@@ -636,7 +638,7 @@ def apply_patch_text(
     patch: str,
     cwd: Path | str,
     should_abort: AbortCheck | None = None,
-    witness: PatchWitness | None = None,
+    witness: base.PatchWitness | None = None,
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
     with collector_paused():

@@ -178,8 +178,9 @@ async def commit_prepared_async(
     cancellation is still raised: the caller must treat the outcome as unknown.
     """
     abort = threading.Event()
-    args = (prepared, abort.is_set) if witness is None else (prepared, abort.is_set, witness)
-    task = asyncio.ensure_future(asyncio.to_thread(commit_prepared, *args))
+    task = asyncio.ensure_future(
+        asyncio.to_thread(commit_prepared, prepared, abort.is_set, witness)
+    )
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:

@@ -368,8 +368,8 @@ def main() -> None:
     """`pct-tui [--port N] [--model PROVIDER/ID]`."""
     parser = argparse.ArgumentParser(
         prog="pct-tui",
-        description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals, "
-        "history. Serves MCP over streamable HTTP on 127.0.0.1 for agents to attach.",
+        description="The Pi Codex Toolkit console: status, config, rules, sessions, approvals. "
+        "Serves MCP over streamable HTTP on 127.0.0.1 for agents to attach.",
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")

@@ -45,6 +45,13 @@ T = TypeVar("T")
 CONSOLE_TRANSPORT = "console"
 
 
+def read_only_refusal(call_id: str) -> str:
+    return (
+        f"Not undone: this console only watches (pct-tui --monitor) and changes no file. "
+        f"Run `pct undo {call_id}` to undo {call_id}."
+    )
+
+
 def known_tools() -> tuple[str, ...]:
     """The tool filter's base choices: every tool pct serves, and the journal's `undo`."""
     return (*sorted(OWNED_TOOL_NAMES), "undo")
@@ -53,8 +60,11 @@ def known_tools() -> tuple[str, ...]:
 class JournalAccess:
     """Reads and undoes through one journal connection owned by one worker thread."""
 
-    def __init__(self, agent_dir: Callable[[], Path]) -> None:
+    def __init__(
+        self, agent_dir: Callable[[], Path], read_only: Callable[[], bool] = lambda: False
+    ) -> None:
         self._agent_dir = agent_dir
+        self._read_only = read_only
         self._executor: ThreadPoolExecutor | None = None
         self._journal: Journal | None = None
         #: Why the journal could not be opened (the screen shows it), or None.
@@ -80,6 +90,12 @@ class JournalAccess:
         self.error = None
         return result
 
+    @property
+    def read_only(self) -> bool:
+        """A console that only watches (`pct-tui --monitor`) reads the journal but undoes
+        nothing."""
+        return self._read_only()
+
     async def calls(self, query: JournalQuery) -> list[CallRecord]:
         """Newest first, as the journal answers `query`."""
         return await self._run(lambda journal: journal.query(query))
@@ -99,6 +115,8 @@ class JournalAccess:
     async def undo(self, call_id: str) -> UndoOutcome:
         """Restore the files of patch `call_id` (refused, changing nothing, when one of them
         changed since); journaled as a console call."""
+        if self.read_only:
+            return UndoOutcome(False, read_only_refusal(call_id))
         return await self._run(
             lambda journal: undo_patch(journal, call_id, transport=CONSOLE_TRANSPORT)
         )

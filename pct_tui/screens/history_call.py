@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from pct_tui.journal_access import CallRecord, JournalAccess
+from pct_tui.journal_access import CallRecord, JournalAccess, read_only_refusal
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history_view import (
     duration,
@@ -113,7 +113,7 @@ class CallScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The footer offers Undo only where it can do something.
         if action == "undo":
-            return self.record.undoable
+            return self.record.undoable and not self.journal.read_only
         return True
 
     def action_close(self) -> None:
@@ -141,6 +141,9 @@ async def confirm_and_undo(
     notify the outcome (a refusal names the files changed since). None: nothing attempted."""
     if not record.undoable:
         screen.notify(not_undoable(record), severity="warning")
+        return None
+    if journal.read_only:
+        screen.notify(read_only_refusal(record.call_id), severity="warning")
         return None
     title, message = undo_question(record)
     yes = await screen.app.push_screen_wait(ConfirmScreen(title, message, yes="Undo"))

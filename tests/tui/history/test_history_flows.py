@@ -287,3 +287,22 @@ async def test_an_unreadable_journal_is_reported_not_fatal(agent_dir: Path, tmp_
             "error text",
         )
         await show(app, pilot, "1", "status")  # the console goes on
+
+
+async def test_a_watching_console_undoes_nothing(
+    agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only console (`pct-tui --monitor`) lists and opens calls; `u` names `pct undo`."""
+    patch_then_command(agent_dir, tmp_path)
+    app = make_app(agent_dir, tmp_path)
+    monkeypatch.setattr(app.facade.journal, "_read_only", lambda: True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(app, pilot)
+        screen = await history(app, pilot, 2)
+        await pilot.press("down", "u")
+        call_id = screen.records[1].call_id
+        await wait_for(pilot, lambda: f"pct undo {call_id}" in notes(app), "refusal")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert (tmp_path / "app.py").read_text() == AFTER
+        assert (await app.facade.journal.undo(call_id)).ok is False
+        assert (tmp_path / "app.py").read_text() == AFTER

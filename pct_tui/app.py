@@ -48,6 +48,7 @@ from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
+from pct_tui.screens.history import HistoryScreen
 from pct_tui.screens.quit_guard import QuitScreen
 from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen
@@ -81,6 +82,7 @@ class PctApp(App[None]):
         "rules": RulesScreen,
         "sessions": SessionsScreen,
         "events": EventsScreen,
+        "history": HistoryScreen,
     }
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "show_mode('status')", "Status", show=False, id="show-status"),
@@ -88,6 +90,7 @@ class PctApp(App[None]):
         Binding("3", "show_mode('rules')", "Rules", show=False, id="show-rules"),
         Binding("4", "show_mode('sessions')", "Sessions", show=False, id="show-sessions"),
         Binding("5", "show_mode('events')", "Events", show=False, id="show-events"),
+        Binding("6", "show_mode('history')", "History", show=False, id="show-history"),
         Binding("ctrl+r", "reload", "Reload", id="reload"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -248,6 +251,7 @@ class PctApp(App[None]):
                 await self.serving.aclose()
             else:
                 await self.runtime.aclose()
+        await self.facade.journal.aclose()
         self.console_state.detach()
 
     async def action_quit(self) -> None:

@@ -19,6 +19,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("Execution rules", "show_mode('rules')", "Edit the ordered model rules"),
     ("Sessions", "show_mode('sessions')", "Sessions, shell jobs and code cells"),
     ("Events", "show_mode('events')", "Diagnostics records and debug metadata"),
+    ("History", "show_mode('history')", "Journaled tool calls; open one, undo a patch"),
     ("Help", "help", "Key bindings and screens"),
 )
 

@@ -29,6 +29,7 @@ from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console
 from pct_tui.drafts import ConfigDraft
+from pct_tui.journal_access import JournalAccess
 from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.remote import RemoteRuntimes
 from pct_tui.serving import AttachInfo
@@ -60,6 +61,8 @@ class RuntimeFacade:
         self.serve_error: str | None = None
         #: The other runtimes of the agent dir (set by the app).
         self.remotes: RemoteRuntimes | None = None
+        #: The call journal (History screen), opened lazily in its own thread on first use.
+        self.journal = JournalAccess(lambda: self.runtime.agent_dir)
 
     @property
     def read_only(self) -> bool:
@@ -119,6 +122,12 @@ class RuntimeFacade:
     def owned_tools(plan: ProjectionPlan) -> tuple[str, ...]:
         """The toolkit's own tools among a plan's active ones."""
         return tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
+
+    @property
+    def journal_recording(self) -> bool:
+        """Whether this runtime records new calls (`pct.journal.enabled`, read at start and
+        on reload); History still lists what was recorded before."""
+        return self.runtime.journal.settings.enabled
 
     # -- draft previews ----------------------------------------------------------------
     def draft_plan(self, model: Model | None = None) -> ProjectionPlan:

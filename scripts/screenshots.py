@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -89,12 +90,13 @@ def fixed_ids() -> None:
 
     shell_manager.secrets = _Secrets  # type: ignore[assignment]
     code_manager.secrets = _Secrets  # type: ignore[assignment]
+    fixed_history()
     capture.uuid = _UUID  # type: ignore[assignment]
     capture.tempfile = _Temp  # type: ignore[assignment]
 
 
 async def shoot(out: Path) -> list[str]:
-    from textual.widgets import Input
+    from textual.widgets import Input, Select
 
     from pct_runtime.host.ui import asking
     from pct_tui.app import PctApp
@@ -197,6 +199,24 @@ async def shoot(out: Path) -> list[str]:
         await pilot.press(*"/pct")
         await save("palette")
         await pilot.press("escape")
+        # last: the review session's calls change no other picture (job ids, sessions)
+        await review_session(app)
+        await pilot.press("6")
+        # the review session's calls only: the demo's polls vary with the machine's load
+        for _ in range(1000):  # the journal is read off the loop
+            if "pct-session-review" in getattr(app.screen, "_sessions", ()):
+                break
+            await pilot.pause(0.01)
+        app.screen.query_one("#history-session", Select).value = "pct-session-review"
+        for _ in range(1000):
+            if len(getattr(app.screen, "records", ())) == len(REVIEW_CALLS):
+                break
+            await pilot.pause(0.01)
+        await save("history")
+        await pilot.press("down", "enter")
+        await pilot.pause(0.3)  # the diff is read off the loop
+        await save("history-call")
+        await pilot.press("escape")
         await app.shutdown()
     return written
 
@@ -217,6 +237,69 @@ async def ask_patch(app: object, cwd: Path) -> bool:
     message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
     with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
         return await app.ui.confirm("Code Mode: apply patch?", message)
+
+
+REVIEW_CALLS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("exec_command", {"cmd": "echo 12 passed", "yield_time_ms": 5000}),
+    (
+        "apply_patch",
+        {
+            "patch": "*** Begin Patch\n*** Add File: docs/notes.md\n+# Notes\n"
+            "+- the console lists calls\n*** End Patch"
+        },
+    ),
+    (
+        "apply_patch",
+        {
+            "patch": "*** Begin Patch\n*** Update File: docs/notes.md\n@@\n"
+            "-- the console lists calls\n+- History lists every call\n"
+            "+- u undoes a patch\n*** End Patch"
+        },
+    ),
+    (
+        "apply_patch",
+        {
+            "patch": "*** Begin Patch\n*** Update File: docs/missing.md\n@@\n"
+            "-old\n+new\n*** End Patch"
+        },
+    ),
+)
+
+
+REVIEW_TIMES: dict[float, str] = {}
+
+
+async def review_session(app: object) -> None:
+    """The calls History shows: a command, two patches of one file, a refused patch; the
+    last, so no other picture shows them."""
+    import pct_runtime.journal.recorder as recorder
+    from pct_runtime.capabilities.base import ToolError
+    from pct_runtime.journal import Journal, JournalQuery
+    from pct_tui.app import PctApp
+
+    assert isinstance(app, PctApp)
+    calls = itertools.count(1)  # call ids from here on: the demo's number of polls varies
+    recorder.new_call_id = lambda: f"c-{next(calls):010d}"  # type: ignore[assignment]
+    review = await app.runtime.open_session("mcp", session_id="pct-session-review")
+    for n, (tool, args) in enumerate(REVIEW_CALLS, 1):
+        with contextlib.suppress(ToolError):  # the refused patch: journaled as an error
+            await review.call(tool, args, tool_call_id=f"call-review-{n}")
+    await review.close()
+    await asyncio.to_thread(app.runtime.journal.flush)
+    with Journal.open(AGENT_DIR) as journal:
+        rows = journal.query(JournalQuery(session="pct-session-review"))
+    # the n-th call reads 12:00:0n whatever else was drawn before
+    REVIEW_TIMES.update({row.time: f"12:00:{n:02d}" for n, row in enumerate(reversed(rows), 1)})
+
+
+def fixed_history() -> None:
+    """History's times and durations as fixed strings (the journal records real ones)."""
+    import pct_tui.screens.history as history
+    import pct_tui.screens.history_call as history_call
+
+    history.call_time = lambda t, now=None: REVIEW_TIMES.get(t, "12:00:00")  # type: ignore[assignment]
+    history.duration = history_call.duration = lambda ms: "12 ms"  # type: ignore[assignment]
+    history_call.full_time = lambda t: "2026-12-01 12:00:00"  # type: ignore[assignment]
 
 
 def main() -> int:

@@ -39,6 +39,7 @@ TMP = "/" + "tmp"
 ALLOWED: dict[str, tuple[str, ...]] = {
     "tests/tui/test_tui_snapshots.py": (f"{TMP}/pct-tui-snapshots/",),
     "tests/tui/__snapshots__/": (f"{TMP}/pct-", f"{TMP}/<"),
+    "tests/tui/history/__snapshots__/": (f"{TMP}/pct-", f"{TMP}/<"),
     "scripts/screenshots.py": (f"{TMP}/pct-screenshots/",),
     "screenshots/": (f"{TMP}/pct-", f"{TMP}/<"),
 }

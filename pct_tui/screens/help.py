@@ -21,6 +21,9 @@ Screens (number keys, or click the bar under the title)
   4  Sessions  shell jobs and code cells: v View output (or Enter),
                x Stop, T End session
   5  Events    runtime events, approvals and answers, diagnostics
+  6  History   journaled calls, newest first: / Filter, c Clear,
+               Enter opens a call (esc Back), u Undo a patch;
+               Tab reaches the session, tool and outcome filters
 
 Everywhere
   ^p palette   /pct, /pct config, /pct status, /pct reload, the screens
@@ -36,11 +39,12 @@ Approvals
 Colours: active green · deferred blue · unavailable amber · off grey ·
 errors red. Check boxes show X when on.
 Binding ids (for keymaps): show-status show-config show-rules
-  show-sessions show-events reload help quit quit-ctrl quit-ctrl-c
+  show-sessions show-events show-history reload help quit quit-ctrl quit-ctrl-c
   config-save rule-add rule-edit rule-delete rule-delete-x rule-up
   rule-up-k rule-down rule-down-j rules-save work-view work-view-enter
   work-stop session-end approval-yes approval-no quit-save quit-discard
-  quit-cancel
+  quit-cancel history-filter history-clear history-open history-undo
+  history-to-list call-back call-back-q call-undo
 """
 
 

@@ -15,6 +15,7 @@ SCREENS: tuple[tuple[str, str, str], ...] = (
     ("3", "rules", "Rules"),
     ("4", "sessions", "Sessions"),
     ("5", "events", "Events"),
+    ("6", "history", "History"),
 )
 
 

@@ -36,6 +36,7 @@ def test_two_runs_write_identical_pictures(tmp_path: Path) -> None:
             runs.append({p.name: p.read_bytes() for p in sorted(out.glob("*.svg"))})
     first, second = runs
     expected = {"rule-edit.svg", "stop-confirmation.svg", "approval-patch.svg", "quit-guard.svg"}
+    expected |= {"history.svg", "history-call.svg"}
     assert expected <= set(first)
     assert first.keys() == second.keys()
     for name in first:

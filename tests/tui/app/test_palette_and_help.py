@@ -58,11 +58,21 @@ def test_every_footer_key_is_in_help_with_the_same_label() -> None:
     from pct_tui.screens.approval import ConfirmScreen
     from pct_tui.screens.config import ConfigScreen
     from pct_tui.screens.help import HELP_TEXT
+    from pct_tui.screens.history import HistoryScreen
+    from pct_tui.screens.history_call import CallScreen
     from pct_tui.screens.rules import RulesScreen
     from pct_tui.screens.sessions import SessionsScreen
 
     app = PctApp(serve=False, watch=False)
-    owners = (PctApp, ConfigScreen, RulesScreen, SessionsScreen, ConfirmScreen)
+    owners = (
+        PctApp,
+        ConfigScreen,
+        RulesScreen,
+        SessionsScreen,
+        ConfirmScreen,
+        HistoryScreen,
+        CallScreen,
+    )
     readme = (Path(__file__).parents[3] / "README.md").read_text()
     for owner in owners:
         for binding in owner.BINDINGS:

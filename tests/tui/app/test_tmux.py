@@ -100,6 +100,7 @@ SCREENS = (
     ("3", "Add   Edit   Delete   Up   Down   Save"),
     ("4", "Sessions, shell jobs and code cells"),
     ("5", "Events: runtime, approvals"),
+    ("6", "No call is journaled yet"),
     ("1", "Attach an agent"),
 )
 

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 RequestKind = Literal["confirm", "select"]
 
 
+#: A patch's per-file diffs as the approval modal draws them.
+FileDiffs = list["FileDiff"]
+
 #: What a modal answers: Yes/No for a confirm, the picked option (None: dismissed).
 Answer = bool | str | None
 
@@ -185,3 +188,13 @@ async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
         return await asyncio.to_thread(file_diffs, asker.subject)
     except Exception:
         return None
+
+
+def remote_file_diffs(diffs: Sequence[tuple[str, str]]) -> FileDiffs | None:
+    """Another runtime's (path, diff text) pairs in the shape the approval modal draws."""
+    if not diffs:
+        return None
+    # Deferred for start-up time: apply_patch loads after the first frame.
+    from pct_runtime.capabilities.apply_patch.preview import FileDiff
+
+    return [FileDiff("update", path, None, tuple(diff.splitlines())) for path, diff in diffs]

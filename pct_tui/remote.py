@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pct_tui.approvals import Answer, ApprovalRequest
+from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs
 
 if TYPE_CHECKING:
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
     from pct_runtime.serve.control import RuntimeEntry
     from pct_runtime.serve.live_client import (
         ActionResult,
@@ -484,11 +483,6 @@ async def _close(client: RemoteClient) -> None:
         await asyncio.wait_for(client.aclose(), 2.0)
 
 
-def _file_diffs(diffs: tuple[DiffInfo, ...]) -> list[FileDiff] | None:
+def _file_diffs(diffs: tuple[DiffInfo, ...]) -> FileDiffs | None:
     """The runtime's per-file diffs in the shape the approval modal draws."""
-    if not diffs:
-        return None
-    # Deferred for start-up time: apply_patch loads after the first frame.
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
-
-    return [FileDiff("update", d.path, None, tuple(d.diff.splitlines())) for d in diffs]
+    return remote_file_diffs([(d.path, d.diff) for d in diffs])

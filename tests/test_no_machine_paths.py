@@ -41,6 +41,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "tests/tui/__snapshots__/": (f"{TMP}/pct-", f"{TMP}/<"),
     "tests/tui/history/__snapshots__/": (f"{TMP}/pct-", f"{TMP}/<"),
     "scripts/screenshots.py": (f"{TMP}/pct-screenshots/",),
+    # The live-client double's recovery paths: printed in the remote snapshots, never written.
+    "tests/tui/remote/live_double.py": (f"{TMP}/pct-output-double/",),
     "screenshots/": (f"{TMP}/pct-", f"{TMP}/<"),
 }
 

@@ -36,6 +36,6 @@ def make_record(
         error_code=None if outcome == "ok" else "boom",
         duration_ms=1.5,
         result_text=result,
-        recovery_paths=("/tmp/x.log",) if tool == "exec_command" else (),
+        recovery_paths=("pct-output-x/x.log",) if tool == "exec_command" else (),
         patch_files=patch_files,
     )

@@ -32,7 +32,7 @@ FILE_TOKEN = "CANARYfiletoken_0123456789abcdef"
 def test_redactor_removes_every_canary(tmp_path: Path, text: str) -> None:
     (tmp_path / "pct").mkdir()
     (tmp_path / "pct" / "token").write_text(FILE_TOKEN + "\n")
-    redact = Redactor(tmp_path, env={"PCT_TOKEN": PCT_TOKEN, "HOME": "/home/x"})
+    redact = Redactor(tmp_path, env={"PCT_TOKEN": PCT_TOKEN, "HOME": str(tmp_path / "home")})
     out = redact(text)
     for canary in (OPENAI_KEY, BEARER, PCT_TOKEN, FILE_TOKEN, "CANARY"):
         assert canary not in out

@@ -23,9 +23,10 @@ import logging
 import time
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pct_runtime.jsontypes import JSONObject
+from pct_runtime.serve.live_output import WorkLog
 from pct_runtime.serve.live_protocol import (
     CLIENT_TYPES,
     FOLLOW,
@@ -37,10 +38,6 @@ from pct_runtime.serve.live_protocol import (
     output_message,
     reply_message,
 )
-
-if TYPE_CHECKING:
-    from pct_runtime.serve.live_hub import LiveHub
-    from pct_runtime.serve.live_output import WorkLog
 
 _log = logging.getLogger(__name__)
 
@@ -56,10 +53,24 @@ SNAPSHOT_INTERVAL = 0.05
 MAX_CLIENT_LINE = 64 * 1024
 
 
+class HubPort(Protocol):
+    """What a connection needs of the hub that owns it (the hub imports this module)."""
+
+    build_seconds: float
+
+    def keep(self, task: asyncio.Task[None]) -> None: ...
+    def snapshot_message(self) -> JSONObject: ...
+    def log_for(self, work_id: str) -> WorkLog | None: ...
+    def release_log(self, log: WorkLog) -> None: ...
+    async def act(
+        self, connection: LiveConnection, message: Mapping[str, object]
+    ) -> ActionResult: ...
+
+
 class LiveConnection:
     def __init__(
         self,
-        hub: LiveHub,
+        hub: HubPort,
         role: Role,
         client: str,
         reader: asyncio.StreamReader,

@@ -174,7 +174,7 @@ class RuntimeSession:
         sync = runtime.projection_sync
         ticket = sync.begin(self.id)  # newest first: a queued older sync is superseded now
 
-        def code_pending(flag: bool) -> None:
+        def cleanup_pending(flag: bool) -> None:
             sync.set_cleanup_pending(self.id, flag)
 
         async with self._sync_lock:
@@ -185,9 +185,7 @@ class RuntimeSession:
             for attempt in range(MAX_APPLY_PASSES):
                 transition = transition_of(plan, runtime.config)
                 self.denied_starts = transition.denied_starts  # before any await
-                failures = await apply_cleanups(
-                    transition, self.services, code_pending=code_pending
-                )
+                failures = await apply_cleanups(transition, self.services, pending=cleanup_pending)
                 if failures:
                     sync.reject(ticket)
                     return False

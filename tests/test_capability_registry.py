@@ -77,7 +77,6 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/runtime/core.py": {"apply_patch"},
     "pct_runtime/runtime/discovery.py": {"discovery"},
     "pct_runtime/runtime/managers.py": {"shell", "code"},
-    "pct_runtime/runtime/payload.py": {"web_search", "compaction"},
     "pct_runtime/runtime/session.py": {"apply_patch", "compaction"},
     "pct_runtime/serve/server.py": {"apply_patch"},
     "pct_runtime/serve/stateless.py": {"apply_patch"},

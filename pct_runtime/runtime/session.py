@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
@@ -286,7 +286,8 @@ class RuntimeSession:
 
     async def before_compact(self, preparation: CompactionPreparation) -> CompactionResult | None:
         """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
-        return await payload_hooks.before_compact(self, preparation)
+        result = await payload_hooks.before_compact(self, preparation)
+        return cast("CompactionResult | None", result)  # the OpenAI seam's hook returns one
 
     def tool_specs(self) -> list[ToolSpec]:
         """Specs of the visible tools, in projection order."""

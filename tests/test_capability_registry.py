@@ -83,7 +83,6 @@ ALLOWED: dict[str, set[str]] = {
     "pct_tui/app.py": {"shell"},
     "pct_tui/approvals.py": {"apply_patch"},
     "pct_tui/console.py": {"shell", "code"},
-    "pct_tui/drafts.py": {"web_search", "discovery"},
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},
 }

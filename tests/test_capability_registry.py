@@ -80,7 +80,6 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/runtime/session.py": {"apply_patch", "compaction"},
     "pct_runtime/serve/server.py": {"apply_patch"},
     "pct_runtime/serve/stateless.py": {"apply_patch"},
-    "pct_tui/app.py": {"shell"},
     "pct_tui/approvals.py": {"apply_patch"},
     "pct_tui/console.py": {"shell", "code"},
     "pct_tui/screens/approval.py": {"apply_patch"},

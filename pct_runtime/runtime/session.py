@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
@@ -34,7 +34,7 @@ from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
-from pct_runtime.invocation import InvocationCall, invoke_hooks, runs_own_hooks
+from pct_runtime.invocation import InvocationCall, InvocationTool, invoke_hooks, runs_own_hooks
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
@@ -45,7 +45,7 @@ from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
 
-if TYPE_CHECKING:  # deferred at run time: compaction loads only for an embedded session
+if TYPE_CHECKING:  # the embedder's typed compaction API; the OpenAI seam's hook builds them
     from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
@@ -55,7 +55,8 @@ _log = logging.getLogger(__name__)
 #: `call-started`, `call-finished`). Never carries command, patch or program text.
 RUNTIME_EVENTS_CHANNEL = "pct.runtime"
 
-_HOOKED_TOOLS = frozenset({"exec_command", "write_stdin", "apply_patch"})
+#: The names the invocation hooks see (`invocation.InvocationTool`, the one list).
+_HOOKED_TOOLS: frozenset[str] = frozenset(get_args(InvocationTool))
 
 Listener = Callable[["RuntimeSession"], None]
 
@@ -492,7 +493,7 @@ class RuntimeSession:
         progress: ProgressSink | None = None,
         tool_call_id: str = "",
     ) -> ToolResult:
-        """How Code Mode cells reach `apply_patch` and the shell pair: same gates, nested."""
+        """How Code Mode cells reach the patch tool and the shell pair: same gates, nested."""
         return await self.call(
             name,
             args,

@@ -1,4 +1,4 @@
-"""Tool Discovery's descriptor: `find_tools` over the session's discovery backend."""
+"""Tool Discovery's descriptor: `find_tools` over the session's discovery answers."""
 
 from __future__ import annotations
 
@@ -7,15 +7,54 @@ from typing import Protocol
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.descriptor import Descriptor
-from pct_runtime.capabilities.discovery.tool import DiscoveryBackend, FindToolsTool, find_tools_spec
+from pct_runtime.capabilities.discovery.catalog import default_description
+from pct_runtime.capabilities.discovery.search import CatalogEntry
+from pct_runtime.capabilities.discovery.tool import FindToolsTool, LoadOutcome, find_tools_spec
+
+
+class SessionCatalog(Protocol):
+    """A session's discovery answers over the decision layer, as plain data."""
+
+    def available(self) -> bool: ...
+
+    def catalog(self) -> Sequence[tuple[str, str | None, str]]:
+        """Every managed name in canonical order: (name, the session's own description or
+        None for the Toolkit's definition, state)."""
+        ...
+
+    async def load(
+        self, names: Sequence[str]
+    ) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """Recheck and load `names` (re-syncing the session): (loaded, (name, reason)...)."""
+        ...
 
 
 class DiscoveryServices(Protocol):
     """What the `find_tools` binding asks of its session."""
 
-    def discovery(self) -> DiscoveryBackend:
+    def discovery(self) -> SessionCatalog:
         """Eligibility and loads over the decision layer, for this session."""
         ...
+
+
+class _Backend:
+    """The `DiscoveryBackend` `find_tools` reads, over a session's plain answers."""
+
+    def __init__(self, session: SessionCatalog) -> None:
+        self._session = session
+
+    def available(self) -> bool:
+        return self._session.available()
+
+    def catalog(self) -> Sequence[CatalogEntry]:
+        return tuple(
+            CatalogEntry(name, default_description(name) if own is None else own, state)
+            for name, own, state in self._session.catalog()
+        )
+
+    async def load(self, names: Sequence[str]) -> LoadOutcome:
+        loaded, rejected = await self._session.load(names)
+        return LoadOutcome(loaded, rejected)
 
 
 def _specs() -> Sequence[ToolSpec]:
@@ -23,7 +62,7 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: DiscoveryServices) -> Sequence[Tool]:
-    return [FindToolsTool(services.discovery())]
+    return [FindToolsTool(_Backend(services.discovery()))]
 
 
 DESCRIPTORS: tuple[Descriptor[DiscoveryServices], ...] = (

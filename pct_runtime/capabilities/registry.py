@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.descriptor import PatchServices
     from pct_runtime.capabilities.code.descriptor import CodeServices
     from pct_runtime.capabilities.computer_use.descriptor import ComputerUseServices
-    from pct_runtime.capabilities.discovery.descriptor import DiscoveryServices
+    from pct_runtime.capabilities.discovery.services import DiscoveryServices
     from pct_runtime.capabilities.openai.factory import OpenAIServices
     from pct_runtime.capabilities.shell.descriptor import ShellServices
 

@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker
 
+from pct_runtime.capabilities.registry import descriptors
 from pct_runtime.cli import CliError
 from pct_runtime.cli_commands.host_checks import load_host_model
 from pct_runtime.cli_commands.sandbox_opts import (
@@ -405,11 +406,11 @@ class PctApp(App[None]):
 
 
 def _preload(serving: bool) -> None:
-    modules = ["pct_runtime.runtime.bindings", "pct_runtime.capabilities.shell"]
+    # Every capability the runtime will bind (the registry loads them once), off the loop.
+    descriptors()
     if serving:
-        modules += ["pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"]
-    for name in modules:
-        importlib.import_module(name)
+        for name in ("pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"):
+            importlib.import_module(name)
 
 
 def main() -> None:

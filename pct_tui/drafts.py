@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pct_runtime.config import (
-    DEFERRABLE_TOOL_NAMES,
     ConfigValidationError,
     ExecutionConfig,
     ExecutionRule,
     SidecarModel,
-    ToolDiscoveryConfig,
     ToolkitConfig,
 )
 from pct_runtime.config.rules import first_matching_rule, preview_legacy_migration
@@ -200,56 +198,32 @@ class ConfigDraft:
             return False
         return True
 
-    # -- reads the screens need -------------------------------------------------------
+    # -- pickers (their edits are the config registry's, `config/sections.py`) -------------
     def sidecar_model(self) -> SidecarModel | None:
         """The draft's Web Search executor (None: not picked)."""
-        return self.config.web_search.sidecar_model
+        return self.config.search_executor()
 
     def deferred(self) -> tuple[str, ...]:
         """The draft's Tool Discovery deferred list."""
-        return self.config.tool_discovery.deferred
+        return self.config.deferred_tools()
 
-    # -- executor ------------------------------------------------------------------------
     def set_executor(self, provider: str | None, model: str | None) -> None:
-        """Pick the Web Search executor (`None` clears it). A new model resets the effort
-        to `auto`, because levels differ between models."""
-        if provider is None or model is None:
-            self._section("web_search", sidecar_model=None)
-            return
-        current = self.config.web_search.sidecar_model
-        level = "auto"
-        if current is not None and (current.provider, current.model) == (provider, model):
-            level = current.thinking_level
-        self._section(
-            "web_search",
-            sidecar_model=SidecarModel.model_validate(
-                {"provider": provider, "model": model, "thinking_level": level}
-            ),
-        )
+        """Pick the Web Search executor (`None` clears it); a new model resets the effort."""
+        self._set(self.config.with_search_executor(provider, model))
 
     def set_effort(self, level: str) -> None:
-        current = self.config.web_search.sidecar_model
-        if current is None:
-            return
-        self._section(
-            "web_search",
-            sidecar_model=SidecarModel.model_validate(
-                {"provider": current.provider, "model": current.model, "thinking_level": level}
-            ),
-        )
+        self._set(self.config.with_search_effort(level))
 
-    # -- deferred list -------------------------------------------------------------------
     def set_deferred(self, names: Sequence[str]) -> str | None:
         """Replace the deferred list; returns the validation error instead (nothing changed).
 
         Only deferrable Toolkit names; the Computer Use group is all six or none.
         """
         try:  # the file's own rule and its exact error text
-            ToolDiscoveryConfig.parse({"deferred": list(names)})
+            config = self.config.with_deferred_tools(names)
         except ConfigValidationError as exc:
             return str(exc)
-        chosen = [n for n in DEFERRABLE_TOOL_NAMES if n in set(names)]
-        self._section("tool_discovery", deferred=tuple(chosen))
+        self._set(config)
         return None
 
     # -- rules ---------------------------------------------------------------------------

@@ -1,29 +1,84 @@
-"""The record a capability package exports: its key, its tool definitions, its binding.
+"""The record a capability package exports: its key, tools, binding and session hooks.
 
 Each package's `descriptor` module (`capabilities/<name>/descriptor.py`; the OpenAI seam
 for the capabilities it assembles) exports `DESCRIPTORS`. Only the capability registry
-(`capabilities/registry.py`) imports those modules, so the discovery catalog and the
-runtime's bindings iterate descriptors instead of naming packages.
+(`capabilities/registry.py`) imports those modules, so the discovery catalog, the
+runtime's bindings, a sync's start fence and cleanups, the payload hooks and the host
+probe iterate descriptors instead of naming packages (docs/ARCHITECTURE.md).
 
 A binding asks its session for what it needs through its own small Protocol (`S`); the
-runtime's session port implements all of them. Descriptor modules import their package's
-heavy parts inside `specs`/`bind`, so importing a descriptor stays cheap.
+runtime's session port implements all of them. Hooks get plain facts (a bool, a config,
+a mapping of active decisions), never a decide-layer type: capabilities sit below decide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
+from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.host.models import Model
 
 S = TypeVar("S", contravariant=True)
 
 
+class SessionStore(Protocol):
+    """A session's store of what its capabilities built (`SessionServices`), as a cleanup
+    sees it: it reads and forgets instances, never builds one."""
+
+    def peek(self, key: str) -> object | None: ...
+
+    def drop(self, key: str) -> object | None: ...
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    """What a sync does to the per-session resource a capability built (toolkit §1.1 step 3).
+
+    `run(store, kept, settings)` closes, resets or reconfigures the capability's instance
+    in `store` (nothing built: nothing to do). `kept` is the plan's verdict (the decision
+    layer's `CapabilityRow.kept`); `settings` is what `settings(config)` read of the
+    config. It returns True when it confirmed a close and raises when a close did not
+    confirm: the sync is then rejected and retried.
+    """
+
+    run: Callable[[SessionStore, bool, Hashable], Awaitable[bool]]
+    #: The part of the config the cleanup applies (equal settings need no second pass).
+    settings: Callable[[ToolkitConfig | None], Hashable] = lambda config: None
+    #: Whether status reports an unconfirmed cleanup of it (`Code cleanup pending`).
+    reports_pending: bool = False
+
+
+#: Active decision key -> its effective backend (`native`, `sidecar`, ...; None without one),
+#: from the session's committed plan: what a payload hook may act on.
+ActiveDecisions = Mapping[str, str | None]
+
+
+class PayloadHook(Protocol[S]):
+    """An embedded session's provider-request and compaction hooks (`embedded` only)."""
+
+    async def before_provider_request(
+        self, services: S, payload: object, active: ActiveDecisions, newest_details: object
+    ) -> object:
+        """The payload to send (a new object when changed; never mutates `payload`)."""
+        ...
+
+    async def before_compact(self, services: S, preparation: object) -> object | None:
+        """A compaction result replacing the agent's summary, or None (compact natively)."""
+        ...
+
+
+#: `probe(config, platform, ui_available, model, full)`: why the host cannot run the
+#: capability (a status reason), or None. `full` is an explicit `pct status`, which may
+#: start helper processes; a session start runs only file checks.
+HostProbe = Callable[[ToolkitConfig, str, bool, Model | None, bool], str | None]
+
+
 @dataclass(frozen=True)
 class Descriptor(Generic[S]):
-    """One capability as the catalog and the runtime's bindings see it."""
+    """One capability as the catalog, the runtime's bindings and a session's sync see it."""
 
     #: Its registry row's key (`pct_runtime.decide.registry`), also its config section.
     key: str
@@ -31,3 +86,11 @@ class Descriptor(Generic[S]):
     specs: Callable[[], Sequence[ToolSpec]]
     #: Its tools for one session, from that session's services.
     bind: Callable[[S], Sequence[Tool]]
+    #: Tools that start new work: refused while a candidate plan no longer keeps it.
+    starts: tuple[str, ...] = ()
+    #: What a sync does to its per-session resource.
+    cleanup: Cleanup | None = None
+    #: Provider-request / compaction hooks of an embedded session.
+    payload: PayloadHook[S] | None = None
+    #: The host's verdict (a `ProjectionInputs` host fact); None: no host requirement.
+    probe: HostProbe | None = None

@@ -18,14 +18,14 @@ if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.descriptor import PatchServices
     from pct_runtime.capabilities.code.descriptor import CodeServices
     from pct_runtime.capabilities.computer_use.descriptor import ComputerUseServices
-    from pct_runtime.capabilities.discovery.descriptor import DiscoveryServices
+    from pct_runtime.capabilities.discovery.services import DiscoveryServices
     from pct_runtime.capabilities.openai.factory import OpenAIServices
     from pct_runtime.capabilities.shell.descriptor import ShellServices
 
     class CapabilityServices(
         PatchServices,
+        CodeServices,  # before ShellServices, which it extends
         ShellServices,
-        CodeServices,
         DiscoveryServices,
         OpenAIServices,
         ComputerUseServices,
@@ -46,20 +46,33 @@ DESCRIPTOR_MODULES: tuple[str, ...] = (
     "pct_runtime.capabilities.computer_use.descriptor",
 )
 
+#: The descriptor modules whose descriptors declare a host probe. `pct status` plans
+#: without binding any tool, so it loads only these (start-up time); a test keeps this
+#: equal to the descriptors that have a `probe`.
+HOST_PROBE_MODULES: tuple[str, ...] = ("pct_runtime.capabilities.computer_use.descriptor",)
+
 _loaded: tuple[Descriptor[CapabilityServices], ...] | None = None
+
+
+def _load(name: str) -> list[Descriptor[CapabilityServices]]:
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        _log.debug("capability not installed: %s", name, exc_info=True)
+        return []
+    return [d for d in module.DESCRIPTORS if isinstance(d, Descriptor)]
 
 
 def descriptors() -> tuple[Descriptor[CapabilityServices], ...]:
     """Every importable capability's descriptor, in binding order (loaded once)."""
     global _loaded
     if _loaded is None:
-        found: list[Descriptor[CapabilityServices]] = []
-        for name in DESCRIPTOR_MODULES:
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                _log.debug("capability not installed: %s", name, exc_info=True)
-                continue
-            found.extend(d for d in module.DESCRIPTORS if isinstance(d, Descriptor))
-        _loaded = tuple(found)
+        _loaded = tuple(d for name in DESCRIPTOR_MODULES for d in _load(name))
     return _loaded
+
+
+def host_probes() -> tuple[Descriptor[CapabilityServices], ...]:
+    """The descriptors that declare a host probe, loading no other capability."""
+    if _loaded is not None:
+        return tuple(d for d in _loaded if d.probe is not None)
+    return tuple(d for name in HOST_PROBE_MODULES for d in _load(name) if d.probe is not None)

@@ -113,9 +113,7 @@ def run(args: argparse.Namespace) -> int:
             kind=args.session,
             ui_available=ui_available,
             platform=platform,
-            computer_use_probe=lambda: _computer_use_probe(
-                read.config.computer_use.enabled, platform, ui_available, model
-            ),
+            full_probe=True,  # an explicit status may start a host probe's helper
         )
     )
     text = status_text(
@@ -144,20 +142,3 @@ def _sandbox_block(args: argparse.Namespace, raw: dict[str, object]) -> list[str
     if problem is not None:
         lines.insert(1, f"  config error: {problem} (pct serve refuses to start)")
     return lines
-
-
-def _computer_use_probe(enabled: bool, platform: str, ui: bool, model: object) -> str | None:
-    """An explicit status may run the Computer Use probe (components, helper, a dedicated
-    `node_repl` client asking `@oai/sky` for its target, then closed) — but only when every
-    cheaper check before it in the chain passes, so Linux and headless runs start nothing."""
-    from pct_runtime.host.models import Model
-
-    if not (enabled and platform == "darwin" and ui):
-        return None
-    if not isinstance(model, Model) or not model.has_image_input:
-        return None
-    import asyncio
-
-    from pct_runtime.capabilities.computer_use.eligibility import ComputerUseProbe
-
-    return asyncio.run(ComputerUseProbe().probe())

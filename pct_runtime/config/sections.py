@@ -10,6 +10,7 @@ two tables in step). See docs/ARCHITECTURE.md, "How to add a capability".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, StrictBool, StrictStr
@@ -298,3 +299,49 @@ class CapabilitySections(Frozen):
         value = getattr(self, key)
         assert isinstance(value, SectionModel), key
         return value
+
+    # -- The console's pickers (`pct_tui/drafts.py`): each returns a new config ----------
+    def search_executor(self) -> SidecarModel | None:
+        """The Web Search executor (None: not picked)."""
+        return self.web_search.sidecar_model
+
+    def with_search_executor(self, provider: str | None, model: str | None) -> Self:
+        """Pick the Web Search executor (`None` clears it). A new model resets the effort
+        to `auto`, because levels differ between models."""
+        sidecar = None
+        if provider is not None and model is not None:
+            current = self.web_search.sidecar_model
+            level = "auto"
+            if current is not None and (current.provider, current.model) == (provider, model):
+                level = current.thinking_level
+            sidecar = SidecarModel.model_validate(
+                {"provider": provider, "model": model, "thinking_level": level}
+            )
+        return self._with_web_search(sidecar)
+
+    def with_search_effort(self, level: str) -> Self:
+        """The executor's thinking level; unchanged while no executor is picked."""
+        current = self.web_search.sidecar_model
+        if current is None:
+            return self
+        return self._with_web_search(
+            SidecarModel.model_validate(
+                {"provider": current.provider, "model": current.model, "thinking_level": level}
+            )
+        )
+
+    def _with_web_search(self, sidecar: SidecarModel | None) -> Self:
+        section = self.web_search.model_copy(update={"sidecar_model": sidecar})
+        return self.model_copy(update={"web_search": section})
+
+    def deferred_tools(self) -> tuple[str, ...]:
+        """Tool Discovery's deferred list."""
+        return self.tool_discovery.deferred
+
+    def with_deferred_tools(self, names: Sequence[str]) -> Self:
+        """Replace the deferred list, in the deferrable names' order. Raises the file's own
+        `ConfigValidationError` (only deferrable Toolkit names; Computer Use all six or none)."""
+        ToolDiscoveryConfig.parse({"deferred": list(names)})
+        chosen = tuple(n for n in DEFERRABLE_TOOL_NAMES if n in set(names))
+        section = self.tool_discovery.model_copy(update={"deferred": chosen})
+        return self.model_copy(update={"tool_discovery": section})

@@ -8,8 +8,8 @@ the discovery overlay, the execution routes); nothing here names a capability.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from pct_runtime.config import ToolkitConfig
@@ -33,8 +33,10 @@ class ProjectionInputs:
     `active` is the session's live active list; a fresh session starts with every
     visible name. `host_admitted` is set for a child session: the names its host
     actually admitted (its `--tools` allowlist); everything else is absent to it.
-    `computer_use_runtime_reason` is the injected result of the ChatGPT.app chain probe
-    (None = usable). `native_suppressed` are the natives the last committed projection hid.
+    `host_reasons` are the capability descriptors' host probes by capability key
+    (`runtime.inputs`; None = usable); `computer_use_runtime_reason` is the same verdict
+    injected directly (tests), used when the probes gave none. `native_suppressed` are
+    the natives the last committed projection hid.
     """
 
     config: ToolkitConfig
@@ -49,6 +51,7 @@ class ProjectionInputs:
     native_suppressed: frozenset[str] = frozenset()
     platform: str = "linux"
     computer_use_runtime_reason: str | None = None
+    host_reasons: Mapping[str, str | None] = field(default_factory=dict)
     shell_available: bool = True
     host_admitted: frozenset[str] | None = None
 

@@ -13,7 +13,7 @@ The config layer's half of a row is `config/sections.py`; a package's descriptor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -224,7 +224,7 @@ def _computer_use(ctx: PlanContext) -> Decision:
         ctx.inputs.platform,
         ctx.inputs.ui_available,
         ctx.model,
-        ctx.inputs.computer_use_runtime_reason,
+        ctx.inputs.host_reasons.get("computer_use", ctx.inputs.computer_use_runtime_reason),
     )
 
 
@@ -403,6 +403,9 @@ class CapabilityRow:
     load_group: LoadGroup = "single"
     #: Its items of the console's `/pct config` menu.
     menu: tuple[MenuEntry, ...] = ()
+    #: Whether a session under this plan keeps what the capability built: otherwise a
+    #: sync fences its new starts and runs its descriptor's cleanup (`runtime/apply.py`).
+    kept: Callable[[Decision, ExecutionRoutes], bool] = lambda decision, routes: True
 
 
 #: Every capability, in the order `/pct status` prints its block (reference/toolkit.md §3.3).
@@ -441,6 +444,7 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
         (names.APPLY_PATCH_TOOL,),
         "Apply Patch is not enabled.",
         planner=_Route((names.APPLY_PATCH_TOOL,), lambda routes: routes.direct_patch, _patch),
+        kept=lambda decision, routes: routes.direct_patch or routes.nested_patch,
         menu=(
             MenuEntry(
                 "apply_patch",
@@ -460,6 +464,8 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
         planner=_Gated(names.COMPUTER_USE_TOOLS, _computer_use),
         load_group="atomic",
         menu=_COMPUTER_USE_MENU,
+        # Deferred by Tool Discovery is hidden until loaded, not disabled.
+        kept=lambda decision, routes: decision.effective in ("active", "deferred"),
     ),
     CapabilityRow(
         "shell_sessions",
@@ -469,6 +475,7 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
         "Shell Sessions are not enabled.",
         planner=_Route(names.SHELL_TOOLS, lambda routes: routes.direct_shell, _shell),
         load_group="joint",
+        kept=lambda decision, routes: routes.needs_shell_backend,
         menu=(
             MenuEntry(
                 "shell_sessions",
@@ -487,6 +494,7 @@ CAPABILITIES: tuple[CapabilityRow, ...] = (
         "Code Mode is not enabled.",
         planner=_Route(names.CODE_MODE_TOOLS, lambda routes: routes.code, _code),
         load_group="joint",
+        kept=lambda decision, routes: routes.code,
         menu=_CODE_MENU,
     ),
     CapabilityRow(
@@ -518,3 +526,12 @@ MENU_ROWS: tuple[CapabilityRow, ...] = tuple(
 )
 #: The row that owns each tool name (discovery eligibility dispatches on it).
 BY_TOOL: dict[str, CapabilityRow] = {name: row for row in CAPABILITIES for name in row.tools}
+
+
+def released(decisions: Mapping[str, Decision], routes: ExecutionRoutes) -> frozenset[str]:
+    """The capabilities a plan with these decisions and routes no longer keeps."""
+    return frozenset(
+        row.key
+        for row in CAPABILITIES
+        if row.key in decisions and not row.kept(decisions[row.key], routes)
+    )

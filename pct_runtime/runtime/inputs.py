@@ -1,26 +1,20 @@
-"""`plan_inputs`: the one function where host facts (platform, shell, Computer Use) join a plan.
+"""`plan_inputs`: the one function where host facts (platform, shell, host probes) join a plan.
 
 `Runtime.plan_inputs` (sessions, console previews) and `pct status` (no started Runtime,
-an explicit Computer Use probe) both build their `ProjectionInputs` here, so they can
-never disagree about the host.
+an explicit full probe) both build their `ProjectionInputs` here, so they can never
+disagree about the host. A capability with a host requirement declares its probe in its
+descriptor (`Descriptor.probe`); the verdicts reach the decision layer by capability key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from pct_runtime.capabilities.computer_use import eligibility
+from pct_runtime.capabilities.registry import host_probes
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionInputs
 from pct_runtime.host import platform as host_platform
 from pct_runtime.host.models import Model, ModelRegistry
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import ToolSnapshot
-
-
-def cheap_computer_use_reason(platform: str) -> str | None:
-    """Only the file checks (components, helper): a session start starts no app-server."""
-    return eligibility.inspect_runtime().reason if platform == "darwin" else None
 
 
 def plan_inputs(
@@ -35,13 +29,15 @@ def plan_inputs(
     active: tuple[str, ...] | None = None,
     discovered: frozenset[str] = frozenset(),
     native_suppressed: frozenset[str] = frozenset(),
-    computer_use_probe: Callable[[], str | None] | None = None,
+    full_probe: bool = False,
 ) -> ProjectionInputs:
-    """`computer_use_probe` replaces the cheap Computer Use check: an explicit status runs
-    the full probe (node_repl, Sky target) there."""
-    reason = (
-        cheap_computer_use_reason(platform) if computer_use_probe is None else computer_use_probe()
-    )
+    """`full_probe` is an explicit `pct status`: the probes may start helper processes
+    there (each only when its cheaper checks pass); a session start runs file checks only."""
+    reasons = {
+        d.key: d.probe(config, platform, ui_available, model, full_probe)
+        for d in host_probes()
+        if d.probe is not None
+    }
     return ProjectionInputs(
         config=config,
         model=model,
@@ -53,6 +49,6 @@ def plan_inputs(
         discovered=discovered,
         native_suppressed=native_suppressed,
         platform=platform,
-        computer_use_runtime_reason=reason,
+        host_reasons=reasons,
         shell_available=host_platform.shell_available(),
     )

@@ -2,30 +2,27 @@
 
 Each capability's descriptor declares the small Protocol its binding needs
 (`capabilities/<name>/descriptor.py`); `SessionPort` implements all of them over a
-session's `SessionServices` and its shared managers, so the runtime binds every
-capability the same way without naming one.
+session's `SessionServices`, so the runtime binds every capability the same way without
+naming one. The managers a capability owns are built by its descriptor through `shared`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from pct_runtime.capabilities.base import Tool
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.decide.routes import inspect_image_executor
 from pct_runtime.host.models import Model, ModelRegistry
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationHooks
+from pct_runtime.output import OutputOwner
 from pct_runtime.runtime.discovery import SessionDiscovery
-from pct_runtime.runtime.managers import code_manager, read_only, session_sandbox, shell_manager
-from pct_runtime.runtime.sandbox import ReadOnlyPatchTool
+from pct_runtime.runtime.managers import output_owner, read_only, session_sandbox
+from pct_runtime.runtime.projection import refusal_for
 from pct_runtime.runtime.services import SessionServices
-
-if TYPE_CHECKING:
-    from pct_runtime.runtime.managers import CodeManager, ShellManager
 
 T = TypeVar("T")
 
@@ -51,6 +48,13 @@ class SessionPort:
     def admit(self, name: str, path: str) -> None:
         self._services.admit(name, path)
 
+    def admitted(self) -> tuple[str, ...]:
+        return self._services.admitted()
+
+    def refusal(self, name: str) -> str | None:
+        plan = self._services.plan()
+        return None if plan is None else refusal_for(name, plan)
+
     def config(self) -> ToolkitConfig:
         return self._services.config()
 
@@ -63,20 +67,22 @@ class SessionPort:
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         self._services.on_close(closer)
 
-    def shared(self, key: str, factory: Callable[[], T]) -> T:
-        return self._services.shared(key, factory)
+    def shared(
+        self,
+        key: str,
+        factory: Callable[[], T],
+        close: Callable[[T], Awaitable[None]] | None = None,
+    ) -> T:
+        return self._services.shared(key, factory, close)
+
+    def output(self) -> OutputOwner:
+        return output_owner(self._services)
 
     def sandbox(self) -> Sandbox | None:
         return session_sandbox(self._services)
 
-    def guard_patch(self, tool: Tool) -> Tool:
-        return ReadOnlyPatchTool(tool) if read_only(self._services) else tool
-
-    def shell_manager(self) -> ShellManager:
-        return shell_manager(self._services)
-
-    def code_manager(self) -> CodeManager:
-        return code_manager(self._services)
+    def read_only(self) -> bool:
+        return read_only(self._services)
 
     def discovery(self) -> SessionDiscovery:
         return SessionDiscovery(self._services)

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import pct_runtime.runtime.payload as payload_hooks
 from pct_runtime.capabilities.base import (
@@ -34,7 +34,7 @@ from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import UIPort
-from pct_runtime.invocation import InvocationCall, invoke_hooks, runs_own_hooks
+from pct_runtime.invocation import InvocationCall, InvocationTool, invoke_hooks, runs_own_hooks
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
@@ -45,7 +45,7 @@ from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
 
-if TYPE_CHECKING:  # deferred at run time: compaction loads only for an embedded session
+if TYPE_CHECKING:  # the embedder's typed compaction API; the OpenAI seam's hook builds them
     from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
@@ -55,7 +55,8 @@ _log = logging.getLogger(__name__)
 #: `call-started`, `call-finished`). Never carries command, patch or program text.
 RUNTIME_EVENTS_CHANNEL = "pct.runtime"
 
-_HOOKED_TOOLS = frozenset({"exec_command", "write_stdin", "apply_patch"})
+#: The names the invocation hooks see (`invocation.InvocationTool`, the one list).
+_HOOKED_TOOLS: frozenset[str] = frozenset(get_args(InvocationTool))
 
 Listener = Callable[["RuntimeSession"], None]
 
@@ -174,7 +175,7 @@ class RuntimeSession:
         sync = runtime.projection_sync
         ticket = sync.begin(self.id)  # newest first: a queued older sync is superseded now
 
-        def code_pending(flag: bool) -> None:
+        def cleanup_pending(flag: bool) -> None:
             sync.set_cleanup_pending(self.id, flag)
 
         async with self._sync_lock:
@@ -185,9 +186,7 @@ class RuntimeSession:
             for attempt in range(MAX_APPLY_PASSES):
                 transition = transition_of(plan, runtime.config)
                 self.denied_starts = transition.denied_starts  # before any await
-                failures = await apply_cleanups(
-                    transition, self.services, code_pending=code_pending
-                )
+                failures = await apply_cleanups(transition, self.services, pending=cleanup_pending)
                 if failures:
                     sync.reject(ticket)
                     return False
@@ -288,7 +287,8 @@ class RuntimeSession:
 
     async def before_compact(self, preparation: CompactionPreparation) -> CompactionResult | None:
         """Embedded sessions: a remote `CompactionResult`, or None to compact natively."""
-        return await payload_hooks.before_compact(self, preparation)
+        result = await payload_hooks.before_compact(self, preparation)
+        return cast("CompactionResult | None", result)  # the OpenAI seam's hook returns one
 
     def tool_specs(self) -> list[ToolSpec]:
         """Specs of the visible tools, in projection order."""
@@ -493,7 +493,7 @@ class RuntimeSession:
         progress: ProgressSink | None = None,
         tool_call_id: str = "",
     ) -> ToolResult:
-        """How Code Mode cells reach `apply_patch` and the shell pair: same gates, nested."""
+        """How Code Mode cells reach the patch tool and the shell pair: same gates, nested."""
         return await self.call(
             name,
             args,

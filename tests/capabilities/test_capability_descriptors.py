@@ -33,3 +33,20 @@ def test_a_capability_that_fails_to_import_disables_only_itself(
     keys = [descriptor.key for descriptor in registry.descriptors()]
     assert sorted(keys) == sorted(row.key for row in CAPABILITIES if row.tools)
     assert sorted(catalog.toolkit_specs()) == sorted(OWNED_TOOL_NAMES)
+
+
+def test_host_probe_modules_are_exactly_the_descriptors_with_a_probe() -> None:
+    probed = {d.key for d in registry.descriptors() if d.probe is not None}
+    assert {d.key for d in registry.host_probes()} == probed
+    monkeypatched = registry._loaded
+    try:
+        registry._loaded = None  # `pct status`: only the probe modules load
+        assert {d.key for d in registry.host_probes()} == probed
+    finally:
+        registry._loaded = monkeypatched
+
+
+def test_fenced_starts_are_tools_of_their_own_row() -> None:
+    rows = {row.key: row for row in CAPABILITIES}
+    for descriptor in registry.descriptors():
+        assert set(descriptor.starts) <= set(rows[descriptor.key].tools), descriptor.key

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pct_runtime.capabilities.apply_patch.readonly import READ_ONLY_PATCH_MESSAGE
+from pct_runtime.capabilities.code.readonly import ReadOnlyPatchAdapter
 from pct_runtime.config.store import ConfigStore
 from pct_runtime.host.sandbox import (
     Sandbox,
@@ -24,7 +26,6 @@ from pct_runtime.host.sandbox import (
     settings_from_config,
     writable_roots,
 )
-from pct_runtime.runtime.sandbox import READ_ONLY_PATCH_MESSAGE, ReadOnlyPatchAdapter
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mechanism")
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from pct_runtime.capabilities.apply_patch.readonly import ReadOnlyPatchTool
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime import CapabilityBinding, Runtime
-from pct_runtime.runtime.sandbox import ReadOnlyPatchTool
 from tests.serve.serve_doubles import FakeApplyPatch
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from pct_runtime.capabilities.apply_patch.readonly import ReadOnlyPatchTool
 from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec, create_apply_patch_tool
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.descriptor import Descriptor
@@ -20,8 +21,8 @@ class PatchServices(Protocol):
 
     def admit(self, name: str, path: str) -> None: ...
 
-    def guard_patch(self, tool: Tool) -> Tool:
-        """The tool as the session's sandbox allows it (read-only refuses every call)."""
+    def read_only(self) -> bool:
+        """The session runs under `--sandbox read-only` (every patch is refused)."""
         ...
 
 
@@ -33,9 +34,10 @@ def _bind(services: PatchServices) -> Sequence[Tool]:
     def admission() -> None:
         services.admit(APPLY_PATCH_TOOL, "direct")
 
-    return [
-        services.guard_patch(create_apply_patch_tool(hooks=services.hooks, admission=admission))
-    ]
+    tool = create_apply_patch_tool(hooks=services.hooks, admission=admission)
+    return [ReadOnlyPatchTool(tool) if services.read_only() else tool]
 
 
-DESCRIPTORS: tuple[Descriptor[PatchServices], ...] = (Descriptor("apply_patch", _specs, _bind),)
+DESCRIPTORS: tuple[Descriptor[PatchServices], ...] = (
+    Descriptor("apply_patch", _specs, _bind, starts=(APPLY_PATCH_TOOL,)),
+)

@@ -1,4 +1,5 @@
-"""Computer Use's descriptor: the six tools and their session binding.
+"""Computer Use's descriptor: the six tools, their session binding, what a sync does to
+the bridge, and the host probe that feeds its decision.
 
 The bridge (`ComputerUseLifecycle`) is built on a session's first call only: a session
 that never uses Computer Use starts nothing.
@@ -6,10 +7,12 @@ that never uses Computer Use starts nothing.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Protocol, TypeVar, cast
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolSpec
+from pct_runtime.capabilities.computer_use import eligibility
 from pct_runtime.capabilities.computer_use.client import ComputerUseClient
 from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 from pct_runtime.capabilities.computer_use.tools import (
@@ -17,13 +20,14 @@ from pct_runtime.capabilities.computer_use.tools import (
     create_computer_use_tools,
     tool_spec,
 )
-from pct_runtime.capabilities.descriptor import Descriptor
-from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
+from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
 from pct_runtime.debug import DebugSink
+from pct_runtime.host.models import Model
 
 T = TypeVar("T")
 
-#: The session's shared-store key of its lifecycle (the runtime's cleanups read it).
+#: The session's shared-store key of its lifecycle (the sync's cleanup reads it).
 SHARED_KEY = "computer_use"
 
 
@@ -59,6 +63,48 @@ def _bind(services: ComputerUseServices) -> Sequence[Tool]:
     return create_computer_use_tools(provider)
 
 
+def _approval_mode(config: ToolkitConfig | None) -> ApprovalMode:
+    return config.computer_use.approval_mode if config is not None else "confirm"
+
+
+async def _cleanup(store: SessionStore, kept: bool, mode: Hashable) -> bool:
+    """Reset the client when the decision is no longer active or deferred (off,
+    ineligible, conflict); otherwise apply the current approval mode."""
+    # The store holds what `shared` built under this key (a test may put a double there).
+    lifecycle = cast("ComputerUseLifecycle | None", store.peek(SHARED_KEY))
+    if lifecycle is None:
+        return False
+    if not kept:
+        await lifecycle.reset()
+    else:
+        await lifecycle.set_approval_mode("always" if mode == "always" else "confirm")
+    return False
+
+
+def _probe(
+    config: ToolkitConfig, platform: str, ui_available: bool, model: Model | None, full: bool
+) -> str | None:
+    """A session start runs only the file checks (components, helper) and starts nothing.
+
+    An explicit `pct status` (`full`) runs the whole probe (components, helper, a
+    dedicated `node_repl` client asking `@oai/sky` for its target, then closed) — but only
+    when every cheaper check before it in the chain passes, so Linux and headless runs
+    start nothing."""
+    if not full:
+        return eligibility.inspect_runtime().reason if platform == "darwin" else None
+    if not (config.computer_use.enabled and platform == "darwin" and ui_available):
+        return None
+    if model is None or not model.has_image_input:
+        return None
+    return asyncio.run(eligibility.ComputerUseProbe().probe())
+
+
 DESCRIPTORS: tuple[Descriptor[ComputerUseServices], ...] = (
-    Descriptor("computer_use", _specs, _bind),
+    Descriptor(
+        "computer_use",
+        _specs,
+        _bind,
+        cleanup=Cleanup(_cleanup, _approval_mode),
+        probe=_probe,
+    ),
 )

@@ -1,21 +1,35 @@
-"""Tool Discovery's descriptor: `find_tools` over the session's discovery backend."""
+"""Tool Discovery's descriptor: `find_tools` over the session's discovery answers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.descriptor import Descriptor
-from pct_runtime.capabilities.discovery.tool import DiscoveryBackend, FindToolsTool, find_tools_spec
+from pct_runtime.capabilities.discovery.catalog import default_description
+from pct_runtime.capabilities.discovery.search import CatalogEntry
+from pct_runtime.capabilities.discovery.services import DiscoveryServices, SessionCatalog
+from pct_runtime.capabilities.discovery.tool import FindToolsTool, LoadOutcome, find_tools_spec
 
 
-class DiscoveryServices(Protocol):
-    """What the `find_tools` binding asks of its session."""
+class _Backend:
+    """The `DiscoveryBackend` `find_tools` reads, over a session's plain answers."""
 
-    def discovery(self) -> DiscoveryBackend:
-        """Eligibility and loads over the decision layer, for this session."""
-        ...
+    def __init__(self, session: SessionCatalog) -> None:
+        self._session = session
+
+    def available(self) -> bool:
+        return self._session.available()
+
+    def catalog(self) -> Sequence[CatalogEntry]:
+        return tuple(
+            CatalogEntry(name, default_description(name) if own is None else own, state)
+            for name, own, state in self._session.catalog()
+        )
+
+    async def load(self, names: Sequence[str]) -> LoadOutcome:
+        loaded, rejected = await self._session.load(names)
+        return LoadOutcome(loaded, rejected)
 
 
 def _specs() -> Sequence[ToolSpec]:
@@ -23,7 +37,7 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: DiscoveryServices) -> Sequence[Tool]:
-    return [FindToolsTool(services.discovery())]
+    return [FindToolsTool(_Backend(services.discovery()))]
 
 
 DESCRIPTORS: tuple[Descriptor[DiscoveryServices], ...] = (

@@ -1,9 +1,10 @@
 """Builders that wire the OpenAI capabilities into a session, and their descriptors.
 
-This seam assembles Web Search and Image Generation, so it exports their descriptors
-(`DESCRIPTORS`, read by `capabilities/registry.py`). The builders take live getters
-(config, registry, agent dir, the decided model) so a reload or a model switch is seen on
-the next call, and they never decide whether a tool is active:
+This seam assembles Web Search, Image Generation and Remote Compaction, so it exports
+their descriptors (`DESCRIPTORS`, read by `capabilities/registry.py`) and the embedded
+session's payload hooks (`OpenAIPayload`, on the Web Search descriptor). The builders take
+live getters (config, registry, agent dir, the decided model) so a reload or a model
+switch is seen on the next call, and they never decide whether a tool is active:
 the runtime registers the tool only when the decision layer says so, and for Image
 Generation passes the model the decision layer picked (`inspect_image_executor`).
 """
@@ -12,14 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 import httpx
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
-from pct_runtime.capabilities.descriptor import Descriptor
+from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
+from pct_runtime.capabilities.descriptor import ActiveDecisions, Descriptor
 from pct_runtime.capabilities.image.tool import OpenAIImageTool, image_spec
+from pct_runtime.capabilities.openai.pipeline import transform_provider_request
 from pct_runtime.capabilities.openai.resolve import resolve_model_route
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable
 from pct_runtime.capabilities.web_search.native import SearchSettings
@@ -31,6 +34,8 @@ from pct_runtime.capabilities.web_search.tool import (
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.host.models import Model, ModelRegistry
+
+T = TypeVar("T")
 
 #: Returns the model to use, or a status reason code when there is none.
 ModelPicker = Callable[[], Model | str]
@@ -149,7 +154,8 @@ def build_remote_compaction(
 
 
 class OpenAIServices(Protocol):
-    """What the Web Search and Image Generation bindings ask of their session."""
+    """What the Web Search and Image Generation bindings and the payload hooks ask of
+    their session."""
 
     @property
     def agent_dir(self) -> Path: ...
@@ -166,6 +172,82 @@ class OpenAIServices(Protocol):
     def image_executor(self) -> Model | str:
         """The decision layer's image model (current route → Codex → API key), or why none."""
         ...
+
+    def shared(self, key: str, factory: Callable[[], T]) -> T: ...
+
+
+# -- Payload hooks of an embedded session ------------------------------------------------
+# Remote Compaction's replay and native Web Search, acting on the session's committed
+# decisions handed in as plain facts: native search only while Web Search is active with
+# the native backend; checkpoints only while Remote Compaction is active.
+
+#: The session's shared-store key of its `RemoteCompaction`.
+SHARED_KEY = "remote_compaction"
+#: Decision keys (`decide.registry`) the hooks act on.
+_SEARCH = "web_search"
+_COMPACTION = "remote_compaction"
+
+
+def session_compaction(services: OpenAIServices) -> RemoteCompaction:
+    """The session's one `RemoteCompaction`, bound to its current model (built on use)."""
+
+    def make() -> RemoteCompaction:
+        return build_remote_compaction(
+            config=services.config,
+            current_model=services.model,
+            registry=services.models,
+            agent_dir=lambda: services.agent_dir,
+            debug=services.debug,
+        )
+
+    return services.shared(SHARED_KEY, make)
+
+
+async def _current_route(services: OpenAIServices) -> ResolvedRoute | None:
+    model = services.model()
+    if model is None:
+        return None
+    try:
+        return await resolve_model_route(model, services.models().credentials, services.agent_dir)
+    except RouteUnavailable:
+        return None
+
+
+class OpenAIPayload:
+    """The embedded session's payload hooks (the Web Search descriptor carries them):
+    checkpoint replay (Remote Compaction), then native search; never mutates `payload`."""
+
+    async def before_provider_request(
+        self,
+        services: OpenAIServices,
+        payload: object,
+        active: ActiveDecisions,
+        newest_details: object,
+    ) -> object:
+        native = (
+            services.config().web_search
+            if _SEARCH in active and active[_SEARCH] == "native"
+            else None
+        )
+        compaction = None
+        route = None
+        if _COMPACTION in active and newest_details:
+            compaction = session_compaction(services)
+            route = await _current_route(services)
+        return transform_provider_request(
+            payload,
+            compaction=compaction,
+            newest_compaction_details=newest_details,
+            route=route,
+            native_search=native,
+        )
+
+    async def before_compact(
+        self, services: OpenAIServices, preparation: object
+    ) -> CompactionResult | None:
+        """A result that replaces the agent's own summary, or None (compact natively)."""
+        prepared = cast(CompactionPreparation, preparation)  # the embedder's own object
+        return await session_compaction(services).before_compact(prepared)
 
 
 def _web_search_specs() -> Sequence[ToolSpec]:
@@ -204,6 +286,8 @@ def _bind_image(services: OpenAIServices) -> Sequence[Tool]:
 
 
 DESCRIPTORS: tuple[Descriptor[OpenAIServices], ...] = (
-    Descriptor("web_search", _web_search_specs, _bind_web_search),
+    # The payload hooks ride on Web Search's record: Remote Compaction has no tools, so
+    # no descriptor of its own (the registry's rows with tools are the descriptors).
+    Descriptor("web_search", _web_search_specs, _bind_web_search, payload=OpenAIPayload()),
     Descriptor("image_generation", _image_specs, _bind_image),
 )

@@ -1,12 +1,13 @@
-"""Shell Sessions' descriptor: `exec_command` / `write_stdin` and their session binding."""
+"""Shell Sessions' descriptor: `exec_command` / `write_stdin`, the session's one shell
+manager (shared with Code Mode's nested calls) and what a sync does to it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from typing import Protocol, TypeVar, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
-from pct_runtime.capabilities.descriptor import Descriptor
+from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.capabilities.shell.tools import (
     EXEC_COMMAND_SPEC,
@@ -14,7 +15,14 @@ from pct_runtime.capabilities.shell.tools import (
     create_shell_tools,
 )
 from pct_runtime.host.names import SHELL_TOOLS
+from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationHooks
+from pct_runtime.output import OutputOwner
+
+T = TypeVar("T")
+
+#: The session's shared-store key of its shell manager (viewers peek at it).
+SHARED_KEY = "shell"
 
 
 class ShellServices(Protocol):
@@ -25,9 +33,46 @@ class ShellServices(Protocol):
 
     def admit(self, name: str, path: str) -> None: ...
 
-    def shell_manager(self) -> ShellManager:
-        """The session's one manager, shared with Code Mode's nested calls."""
+    def output(self) -> OutputOwner:
+        """The session's output owner (recovery files live until the session ends)."""
         ...
+
+    def sandbox(self) -> Sandbox | None: ...
+
+    def shared(
+        self,
+        key: str,
+        factory: Callable[[], T],
+        close: Callable[[T], Awaitable[None]] | None = None,
+    ) -> T: ...
+
+
+async def _close(manager: ShellManager) -> None:
+    await manager.close()
+
+
+def session_shell(services: ShellServices) -> ShellManager:
+    """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
+
+    def make() -> ShellManager:
+        output = services.output()  # created first, so it is closed after the manager
+        return ShellManager(output, sandbox=services.sandbox())
+
+    return services.shared(SHARED_KEY, make, _close)
+
+
+async def _cleanup(store: SessionStore, kept: bool, settings: Hashable) -> bool:
+    """Closed while the plan no longer needs a shell backend (or a previous close did not
+    confirm), reopened once it does: the manager keeps its identity, so viewers stay
+    subscribed, and the output owner stays, so recovery files live on."""
+    # The store holds what `shared` built under this key (a test may put a double there).
+    shell = cast("ShellManager | None", store.peek(SHARED_KEY))
+    if shell is None or (kept and not shell.closed):
+        return False
+    await shell.close()
+    if kept:
+        shell.reopen()
+    return True
 
 
 def _specs() -> Sequence[ToolSpec]:
@@ -39,7 +84,15 @@ def _bind(services: ShellServices) -> Sequence[Tool]:
         for name in SHELL_TOOLS:
             services.admit(name, "direct")
 
-    return create_shell_tools(services.shell_manager(), services.hooks, admission)
+    return create_shell_tools(session_shell(services), services.hooks, admission)
 
 
-DESCRIPTORS: tuple[Descriptor[ShellServices], ...] = (Descriptor("shell_sessions", _specs, _bind),)
+DESCRIPTORS: tuple[Descriptor[ShellServices], ...] = (
+    Descriptor(
+        "shell_sessions",
+        _specs,
+        _bind,
+        starts=(EXEC_COMMAND_SPEC.name,),
+        cleanup=Cleanup(_cleanup),
+    ),
+)

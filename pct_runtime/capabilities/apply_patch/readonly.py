@@ -1,20 +1,18 @@
 """What `--sandbox read-only` changes above the kernel: `apply_patch` is refused outright.
 
 Shell jobs and Code Mode workers are confined by the kernel (`host.sandbox`); `apply_patch`
-runs inside pct itself, so under `read-only` it is refused before it reads anything — both
-the direct tool and the nested Code Mode call — instead of failing halfway through a patch.
+runs inside pct itself, so under `read-only` it is refused before it reads anything — the
+direct tool here, the nested Code Mode call by its own adapter with this refusal —
+instead of failing halfway through a patch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
 from pct_runtime.jsontypes import JSONMapping
-
-if TYPE_CHECKING:  # Code Mode loads only when a session builds it
-    from pct_runtime.capabilities.code.adapters import PreparedCall
 
 READ_ONLY_PATCH_MESSAGE = (
     "apply_patch is refused: pct runs with --sandbox read-only, which allows no file changes. "
@@ -23,7 +21,8 @@ READ_ONLY_PATCH_MESSAGE = (
 )
 
 
-def _refuse() -> ToolError:
+def refuse_read_only() -> ToolError:
+    """The refusal of every `apply_patch` under `read-only` (Code Mode's nested one too)."""
     return ToolError("sandbox-read-only", READ_ONLY_PATCH_MESSAGE)
 
 
@@ -39,17 +38,4 @@ class ReadOnlyPatchTool:
         return self.inner.spec
 
     async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
-        raise _refuse()
-
-
-class ReadOnlyPatchAdapter:
-    """The nested `apply_patch` under `read-only`: refused at prepare, before any approval."""
-
-    name = "apply_patch"
-    sequential = True
-
-    async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
-        raise _refuse()
-
-    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
-        raise _refuse()
+        raise refuse_read_only()

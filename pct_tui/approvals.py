@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from pct_runtime.host.ui import ASKER, Asker, NotifyLevel
+from pct_runtime.host.ui import ASKER, AskedDiff, Asker, NotifyLevel
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
@@ -190,11 +190,12 @@ async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
         return None
 
 
-def remote_file_diffs(diffs: Sequence[tuple[str, str]]) -> FileDiffs | None:
-    """Another runtime's (path, diff text) pairs in the shape the approval modal draws."""
+def remote_file_diffs(diffs: Sequence[AskedDiff]) -> FileDiffs | None:
+    """Another runtime's per-file diffs in the shape the approval modal draws (the same
+    operation, path and move source the embedded console would show)."""
     if not diffs:
         return None
     # Deferred for start-up time: apply_patch loads after the first frame.
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
-    return [FileDiff("update", path, None, tuple(diff.splitlines())) for path, diff in diffs]
+    return [FileDiff(d.operation, d.path, d.source, tuple(d.diff.splitlines())) for d in diffs]

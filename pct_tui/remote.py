@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from pct_runtime.host.ui import AskedDiff
 from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs
 
 if TYPE_CHECKING:
@@ -485,4 +486,4 @@ async def _close(client: RemoteClient) -> None:
 
 def _file_diffs(diffs: tuple[DiffInfo, ...]) -> FileDiffs | None:
     """The runtime's per-file diffs in the shape the approval modal draws."""
-    return remote_file_diffs([(d.path, d.diff) for d in diffs])
+    return remote_file_diffs([AskedDiff(d.path, d.diff, d.operation, d.source) for d in diffs])

@@ -43,6 +43,8 @@ class ApprovalRequest:
     diffs: list[FileDiff] | None = None
     #: Who asks, for a question from another runtime (its label, session and client).
     origin: str | None = None
+    #: Shown to a `--monitor` console: watched, never answered here.
+    read_only: bool = False
     future: asyncio.Future[Answer] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -158,12 +160,14 @@ class ConsoleUI:
         return await self._ask(request)
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
-        self._record(request, "asked")
+        self._record(request, "asked (read-only here)" if request.read_only else "asked")
         try:
             result = await self.queue.ask(request)
         except asyncio.CancelledError:
-            self._record(request, "withdrawn")
+            self._record(request, "closed" if request.read_only else "withdrawn")
             raise
+        if request.read_only:  # hidden here; its answer comes as the runtime's event
+            return None
         if request.kind == "confirm":
             self._record(request, "approved" if result is True else "denied")
         else:

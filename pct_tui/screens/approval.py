@@ -141,8 +141,8 @@ class ChoiceScreen(ModalScreen[str | None]):
 
 #: What a `--monitor` console says instead of answer buttons.
 WATCH_NOTE = (
-    "Read-only (--monitor): this console cannot answer. Answer it in a pct-tui without "
-    "--monitor (or in the agent); this closes when it is answered there."
+    "Read-only (--monitor): answer it in a pct-tui without --monitor or in the agent; "
+    "this closes when it is answered there."
 )
 
 

@@ -21,7 +21,11 @@ DIFFS = (
     DiffInfo("old.txt", "--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone", "delete"),
     DiffInfo("src/b.py", "--- a/src/a.py\n+++ b/src/b.py\n@@ -1 +1 @@\n-x\n+y", "move", "src/a.py"),
 )
-PREVIEW = "A docs/new.md\nD old.txt\nR src/a.py -> src/b.py\n\n*** Begin Patch\n*** End Patch"
+PREVIEW = (
+    "- add docs/new.md\n- delete old.txt\n- move src/a.py -> src/b.py\n\n"
+    "*** Begin Patch\n*** Add File: docs/new.md\n+fresh\n*** Delete File: old.txt\n"
+    "*** Update File: src/a.py\n*** Move to: src/b.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
+)
 
 
 async def test_monitor_shows_a_question_read_only_until_answered_elsewhere(
@@ -74,7 +78,9 @@ async def test_a_remote_patch_is_drawn_with_each_files_operation(
             ("delete", "old.txt", None),
             ("move", "src/b.py", "src/a.py"),
         ]
-        assert text(app, "#patch-files") == "A docs/new.md\nD old.txt\nR src/a.py -> src/b.py"
+        assert text(app, "#patch-files") == (
+            "- add docs/new.md\n- delete old.txt\n- move src/a.py -> src/b.py"
+        )
         await pilot.press("n")
         await wait_for(pilot, lambda: runtime.answers == {"req-1": False}, "denied")
 

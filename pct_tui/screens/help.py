@@ -38,17 +38,18 @@ Approvals
   y Yes   n No (or Escape)   one at a time; the rest wait in order
   Other runtimes ask here too while this console runs; the modal says
   which runtime, session and client asks. Start pct-tui before the
-  agent's cell asks: a question is never held for a console to connect.
+  agent: a question is never held for a console to connect.
   pct-tui --monitor: questions are shown read-only (esc Hide) and close
   when answered elsewhere; x, T and ^s are refused
 
 Colours: active green · deferred blue · unavailable amber · off grey ·
 errors red. Check boxes show X when on.
-Binding ids (for keymaps): show-status show-config show-rules
-  show-sessions show-events show-history reload help quit quit-ctrl quit-ctrl-c
-  config-save rule-add rule-edit rule-delete rule-delete-x rule-up
-  rule-up-k rule-down rule-down-j rules-save work-view work-view-enter
-  work-stop session-end approval-yes approval-no quit-save quit-discard
+Binding ids (for keymaps):
+  show-status show-config show-rules show-sessions show-events
+  show-history reload help quit quit-ctrl quit-ctrl-c config-save
+  rule-add rule-edit rule-delete rule-delete-x rule-up rule-up-k
+  rule-down rule-down-j rules-save work-view work-view-enter work-stop
+  session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
   history-to-list call-back call-back-q call-undo watch-hide
 """

@@ -323,7 +323,7 @@ async def _watch_dir(agent_dir: Path, wake: asyncio.Event, stop: asyncio.Event) 
             try:
                 async for _ in awatch(directory, stop_event=stop, step=20, rust_timeout=1000):
                     wake.set()
-            except (OSError, RuntimeError):
+            except Exception:  # e.g. the directory went away, or no inotify watch left
                 _log.debug("registry watch failed; scanning only", exc_info=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 1.0)

@@ -44,7 +44,7 @@ from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
 from pct_tui.remote import LiveBackend, RegistryBackend, RemoteRuntimes
-from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
+from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
@@ -151,7 +151,7 @@ class PctApp(App[None]):
             self.add_mode(mode, partial(screen, self.facade))
         self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
         self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
-        self._request_screens: dict[int, Screen[bool] | Screen[str | None]] = {}
+        self._request_screens: dict[int, Screen[bool] | Screen[str | None] | Screen[None]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
         self._watch_stop = asyncio.Event()
@@ -316,7 +316,7 @@ class PctApp(App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(monitor=self.console_state.read_only))
 
     async def action_reload(self) -> None:
         message = await self.console_state.reload()
@@ -339,8 +339,17 @@ class PctApp(App[None]):
             self._request_screens.pop(id(request), None)
             self.approvals.answer(request, value)
 
-        screen: Screen[bool] | Screen[str | None]
-        if request.kind == "confirm":
+        screen: Screen[bool] | Screen[str | None] | Screen[None]
+        if request.read_only:  # --monitor: who asks and what, no answer keys
+            screen = WatchScreen(
+                request.title,
+                request.message,
+                pending=len(self.approvals),
+                who=self.who_asks(request),
+                diffs=request.diffs,
+                options=request.options,
+            )
+        elif request.kind == "confirm":
             screen = ConfirmScreen(
                 request.title,
                 request.message,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from pct_runtime.host.ui import ASKER, Asker, NotifyLevel
+from pct_runtime.host.ui import ASKER, AskedDiff, Asker, NotifyLevel
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
@@ -43,6 +43,8 @@ class ApprovalRequest:
     diffs: list[FileDiff] | None = None
     #: Who asks, for a question from another runtime (its label, session and client).
     origin: str | None = None
+    #: Shown to a `--monitor` console: watched, never answered here.
+    read_only: bool = False
     future: asyncio.Future[Answer] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
@@ -158,12 +160,14 @@ class ConsoleUI:
         return await self._ask(request)
 
     async def _ask(self, request: ApprovalRequest) -> Answer:
-        self._record(request, "asked")
+        self._record(request, "asked (read-only here)" if request.read_only else "asked")
         try:
             result = await self.queue.ask(request)
         except asyncio.CancelledError:
-            self._record(request, "withdrawn")
+            self._record(request, "closed" if request.read_only else "withdrawn")
             raise
+        if request.read_only:  # hidden here; its answer comes as the runtime's event
+            return None
         if request.kind == "confirm":
             self._record(request, "approved" if result is True else "denied")
         else:
@@ -190,11 +194,12 @@ async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
         return None
 
 
-def remote_file_diffs(diffs: Sequence[tuple[str, str]]) -> FileDiffs | None:
-    """Another runtime's (path, diff text) pairs in the shape the approval modal draws."""
+def remote_file_diffs(diffs: Sequence[AskedDiff]) -> FileDiffs | None:
+    """Another runtime's per-file diffs in the shape the approval modal draws (the same
+    operation, path and move source the embedded console would show)."""
     if not diffs:
         return None
     # Deferred for start-up time: apply_patch loads after the first frame.
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
-    return [FileDiff("update", path, None, tuple(diff.splitlines())) for path, diff in diffs]
+    return [FileDiff(d.operation, d.path, d.source, tuple(d.diff.splitlines())) for d in diffs]

@@ -162,6 +162,10 @@ def default_clock() -> str:
     return time.strftime("%H:%M:%S")
 
 
+def _local_clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
 class Console:
     """Runtime state for the screens. Create it in the app, `attach()` once mounted."""
 
@@ -171,6 +175,11 @@ class Console:
         self.app = app
         self.runtime = runtime
         self.clock = clock
+        #: An event's own time (another runtime's), as `clock` shows now; a fixed test
+        #: clock stays fixed.
+        self.stamp: Callable[[float], str] = (
+            _local_clock if clock is default_clock else (lambda at: clock())
+        )
         self.status_changed: Signal[None] = Signal(app, "status-changed")
         self.event_logged: Signal[EventRecord] = Signal(app, "event-logged")
         self.work_changed: Signal[None] = Signal(app, "work-changed")
@@ -227,9 +236,10 @@ class Console:
         self.draft = ConfigDraft.start(read.config, read.revision, read.raw)
 
     # -- events --------------------------------------------------------------------------
-    def log_event(self, kind: str, text: str) -> None:
+    def log_event(self, kind: str, text: str, at: float | None = None) -> None:
+        """`at`: when it happened, if not now (another runtime's event time)."""
         self._seq += 1
-        record = EventRecord(self._seq, self.clock(), kind, text)
+        record = EventRecord(self._seq, self.clock() if at is None else self.stamp(at), kind, text)
         self.events.append(record)
         self.event_logged.publish(record)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from pct_runtime.host.ui import AskedDiff
 from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs
 
 if TYPE_CHECKING:
@@ -59,6 +60,12 @@ class RemoteClient(Protocol):
     async def end_session(self, session_id: str) -> ActionResult: ...
     async def answer(self, request_id: str, value: bool | str | None) -> ActionResult: ...
     async def aclose(self) -> None: ...
+
+
+class EventLog(Protocol):
+    """The Events screen's door: `at` is when the runtime says it happened."""
+
+    def __call__(self, kind: str, text: str, at: float | None = None) -> None: ...
 
 
 class LiveBackend(Protocol):
@@ -250,7 +257,7 @@ class RemoteRuntimes:
     """Discovery, mirroring and approval routing for every other runtime.
 
     The callbacks keep this module free of the app: `changed()` after any snapshot or
-    runtime coming or going, `log(kind, text)` for the Events screen, `ask(request)` puts
+    runtime coming or going, `log(kind, text, at)` for the Events screen, `ask(request)` puts
     a question into the console's approval queue and waits for its answer,
     `withdraw(request)` takes it out (and closes its modal), `notify(text)` reports a
     failure to act.
@@ -262,7 +269,7 @@ class RemoteRuntimes:
         *,
         role: Role,
         changed: Callable[[], None],
-        log: Callable[[str, str], None],
+        log: EventLog,
         ask: Callable[[ApprovalRequest], Awaitable[Answer]],
         withdraw: Callable[[ApprovalRequest], None],
         notify: Callable[[str], None],
@@ -396,7 +403,7 @@ class RemoteRuntimes:
         if isinstance(update, Snapshot):
             self._on_snapshot(runtime, update)
         elif isinstance(update, EventInfo):
-            self._log(update.kind, f"[{runtime.label}] {update.text}")
+            self._log(update.kind, f"[{runtime.label}] {update.text}", update.time)
         elif isinstance(update, ApprovalInfo):
             self._on_approval(runtime, update)
         elif isinstance(update, ApprovalClosed):
@@ -429,9 +436,6 @@ class RemoteRuntimes:
         who = (
             f"{runtime.label} · session {info.session_id or '—'} · client {client} · model {model}"
         )
-        if self.read_only:
-            self._log("approval", f"asked (answer it in a console, not a monitor): {info.title}")
-            return
         request = ApprovalRequest(
             info.kind,
             info.title,
@@ -439,6 +443,7 @@ class RemoteRuntimes:
             info.options,
             diffs=_file_diffs(info.diffs),
             origin=who,
+            read_only=self.read_only,  # a monitor shows it, without answer keys
         )
         runtime.requests[info.request_id] = request
         self._spawn(self._answer(runtime, info.request_id, request))
@@ -453,7 +458,7 @@ class RemoteRuntimes:
             if task is not None and task.cancelling():
                 raise
             return  # withdrawn: answered elsewhere, timed out, or the runtime went away
-        if runtime.requests.pop(request_id, None) is None or runtime.gone:
+        if runtime.requests.pop(request_id, None) is None or runtime.gone or request.read_only:
             return
         result = await _act(runtime, runtime.client.answer(request_id, value))
         if not result.ok:
@@ -485,4 +490,4 @@ async def _close(client: RemoteClient) -> None:
 
 def _file_diffs(diffs: tuple[DiffInfo, ...]) -> FileDiffs | None:
     """The runtime's per-file diffs in the shape the approval modal draws."""
-    return remote_file_diffs([(d.path, d.diff) for d in diffs])
+    return remote_file_diffs([AskedDiff(d.path, d.diff, d.operation, d.source) for d in diffs])

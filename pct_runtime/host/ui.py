@@ -61,6 +61,18 @@ class NoUI:
 
 
 @dataclass(frozen=True)
+class AskedDiff:
+    """One file of a change asked about: its unified diff, and what happens to the file
+    (`add`, `update`, `delete`, or `move` from `source`), so a remote approver draws it
+    as the embedded console does."""
+
+    path: str
+    diff: str
+    operation: Literal["add", "update", "delete", "move"] = "update"
+    source: str | None = None
+
+
+@dataclass(frozen=True)
 class Asker:
     """Who is asking, and about what — for a UI that can show more than title and text.
 
@@ -72,9 +84,9 @@ class Asker:
     session_id: str | None = None
     client: str | None = None
     subject: object | None = None
-    #: `(path, unified diff)` per file of the change asked about, for a port that shows
-    #: diffs without knowing the capability; it reads files, so call it in a thread.
-    diffs: Callable[[], Sequence[tuple[str, str]]] | None = None
+    #: Each file of the change asked about, for a port that shows diffs without knowing
+    #: the capability; it reads files, so call it in a thread.
+    diffs: Callable[[], Sequence[AskedDiff]] | None = None
 
 
 ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)

@@ -353,14 +353,16 @@ class RuntimeSession:
         outcome: str = "ok",
         error_code: str | None = None,
         result: str = "",
+        origin: CallOrigin | None = None,
     ) -> None:
         """Journal what a person did to this session from the console (`stop`,
-        `end_session`): one row with transport `console`. Never blocks or raises."""
+        `end_session`): one row with transport `console` (`origin` names a live console
+        acting from another process). Never blocks or raises."""
         trace = self.runtime.journal.trace(
             tool=action,
             args=None,
             session_id=self.id,
-            origin=CallOrigin("console"),
+            origin=origin or CallOrigin("console"),
             model=self.host.model.key if self.host.model else None,
             path="direct",
             summary=summary,

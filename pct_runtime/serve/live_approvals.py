@@ -180,4 +180,4 @@ async def _diffs(asker: Asker | None) -> tuple[DiffInfo, ...]:
     except Exception:  # the question still goes out, with its preview text
         _log.warning("diffs for a live approval failed", exc_info=True)
         return ()
-    return tuple(DiffInfo(path, diff) for path, diff in found)
+    return tuple(DiffInfo(d.path, d.diff, d.operation, d.source) for d in found)

@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Literal
 
+from watchfiles import awatch
+
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.serve.control import MAX_REPLY, RuntimeEntry, list_runtimes
 from pct_runtime.serve.live_protocol import (
@@ -281,15 +283,47 @@ async def watch_runtimes(
     agent_dir: Path, *, exclude_pid: int | None = None, interval: float = 0.5
 ) -> AsyncIterator[tuple[Literal["added", "removed"], RuntimeEntry]]:
     """Every registered runtime as `added` (those present at first, then new ones) and
-    `removed` when its entry goes away or its process dies; runs until cancelled."""
+    `removed` when its entry goes away or its process dies; runs until cancelled.
+
+    The registry directory is watched, so a runtime is reported as soon as it registers
+    (before it serves MCP): a console connects before the agent's first question, as far
+    as it can without the runtime ever waiting for it. The scan every `interval` also
+    catches a process that died without removing its entry."""
     known: dict[Path, RuntimeEntry] = {}
-    while True:
-        found = await asyncio.to_thread(list_runtimes, agent_dir)
-        current = {e.path: e for e in found if e.pid != exclude_pid}
-        for path in [p for p in known if p not in current]:
-            yield "removed", known.pop(path)
-        for path, entry in current.items():
-            if path not in known:
-                known[path] = entry
-                yield "added", entry
-        await asyncio.sleep(interval)
+    wake = asyncio.Event()
+    stop = asyncio.Event()
+    watcher = asyncio.get_running_loop().create_task(_watch_dir(agent_dir, wake, stop))
+    try:
+        while True:
+            wake.clear()
+            found = await asyncio.to_thread(list_runtimes, agent_dir)
+            current = {e.path: e for e in found if e.pid != exclude_pid}
+            for path in [p for p in known if p not in current]:
+                yield "removed", known.pop(path)
+            for path, entry in current.items():
+                if path not in known:
+                    known[path] = entry
+                    yield "added", entry
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), interval)
+    finally:
+        stop.set()
+        watcher.cancel()
+        with contextlib.suppress(BaseException):
+            await watcher
+
+
+async def _watch_dir(agent_dir: Path, wake: asyncio.Event, stop: asyncio.Event) -> None:
+    """Set `wake` on every change in the registry directory, while it exists; the scan
+    alone covers the time before the first runtime creates it, or a failing watch."""
+    directory = agent_dir / "pct" / "runtimes"
+    while not stop.is_set():
+        if directory.is_dir():
+            wake.set()  # a runtime may have registered before the watch began
+            try:
+                async for _ in awatch(directory, stop_event=stop, step=20, rust_timeout=1000):
+                    wake.set()
+            except Exception:  # e.g. the directory went away, or no inotify watch left
+                _log.debug("registry watch failed; scanning only", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1.0)

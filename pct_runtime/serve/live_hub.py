@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.journal.recorder import CallOrigin
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
 from pct_runtime.runtime.managers import built_code, built_shell
@@ -337,9 +338,9 @@ class LiveHub:
             return ActionResult(False, READ_ONLY_MESSAGE)
         kind = message.get("type")
         if kind == STOP:
-            return await self._stop(message.get("work_id"))
+            return await self._stop(message.get("work_id"), connection)
         if kind == END_SESSION:
-            return await self._end_session(message.get("session_id"))
+            return await self._end_session(message.get("session_id"), connection)
         if kind == ANSWER:
             request_id = message.get("request_id")
             if not isinstance(request_id, str):
@@ -347,7 +348,7 @@ class LiveHub:
             return self.approvals.answer(request_id, message.get("value"))
         return ActionResult(False, f"unknown act {kind!r}")
 
-    async def _stop(self, work_id: object) -> ActionResult:
+    async def _stop(self, work_id: object, connection: LiveConnection) -> ActionResult:
         work = self.work.get(work_id) if isinstance(work_id, str) else None
         if work is None:
             return ActionResult(False, f"unknown work {work_id}; take ids from the snapshot")
@@ -358,19 +359,38 @@ class LiveHub:
         confirmed = await work.stop()
         self.changed()
         if confirmed or work.state == "terminated":
-            return ActionResult(True, f"stopped {what} {work.id}")
-        return ActionResult(
-            True, f"stop of {what} {work.id} requested; it is {work.state} (not yet confirmed)"
-        )
+            result = ActionResult(True, f"stopped {what} {work.id}")
+        else:
+            result = ActionResult(
+                True, f"stop of {what} {work.id} requested; it is {work.state} (not yet confirmed)"
+            )
+        session = self.runtime.session(work.session_id)
+        if session is not None:  # the journal, as for the embedded console's stop
+            session.record_action(
+                "stop", f"{what} {work.id}", result=result.message, origin=_origin(connection)
+            )
+        return result
 
-    async def _end_session(self, session_id: object) -> ActionResult:
+    async def _end_session(self, session_id: object, connection: LiveConnection) -> ActionResult:
         session = self.runtime.session(session_id) if isinstance(session_id, str) else None
         if session is None:
             return ActionResult(False, f"unknown session {session_id}; take ids from the snapshot")
         self.note("live", f"end session {session.id} (requested by a console)")
         await session.close()
         self.changed()
-        return ActionResult(True, f"ended session {session.id}")
+        result = ActionResult(True, f"ended session {session.id}")
+        session.record_action(
+            "end_session",
+            f"session {session.id}",
+            result=result.message,
+            origin=_origin(connection),
+        )
+        return result
+
+
+def _origin(connection: LiveConnection) -> CallOrigin:
+    """A live console's act in the journal: transport `console`, client `live console <pid>`."""
+    return CallOrigin("console", "live console", connection.client or None)
 
 
 def _cancel(task: asyncio.Task[None]) -> None:

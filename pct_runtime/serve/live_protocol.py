@@ -96,10 +96,17 @@ class EventInfo:
     text: str
 
 
+DiffOperation = Literal["add", "update", "delete", "move"]
+DIFF_OPERATIONS: tuple[DiffOperation, ...] = ("add", "update", "delete", "move")
+
+
 @dataclass(frozen=True)
 class DiffInfo:
-    path: str
+    path: str  # the destination of a move
     diff: str
+    #: Added in version 1 (additive): a peer that does not send it means `update`.
+    operation: DiffOperation = "update"
+    source: str | None = None  # a move's origin
 
 
 @dataclass(frozen=True)
@@ -198,9 +205,16 @@ def approval_message(approval: ApprovalInfo) -> JSONObject:
         "options": list(approval.options),
         "session_id": approval.session_id,
         "client": approval.client,
-        "diffs": [{"path": d.path, "diff": d.diff} for d in approval.diffs],
+        "diffs": [_diff_to_json(d) for d in approval.diffs],
         "runtime_pid": approval.runtime_pid,
     }
+
+
+def _diff_to_json(diff: DiffInfo) -> JSONObject:
+    out: JSONObject = {"path": diff.path, "diff": diff.diff, "operation": diff.operation}
+    if diff.source is not None:
+        out["source"] = diff.source
+    return out
 
 
 def closed_message(closed: ApprovalClosed) -> JSONObject:
@@ -321,8 +335,19 @@ def approval_from_json(raw: Mapping[str, object]) -> ApprovalInfo:
         options=tuple(o for o in _list(raw, "options") if isinstance(o, str)),
         session_id=_opt_str(raw, "session_id"),
         client=_opt_str(raw, "client"),
-        diffs=tuple(DiffInfo(_str(d, "path"), _str(d, "diff")) for d in _objects(raw, "diffs")),
+        diffs=tuple(_diff_from_json(d) for d in _objects(raw, "diffs")),
         runtime_pid=pid if isinstance(pid := raw.get("runtime_pid"), int) else 0,
+    )
+
+
+def _diff_from_json(raw: Mapping[str, object]) -> DiffInfo:
+    """An unknown or missing `operation` reads as `update` (an older or newer peer)."""
+    operation = raw.get("operation")
+    return DiffInfo(
+        path=_str(raw, "path"),
+        diff=_str(raw, "diff"),
+        operation=next((o for o in DIFF_OPERATIONS if o == operation), "update"),
+        source=_opt_str(raw, "source"),
     )
 
 

@@ -28,6 +28,22 @@ HINTS = {
 }
 
 
+def question_body(message: str, diffs: Sequence[FileDiff] | None) -> ComposeResult:
+    """A question's text: a patch as its files plus a coloured diff, else the message."""
+    if diffs:
+        files, _ = split_preview(message)
+        if files:
+            yield Static("\n".join(files), id="patch-files", markup=False)
+        yield Static(diff_text(diffs), id="patch-diff")
+    elif "*** Begin Patch" in message:
+        files, patch = split_preview(message)
+        if files:
+            yield Static("\n".join(files), id="patch-files", markup=False)
+        yield Static(patch_text(patch), id="patch-diff")
+    else:
+        yield Static(message, id="question-message", markup=False)
+
+
 class ConfirmScreen(ModalScreen[bool]):
     """Yes / No. A patch preview (`*** Begin Patch`) is shown as files plus a coloured diff."""
 
@@ -67,18 +83,7 @@ class ConfirmScreen(ModalScreen[bool]):
             if hint:
                 yield Static(hint, id="question-hint", markup=False)
             with VerticalScroll(id="question-body"):
-                if self.diffs:
-                    files, _ = split_preview(self.message)
-                    if files:
-                        yield Static("\n".join(files), id="patch-files", markup=False)
-                    yield Static(diff_text(self.diffs), id="patch-diff")
-                elif "*** Begin Patch" in self.message:
-                    files, patch = split_preview(self.message)
-                    if files:
-                        yield Static("\n".join(files), id="patch-files", markup=False)
-                    yield Static(patch_text(patch), id="patch-diff")
-                else:
-                    yield Static(self.message, id="question-message", markup=False)
+                yield from question_body(self.message, self.diffs)
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes_label} (y)", variant="success", id="yes", compact=True)
                 yield Button("No (n)", variant="error", id="no", compact=True)
@@ -131,4 +136,67 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(self.options[event.option_index])
 
     def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+#: What a `--monitor` console says instead of answer buttons.
+WATCH_NOTE = (
+    "Read-only (--monitor): answer it in a pct-tui without --monitor or in the agent; "
+    "this closes when it is answered there."
+)
+
+
+class WatchScreen(ModalScreen[None]):
+    """A question shown to a `--monitor` console: who asks and what (the same body as the
+    answering modal), with no answer keys. Escape only hides it here; it closes by itself
+    when the question is answered or withdrawn elsewhere."""
+
+    CSS_PATH = "approval.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Hide", id="watch-hide"),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        message: str,
+        *,
+        pending: int = 0,
+        who: str = "",
+        diffs: Sequence[FileDiff] | None = None,
+        options: Sequence[str] = (),
+    ) -> None:
+        super().__init__()
+        self.question_title = title
+        self.message = message
+        self.pending = pending
+        self.who = who
+        self.diffs = diffs
+        self.options = tuple(options)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question_title, id="question-title")
+            if self.who:
+                yield Static(f"Asked by {self.who}", id="question-who", markup=False)
+            if self.pending > 1:
+                yield Label(f"{self.pending - 1} more waiting", id="queue-count")
+            yield Static(WATCH_NOTE, id="watch-note", markup=False)
+            with VerticalScroll(id="question-body"):
+                if self.options:
+                    lines = "\n".join(f"  {o}" for o in self.options)
+                    yield Static(f"Options:\n{lines}", id="question-message", markup=False)
+                else:
+                    yield from question_body(self.message, self.diffs)
+            with Horizontal(id="buttons"):
+                yield Button("Hide (esc)", id="hide", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#hide", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_close(self) -> None:
         self.dismiss(None)

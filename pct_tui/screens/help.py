@@ -19,7 +19,8 @@ Screens (number keys, or click the bar under the title)
   3  Rules     execution rules: a Add, e Edit (or Enter),
                del Delete (or x), ^↑ Up / ^↓ Down (or K / J), ^s Save
   4  Sessions  shell jobs and code cells: v View output (or Enter),
-               x Stop, T End session
+               x Stop, T End session; every runtime of the agent dir
+               (agents' pct serve too) under its own header
   5  Events    runtime events, approvals and answers, diagnostics
   6  History   journaled calls, newest first: / Filter, c Clear,
                Enter opens a call (esc Back), u Undo a patch;
@@ -35,16 +36,29 @@ Everywhere
 
 Approvals
   y Yes   n No (or Escape)   one at a time; the rest wait in order
+  Other runtimes ask here too while this console runs; the modal says
+  which runtime, session and client asks. Start pct-tui before the
+  agent: a question is never held for a console to connect.
+  pct-tui --monitor: questions are shown read-only (esc Hide) and close
+  when answered elsewhere; x, T and ^s are refused
 
 Colours: active green · deferred blue · unavailable amber · off grey ·
 errors red. Check boxes show X when on.
-Binding ids (for keymaps): show-status show-config show-rules
-  show-sessions show-events show-history reload help quit quit-ctrl quit-ctrl-c
-  config-save rule-add rule-edit rule-delete rule-delete-x rule-up
-  rule-up-k rule-down rule-down-j rules-save work-view work-view-enter
-  work-stop session-end approval-yes approval-no quit-save quit-discard
+Binding ids (for keymaps):
+  show-status show-config show-rules show-sessions show-events
+  show-history reload help quit quit-ctrl quit-ctrl-c config-save
+  rule-add rule-edit rule-delete rule-delete-x rule-up rule-up-k
+  rule-down rule-down-j rules-save work-view work-view-enter work-stop
+  session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
-  history-to-list call-back call-back-q call-undo
+  history-to-list call-back call-back-q call-undo watch-hide
+"""
+
+#: The first lines when this console is `--monitor`.
+MONITOR_TEXT = """\
+This console is read-only (--monitor): it watches every runtime, serves
+no MCP, saves nothing, stops nothing and answers no approval.
+
 """
 
 
@@ -54,9 +68,13 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark", "close", "Close", id="help-close"),
     ]
 
+    def __init__(self, *, monitor: bool = False) -> None:
+        super().__init__()
+        self.monitor = monitor
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog"):
-            yield Static(HELP_TEXT, markup=False)
+            yield Static((MONITOR_TEXT if self.monitor else "") + HELP_TEXT, markup=False)
 
     def action_close(self) -> None:
         self.dismiss()

@@ -13,7 +13,9 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
+from pct_runtime.serve.live_client import DiffInfo
 from pct_tui.app import PctApp
+from pct_tui.screens.approval import ConfirmScreen, WatchScreen
 from pct_tui.serving import AttachInfo, attach_commands
 from tests.tui.remote.live_double import DoubleBackend, DoubleRuntime
 from tests.tui.test_tui_snapshots import (
@@ -36,7 +38,7 @@ STATUS = (
 )
 
 
-def make_app() -> tuple[PctApp, DoubleBackend]:
+def make_app(*, monitor: bool = False) -> tuple[PctApp, DoubleBackend]:
     backend = DoubleBackend()
     runtime = backend.add(DoubleRuntime(4242))
     runtime.status_text = STATUS
@@ -51,6 +53,7 @@ def make_app() -> tuple[PctApp, DoubleBackend]:
         clock=lambda: "12:00:00",
         cwd=AGENT.parent,
         live=backend,
+        monitor=monitor,
     )
     app.NOTIFICATION_TIMEOUT = 3600
     return app, backend
@@ -90,4 +93,49 @@ def test_sessions_with_another_runtime(
     config({"shellSessions": {"enabled": True}})
     app, _ = make_app()
     before = steps("4", "down", "down", "down", then=_connected)
+    assert snap_compare(app, run_before=before, terminal_size=size)
+
+
+PATCH_DIFFS = (
+    DiffInfo("docs/new.md", "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1 @@\n+fresh", "add"),
+    DiffInfo("old.txt", "--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone", "delete"),
+    DiffInfo(
+        "src/b.py",
+        "--- a/src/a.py\n+++ b/src/b.py\n@@ -1 +1 @@\n-x = 1\n+x = 2",
+        "move",
+        "src/a.py",
+    ),
+)
+PATCH_PREVIEW = (
+    "- add docs/new.md\n- delete old.txt\n- move src/a.py -> src/b.py\n\n"
+    "*** Begin Patch\n*** Add File: docs/new.md\n+fresh\n*** Delete File: old.txt\n"
+    "*** Update File: src/a.py\n*** Move to: src/b.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
+)
+
+
+def _asked(backend: DoubleBackend, screen: type) -> Before:
+    async def run(pilot: Pilot[None]) -> None:
+        await _connected(pilot)
+        (runtime,) = backend.runtimes.values()
+        runtime.ask("req-1", "Code Mode: apply patch?", PATCH_PREVIEW, diffs=PATCH_DIFFS)
+        while not isinstance(pilot.app.screen, screen):
+            await pilot.pause(0.01)
+        await pilot.pause()
+
+    return run
+
+
+def test_remote_patch_approval(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    config({"shellSessions": {"enabled": True}})
+    app, backend = make_app()
+    before = steps(then=_asked(backend, ConfirmScreen))
+    assert snap_compare(app, run_before=before, terminal_size=size)
+
+
+def test_monitor_shows_a_question_read_only(
+    snap_compare: Snap, agent: Path, size: tuple[int, int]
+) -> None:
+    config({"shellSessions": {"enabled": True}})
+    app, backend = make_app(monitor=True)
+    before = steps(then=_asked(backend, WatchScreen))
     assert snap_compare(app, run_before=before, terminal_size=size)

@@ -31,6 +31,7 @@ from pct_runtime.capabilities.shell.dialect import (
     normalize_write_stdin_args,
     resolve_workdir,
 )
+from pct_runtime.host.ui import AskedDiff
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class PreparedCall:
     session_id: str | None = None
     approval: str | None = None
     cwd: str | None = None
-    #: The patch's per-file `(path, diff)` against disk now (reads files: call in a thread).
-    diffs: Callable[[], list[tuple[str, str]]] | None = None
+    #: The patch's per-file diffs against disk now (reads files: call in a thread).
+    diffs: Callable[[], list[AskedDiff]] | None = None
 
 
 class CodeAdapter(Protocol):
@@ -95,7 +96,10 @@ class ApplyPatchAdapter:
             self.name,
             prepared,
             approval=preview,
-            diffs=lambda: [(d.path, "\n".join(d.lines)) for d in file_diffs(prepared)],
+            diffs=lambda: [
+                AskedDiff(d.path, "\n".join(d.lines), d.operation, d.source)
+                for d in file_diffs(prepared)
+            ],
         )
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:

@@ -55,7 +55,7 @@ def test_every_footer_key_is_in_help_with_the_same_label() -> None:
     """Footers, help and README agree: each shown binding's footer text is in the help."""
     from textual.binding import Binding
 
-    from pct_tui.screens.approval import ConfirmScreen
+    from pct_tui.screens.approval import ConfirmScreen, WatchScreen
     from pct_tui.screens.config import ConfigScreen
     from pct_tui.screens.help import HELP_TEXT
     from pct_tui.screens.history import HistoryScreen
@@ -72,6 +72,7 @@ def test_every_footer_key_is_in_help_with_the_same_label() -> None:
         ConfirmScreen,
         HistoryScreen,
         CallScreen,
+        WatchScreen,
     )
     readme = (Path(__file__).parents[3] / "README.md").read_text()
     for owner in owners:

@@ -4,8 +4,8 @@
 requests. `DoubleClient` is what `LiveClient.connect` returns for it, with the pinned
 semantics: `updates()` starts with a Snapshot and ends when the runtime goes away or the
 client closes; `follow()` yields every character from the offset, in order, until the work
-ends; a "monitor" connection gets the same updates but every act is refused and it is never
-asked to approve; the first answer to a request wins and every console gets
+ends; a "monitor" connection gets the same updates (approval questions included) but every
+act is refused; the first answer to a request wins and every console gets
 `ApprovalClosed`. `DoubleBackend.watch` reports runtimes as tests add and remove them.
 """
 
@@ -130,7 +130,7 @@ class DoubleRuntime:
             diffs,
         )
         self.pending[request_id] = info
-        self.publish(info, consoles_only=True)
+        self.publish(info)  # monitors get it too (read-only), as the live hub sends it
         return info
 
     def close_request(

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, OptionList
 
 from pct_runtime.serve.live_client import DiffInfo
 from pct_tui.app import PctApp
-from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen
+from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
 from pct_tui.screens.output import OutputScreen
 from pct_tui.widgets.output_log import OutputLog
 from tests.tui.conftest import show, started, text, wait_for
@@ -250,11 +250,13 @@ async def test_monitor_watches_and_refuses_every_act(agent_dir: Path, tmp_path: 
         await wait_for(pilot, lambda: any("does not end sessions" in n for n in notes(app)), "T")
         assert runtime.stopped == []
         assert runtime.ended == []
-        runtime.ask("req-1", "Computer Use access", "Allow Safari?")  # never routed here
-        runtime.publish(runtime.pending["req-1"])  # even if it were sent, no modal
+        runtime.ask("req-1", "Computer Use access", "Allow Safari?")  # shown, not answerable
+        await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen), "read-only modal")
+        await pilot.press("y")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, ConfirmScreen)
         assert runtime.answers == {}
+        await pilot.press("escape")
         outcome = await app.console_state.save()
         assert not outcome.ok
         assert outcome.code == "read-only"

@@ -21,8 +21,13 @@ BLOB_DIR_NAME = "journal-blobs"
 PENDING_DIR_NAME = "pending"
 #: An unreferenced blob younger than this is kept: its call may not be recorded yet.
 PRUNE_GRACE_SECONDS = 120.0
-#: A pending image older than this belongs to a writer that died before naming it.
+#: A pending image older than this that no row names belongs to a writer that died.
 PENDING_GRACE_SECONDS = 3600.0
+#: A row's image not hashed yet (`pct apply-patch` leaves that to the next opener):
+#: `pending:<name in pending/>:<size>:<mtime_ns>`, the identity the file had when taken.
+PENDING_PREFIX = "pending:"
+#: An image whose pending file changed or vanished before it was hashed: never matches.
+LOST = "lost"
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -134,9 +139,10 @@ class BlobStore:
             finally:
                 os.close(dir_fd)
 
-    def adopt(self, pending: str, digest: str, data: bytes) -> None:
+    def adopt(self, pending: str, digest: str, data: bytes, *, keep: bool = False) -> None:
         """Name a pending image by its hash: an inode no one else links becomes the blob
-        itself (0600); a file still live elsewhere is copied (the blob must never change)."""
+        itself (0600); a file still live elsewhere is copied (the blob must never change).
+        With `keep` the pending name stays (the caller unlinks it once its row says so)."""
         target = self.path_of(digest)
         try:
             if target.exists():
@@ -145,12 +151,49 @@ class BlobStore:
             _private_dirs(self.root, target.parent)
             if os.lstat(pending).st_nlink == 1:
                 os.chmod(pending, 0o600)
-                os.replace(pending, target)
+                if keep:
+                    with contextlib.suppress(FileExistsError):
+                        os.link(pending, target)
+                else:
+                    os.replace(pending, target)
                 return
             self.put(data, digest, durable=False)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(pending)
+            if not keep:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(pending)
+
+    def resolve_marker(self, marker: str) -> str:
+        """The content address of a pending image (`pending:…`), stored as a blob; `LOST`
+        when its file is gone or changed since it was taken. The pending name is kept (the
+        caller unlinks it after recording the address). Raises OSError (full disk)."""
+        name, _, identity = marker[len(PENDING_PREFIX) :].partition(":")
+        size_text, _, mtime_text = identity.partition(":")
+        if not name or "/" in name or name.startswith("."):
+            return LOST
+        try:
+            fd = os.open(self.pending_dir / name, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        except FileNotFoundError:
+            return LOST
+        try:
+            st = os.fstat(fd)
+            if f"{st.st_size}:{st.st_mtime_ns}" != f"{size_text}:{mtime_text}":
+                return LOST
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+            if f"{os.fstat(fd).st_size}:{os.fstat(fd).st_mtime_ns}" != identity:
+                return LOST  # written to while it was read
+        finally:
+            os.close(fd)
+        digest = sha256_hex(data)
+        self.adopt(str(self.pending_dir / name), digest, data, keep=True)
+        return digest
+
+    def unlink_pending(self, marker: str) -> None:
+        name = marker[len(PENDING_PREFIX) :].partition(":")[0]
+        if name and "/" not in name and not name.startswith("."):
+            with contextlib.suppress(OSError):
+                os.unlink(self.pending_dir / name)
 
     def read(self, digest: str) -> bytes | None:
         """The blob's bytes, or None when it is gone (pruned or never stored)."""
@@ -192,15 +235,16 @@ class BlobStore:
 
     def remove_unreferenced(self, referenced: set[str], now: float | None = None) -> int:
         """Remove blobs no call refers to and pending images a dead writer left; each only
-        past its grace period (its call may be on its way to the database). Returns bytes
-        freed."""
+        past its grace period (its call may be on its way to the database). `referenced`
+        holds content addresses and the names of pending images rows still name. Returns
+        bytes freed."""
         now = time.time() if now is None else now
         pending = str(self.pending_dir)
         freed = 0
         for path, name, size, mtime in list(self.walk()):
             is_pending = os.path.dirname(path) == pending
             grace = PENDING_GRACE_SECONDS if is_pending else PRUNE_GRACE_SECONDS
-            if (not is_pending and name in referenced) or mtime > now - grace:
+            if name in referenced or mtime > now - grace:
                 continue
             with contextlib.suppress(OSError):
                 os.unlink(path)

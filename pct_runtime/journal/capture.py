@@ -7,6 +7,9 @@ link to the inode the patch is about to replace or remove (before) or has just w
 patch pays microseconds, not a copy. Hashing and naming the images by content happen
 later, on the journal's writer thread (`files()`); an image whose file changed in between
 (same inode, other size or mtime) is dropped and the patch is simply not undoable.
+`files(defer=True)` (`pct apply-patch`, a process that exits at once) hashes nothing: each
+image stays a `pending:` marker in its row, named by the next process that opens the
+journal for writing, by `pct undo`, or by the pruner (`Journal.resolve_pending`).
 Where links are impossible (another file system) the image is copied and fsync'd instead.
 """
 
@@ -18,7 +21,7 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pct_runtime.journal.blobs import BlobStore, sha256_hex
+from pct_runtime.journal.blobs import PENDING_PREFIX, BlobStore, sha256_hex
 from pct_runtime.journal.records import FileImage, PatchFile
 
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -138,9 +141,17 @@ class PatchCapture:
         self._blobs.adopt(taken.pending, digest, data)
         return FileImage(digest, taken.mode)
 
-    def files(self) -> tuple[PatchFile, ...]:
+    def _marker(self, taken: _Taken | None) -> FileImage | None:
+        if taken is None:
+            return None
+        _dev, _ino, size, mtime_ns = taken.identity
+        name = os.path.basename(taken.pending)
+        return FileImage(f"{PENDING_PREFIX}{name}:{size}:{mtime_ns}", taken.mode)
+
+    def files(self, *, defer: bool = False) -> tuple[PatchFile, ...]:
         """The changed files, content-addressed (empty when the capture is incomplete or
-        nothing committed). Blocking; runs once, on the writer thread."""
+        nothing committed); with `defer`, `pending:` markers instead, the pending names
+        kept for whoever resolves them. Blocking; runs once, on the writer thread."""
         if self._resolved is not None:
             return self._resolved
         if self.failed is not None or not self._after:
@@ -148,10 +159,11 @@ class PatchCapture:
             self._resolved = ()
             return ()
         out: list[PatchFile] = []
+        resolve = self._marker if defer else self._resolve
         try:
             for path in self._paths:
-                before = self._resolve(self._before.get(path))
-                after = self._resolve(self._after.get(path))
+                before = resolve(self._before.get(path))
+                after = resolve(self._after.get(path))
                 if before != after:
                     out.append(PatchFile(path, before, after))
         except (OSError, CaptureError) as exc:

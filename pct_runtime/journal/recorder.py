@@ -18,7 +18,7 @@ from typing import Literal
 from pct_runtime.capabilities.base import CallObservation, PatchWitness
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
-from pct_runtime.journal.settings import settings_for
+from pct_runtime.journal.settings import JournalSettings, settings_for
 from pct_runtime.journal.store import new_call_id
 from pct_runtime.journal.summary import recovery_paths, summarize
 from pct_runtime.journal.writer import JournalWriter
@@ -153,14 +153,19 @@ class OneShotTrace:
 
     @classmethod
     def start(
-        cls, agent_dir: Path, tool: str, args: Mapping[str, object], transport: str = "cli"
+        cls,
+        agent_dir: Path,
+        tool: str,
+        args: Mapping[str, object],
+        transport: str = "cli",
+        settings: JournalSettings | None = None,
     ) -> OneShotTrace | None:
         """None when the journal is off; never raises."""
         try:
-            settings = settings_for(agent_dir)
+            settings = settings or settings_for(agent_dir)
             if not settings.enabled:
                 return None
-            writer = JournalWriter(agent_dir, settings)
+            writer = JournalWriter(agent_dir, settings, one_shot=True)
             trace = CallTrace(
                 writer,
                 tool=tool,
@@ -174,7 +179,7 @@ class OneShotTrace:
         return cls(writer, trace)
 
     def finish(self, *, outcome: str, error_code: str | None = None, text: str = "") -> None:
-        """Record the call and wait (bounded) for the row to be written."""
+        """Record the call (written before this returns) and close the journal."""
         try:
             self.trace.finish(outcome=outcome, error_code=error_code, text=text)
             self._writer.close(timeout=5.0)

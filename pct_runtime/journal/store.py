@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
-from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
+from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
     CallPathName,
     CallRecord,
@@ -287,6 +287,42 @@ class Journal:
                 )
         return {key: tuple(value) for key, value in out.items()}
 
+    # ----------------------------------------------------------------- pending images
+    def resolve_pending(self, call_id: str | None = None) -> int:
+        """Name by content address every `pending:` image (of `call_id`, or of every call)
+        that `pct apply-patch` left unhashed; an image changed or gone since becomes `lost`
+        (that side never matches: undo refuses). Each row is updated only if it still holds
+        the marker, so two processes resolving at once agree. Returns images resolved.
+        Raises `sqlite3.Error` or OSError (a full disk) — nothing is lost: retried later."""
+        low, high = PENDING_PREFIX, PENDING_PREFIX[:-1] + chr(ord(PENDING_PREFIX[-1]) + 1)
+        sql = (
+            "SELECT call_id, idx, before_sha, after_sha FROM patch_files WHERE "
+            "((before_sha >= ? AND before_sha < ?) OR (after_sha >= ? AND after_sha < ?))"
+        )
+        params: list[object] = [low, high, low, high]
+        if call_id is not None:
+            sql += " AND call_id = ?"
+            params.append(call_id)
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            rows = self._db.execute(sql, params).fetchall()
+        resolved = 0
+        for call, idx, *sides in rows:
+            for column, marker in zip(("before_sha", "after_sha"), sides, strict=True):
+                if not isinstance(marker, str) or not marker.startswith(PENDING_PREFIX):
+                    continue
+                digest = self.blobs.resolve_marker(marker)
+                with self._write() as db:
+                    db.execute(
+                        f"UPDATE patch_files SET {column} = ? "
+                        f"WHERE call_id = ? AND idx = ? AND {column} = ?",
+                        (digest, call, idx, marker),
+                    )
+                self.blobs.unlink_pending(marker)
+                resolved += 1
+        return resolved
+
     # ----------------------------------------------------------------- retention
     def used_bytes(self) -> int:
         """Bytes the journal holds: live database pages plus every blob."""
@@ -301,6 +337,7 @@ class Journal:
         `max_bytes`; remove blobs no remaining call refers to. Returns calls deleted."""
         now = time.time() if now is None else now
         deleted = 0
+        self.resolve_pending()
         with self._write() as db:
             cutoff = now - max_age_days * 86400
             deleted += _delete_where(db, "time < ?", [cutoff])
@@ -325,13 +362,20 @@ class Journal:
     def _sweep_blobs(self, now: float) -> None:
         with self._lock:
             referenced = {
-                str(row[0])
+                _blob_name(str(row[0]))
                 for row in self._db.execute(
                     "SELECT before_sha FROM patch_files WHERE before_sha IS NOT NULL "
                     "UNION SELECT after_sha FROM patch_files WHERE after_sha IS NOT NULL"
                 )
             }
         self.blobs.remove_unreferenced(referenced, now)
+
+
+def _blob_name(image: str) -> str:
+    """The file an image column names: its content address, or its pending image's name."""
+    if image.startswith(PENDING_PREFIX):
+        return image[len(PENDING_PREFIX) :].partition(":")[0]
+    return image
 
 
 def _insert(db: sqlite3.Connection, record: CallRecord) -> int:

@@ -57,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_for(agent_dir)
     journal = None
     if settings.enabled:
-        from pct_runtime.journal.recorder import OneShotTrace
+        from pct_runtime.journal.oneshot import OneShotTrace
 
         journal = OneShotTrace.start(agent_dir, "apply_patch", {"patch": patch}, settings=settings)
-    witness = journal.trace.patch_witness if journal is not None else None
+    witness = journal.patch_witness if journal is not None else None
     try:
         result = apply_patch_text(patch, args.cwd, witness=witness)
     except ApplyPatchError as exc:

@@ -9,7 +9,6 @@ prune away from it until the call that needs it is recorded).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import time
 import uuid
@@ -33,6 +32,8 @@ _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def sha256_hex(data: bytes) -> str:
+    import hashlib  # on first use: `pct apply-patch` hashes nothing (OpenSSL loads in ms)
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -17,11 +17,11 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
+from pct_runtime.journal import spool
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
     CallPathName,
@@ -31,6 +31,9 @@ from pct_runtime.journal.records import (
     Outcome,
     PatchFile,
 )
+from pct_runtime.journal.spool import new_call_id
+
+__all__ = ["Journal", "JournalError", "db_path", "new_call_id", "state_dir"]
 
 DB_NAME = "journal.sqlite3"
 SCHEMA_VERSION = 1
@@ -88,11 +91,6 @@ class JournalError(Exception):
     """The journal could not be opened or written (locked, full disk, a newer schema)."""
 
 
-def new_call_id() -> str:
-    """A short unique call id, what `pct undo CALL_ID` takes."""
-    return f"c-{uuid.uuid4().hex[:10]}"
-
-
 def state_dir(agent_dir: Path) -> Path:
     """`<agent dir>/pct`, created 0700 when missing (the token file lives there too)."""
     path = agent_dir / "pct"
@@ -148,7 +146,9 @@ class Journal:
             except JournalError:
                 connection.close()
                 raise
-        return cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
+        journal = cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
+        journal.ingest_quietly()
+        return journal
 
     def close(self) -> None:
         with self._lock:
@@ -265,6 +265,7 @@ class Journal:
         return [str(row[0]) for row in rows]
 
     def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
+        self.ingest_quietly()  # rows `pct apply-patch` spooled since
         with self._lock:
             if self.closed:
                 raise JournalError("the journal is closed")
@@ -286,6 +287,38 @@ class Journal:
                     PatchFile(str(row[1]), _image(row[2], row[3]), _image(row[4], row[5]))
                 )
         return {key: tuple(value) for key, value in out.items()}
+
+    # ----------------------------------------------------------------- spool
+    def ingest_spool(self) -> int:
+        """Insert the rows one-call processes spooled (`spool.py`), oldest first, each once
+        (two processes ingesting at once insert it once), then remove their files; an
+        unreadable file is removed. Returns rows inserted. Raises `sqlite3.Error`."""
+        found = list(spool.read_all(self.path.parent))
+        if not found:
+            return 0
+        records = sorted(
+            (record for record in (_spooled(data) for _path, data in found) if record),
+            key=lambda record: record.time,
+        )
+        inserted = 0
+        if records:
+            with self._write() as db:
+                for record in records:
+                    known = db.execute(
+                        "SELECT 1 FROM calls WHERE call_id = ?", (record.call_id,)
+                    ).fetchone()
+                    if known is None:
+                        _insert(db, record)
+                        inserted += 1
+        for path, _data in found:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return inserted
+
+    def ingest_quietly(self) -> None:
+        """`ingest_spool` where a failure (locked, read-only) only waits for the next try."""
+        with contextlib.suppress(sqlite3.Error, JournalError, OSError):
+            self.ingest_spool()
 
     # ----------------------------------------------------------------- pending images
     def resolve_pending(self, call_id: str | None = None) -> int:
@@ -337,6 +370,7 @@ class Journal:
         `max_bytes`; remove blobs no remaining call refers to. Returns calls deleted."""
         now = time.time() if now is None else now
         deleted = 0
+        self.ingest_spool()
         self.resolve_pending()
         with self._write() as db:
             cutoff = now - max_age_days * 86400
@@ -369,6 +403,46 @@ class Journal:
                 )
             }
         self.blobs.remove_unreferenced(referenced, now)
+
+
+def _spooled(data: object) -> CallRecord | None:
+    """A spooled row as a record; None when it is not one this pct wrote."""
+    if not isinstance(data, dict) or data.get("v") != spool.SPOOL_VERSION:
+        return None
+    try:
+        files = tuple(
+            PatchFile(
+                str(path),
+                None if before is None else FileImage(str(before[0]), int(before[1])),
+                None if after is None else FileImage(str(after[0]), int(after[1])),
+            )
+            for path, before, after in data["patch_files"]
+        )
+        outcome = str(data["outcome"])
+        error_code = data.get("error_code")
+        if outcome not in ("ok", "error", "denied", "cancelled"):
+            return None
+        return CallRecord(
+            call_id=str(data["call_id"]),
+            seq=0,
+            time=float(data["time"]),
+            session_id=None,
+            client_name=None,
+            client_version=None,
+            model=None,
+            tool=str(data["tool"]),
+            transport=str(data["transport"]),
+            path="direct",
+            parent_call_id=None,
+            summary=str(data["summary"]),
+            outcome=cast(Outcome, outcome),
+            error_code=None if error_code is None else str(error_code),
+            duration_ms=float(data["duration_ms"]),
+            result_text=str(data["result_text"]),
+            patch_files=files,
+        )
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
 
 
 def _blob_name(image: str) -> str:

@@ -29,10 +29,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.journal import Journal, JournalError, undo_patch
     from pct_runtime.journal.settings import agent_dir_from_env
-    from pct_runtime.journal.store import db_path
+    from pct_runtime.journal.store import journal_exists
 
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
-    if not db_path(root).exists():
+    if not journal_exists(root):
         print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
         return 1
     try:

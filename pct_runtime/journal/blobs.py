@@ -100,12 +100,18 @@ class BlobStore:
 
     def link_pending(self, path: str) -> tuple[str, os.stat_result]:
         """A second name for the file at `path` (a hard link; a private copy, fsync'd, where
-        links are impossible), taken in microseconds at commit time. Returns the pending
-        name and the file's stat. Raises OSError (FileNotFoundError when `path` is gone)."""
+        links are impossible or the file already has another name), taken in microseconds
+        at commit time. Returns the pending name and the file's stat. Raises OSError
+        (FileNotFoundError when `path` is gone)."""
         pending = self.pending_dir
         if not pending.is_dir():
             _private_dirs(self.root, pending)
         name = os.path.join(pending, uuid.uuid4().hex)
+        if os.lstat(path).st_nlink > 1:
+            # Another name shares the inode and may write it in place before the image is
+            # hashed: a private copy, so the pre-image stays what the patch replaced.
+            self._copy(path, name)
+            return name, os.lstat(name)
         try:
             os.link(path, name, follow_symlinks=False)
         except FileNotFoundError:
@@ -125,6 +131,9 @@ class BlobStore:
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
         try:
             _write_all(out, data)
+            # The source's mode: the capture records the image's mode from this name (the
+            # folder is 0700; a blob made of it is set 0600).
+            os.fchmod(out, st.st_mode & 0o7777)
             os.fsync(out)
             # The copy keeps the source's times, so the writer's identity check holds.
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -102,6 +103,37 @@ def db_path(agent_dir: Path) -> Path:
     return agent_dir / "pct" / DB_NAME
 
 
+def journal_exists(agent_dir: Path) -> bool:
+    """Whether anything was recorded: the database, or a row `pct apply-patch` spooled."""
+    if db_path(agent_dir).exists():
+        return True
+    return any(True for _ in spool.read_all(agent_dir / "pct"))
+
+
+def _private(path: Path) -> None:
+    """The journal and its WAL files back to 0600 (SQLite gives the WAL the database's
+    mode, so a hand `chmod 644` would publish every row); a file we do not own is left."""
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(OSError):
+            st = os.stat(name)
+            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
+                os.chmod(name, 0o600)
+
+
+def _check_file(path: Path) -> None:
+    """A journal path that is not a regular file is refused before SQLite opens it (a FIFO
+    would block the opener; a directory gives a cryptic error)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise JournalError(
+            f"cannot open the journal: {path} is {kind}; move it aside and pct starts a new journal"
+        )
+
+
 def _image(sha: object, mode: object) -> FileImage | None:
     return FileImage(str(sha), int(cast(int, mode))) if sha is not None else None
 
@@ -123,8 +155,10 @@ class Journal:
         try:
             folder = state_dir(Path(agent_dir))
             path = folder / DB_NAME
+            _check_file(path)
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            _private(path)
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
@@ -140,6 +174,14 @@ class Journal:
                     continue
                 connection.close()
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                connection.close()
+                hint = (
+                    "; move it aside and pct starts a new journal"
+                    if "not a database" in str(exc) or "malformed" in str(exc)
+                    else ""
+                )
+                raise JournalError(f"cannot open the journal {path}: {exc}{hint}") from None
             except sqlite3.Error as exc:
                 connection.close()
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None

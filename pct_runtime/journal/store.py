@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import sqlite3
-import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -32,64 +31,35 @@ from pct_runtime.journal.records import (
     Outcome,
     PatchFile,
 )
+from pct_runtime.journal.schema import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    JournalError,
+    check_file,
+    make_private,
+    prepare,
+)
 from pct_runtime.journal.spool import new_call_id
 
-__all__ = ["Journal", "JournalError", "db_path", "new_call_id", "state_dir"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SCHEMA_VERSION",
+    "Journal",
+    "JournalError",
+    "db_path",
+    "new_call_id",
+    "state_dir",
+]
 
 DB_NAME = "journal.sqlite3"
-SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 250
 _OPEN_ATTEMPTS = 8
 _ROW_OVERHEAD = 256  # bytes per row beyond its texts (indexes, numbers), for retention
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    call_id TEXT NOT NULL UNIQUE,
-    time REAL NOT NULL,
-    session_id TEXT,
-    client_name TEXT,
-    client_version TEXT,
-    model TEXT,
-    tool TEXT NOT NULL,
-    transport TEXT NOT NULL,
-    path TEXT NOT NULL,
-    parent_call_id TEXT,
-    summary TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    error_code TEXT,
-    duration_ms REAL NOT NULL,
-    result_text TEXT NOT NULL,
-    recovery_paths TEXT NOT NULL,
-    undo_of TEXT,
-    undone_by TEXT,
-    size INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calls_session ON calls(session_id, seq);
-CREATE INDEX IF NOT EXISTS calls_time ON calls(time);
-CREATE TABLE IF NOT EXISTS patch_files (
-    call_id TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    before_sha TEXT,
-    before_mode INTEGER,
-    after_sha TEXT,
-    after_mode INTEGER,
-    PRIMARY KEY (call_id, idx)
-);
-CREATE INDEX IF NOT EXISTS patch_files_before ON patch_files(before_sha);
-CREATE INDEX IF NOT EXISTS patch_files_after ON patch_files(after_sha);
-"""
 
 _COLUMNS = (
     "seq, call_id, time, session_id, client_name, client_version, model, tool, transport, "
     "path, parent_call_id, summary, outcome, error_code, duration_ms, result_text, "
     "recovery_paths, undo_of, undone_by"
 )
-
-
-class JournalError(Exception):
-    """The journal could not be opened or written (locked, full disk, a newer schema)."""
 
 
 def state_dir(agent_dir: Path) -> Path:
@@ -108,30 +78,6 @@ def journal_exists(agent_dir: Path) -> bool:
     if db_path(agent_dir).exists():
         return True
     return any(True for _ in spool.read_all(agent_dir / "pct"))
-
-
-def _private(path: Path) -> None:
-    """The journal and its WAL files back to 0600 (SQLite gives the WAL the database's
-    mode, so a hand `chmod 644` would publish every row); a file we do not own is left."""
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        with contextlib.suppress(OSError):
-            st = os.stat(name)
-            if st.st_mode & 0o077 and st.st_uid == os.geteuid():
-                os.chmod(name, 0o600)
-
-
-def _check_file(path: Path) -> None:
-    """A journal path that is not a regular file is refused before SQLite opens it (a FIFO
-    would block the opener; a directory gives a cryptic error)."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise JournalError(
-            f"cannot open the journal: {path} is {kind}; move it aside and pct starts a new journal"
-        )
 
 
 def _image(sha: object, mode: object) -> FileImage | None:
@@ -155,10 +101,10 @@ class Journal:
         try:
             folder = state_dir(Path(agent_dir))
             path = folder / DB_NAME
-            _check_file(path)
+            check_file(path)
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            _private(path)
+            make_private(path)
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
@@ -166,7 +112,7 @@ class Journal:
             raise JournalError(f"cannot open the journal: {exc}") from None
         for attempt in range(_OPEN_ATTEMPTS):  # another process may be creating it now
             try:
-                _prepare(connection)
+                prepare(connection)
                 break
             except sqlite3.OperationalError as exc:
                 if attempt + 1 < _OPEN_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
@@ -562,33 +508,6 @@ def _delete_where(db: sqlite3.Connection, condition: str, params: list[object]) 
         db.execute(f"DELETE FROM patch_files WHERE call_id IN ({marks})", chunk)
         db.execute(f"DELETE FROM calls WHERE call_id IN ({marks})", chunk)
     return len(ids)
-
-
-def _prepare(db: sqlite3.Connection) -> None:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        raise JournalError(f"the journal could not switch to WAL mode ({mode})")
-    db.execute("PRAGMA synchronous = NORMAL")
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise JournalError(
-            f"the journal was written by a newer pct (schema {version}, this pct reads "
-            f"{SCHEMA_VERSION}); upgrade pct"
-        )
-    if version == SCHEMA_VERSION:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if int(db.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _record(row: Sequence[object], files: tuple[PatchFile, ...]) -> CallRecord:

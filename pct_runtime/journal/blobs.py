@@ -221,7 +221,8 @@ class BlobStore:
         return self.path_of(digest).is_file()
 
     def walk(self) -> Iterator[tuple[str, str, int, float]]:
-        """Every stored file: (path, name, size, mtime), pending images included."""
+        """Every stored file: (path, name, size, when it was last stored or reused), pending
+        images included (their ctime)."""
         try:
             shards = list(os.scandir(self.root))
         except OSError:
@@ -238,7 +239,10 @@ class BlobStore:
                     continue
                 with contextlib.suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    yield entry.path, entry.name, st.st_size, st.st_mtime
+                    # A pending image is a link to a user's file: its mtime is the file's,
+                    # maybe years old; its ctime is when it was linked (or copied).
+                    fresh = st.st_ctime if shard.name == PENDING_DIR_NAME else st.st_mtime
+                    yield entry.path, entry.name, st.st_size, fresh
 
     def total_bytes(self) -> int:
         return sum(size for _, _, size, _ in self.walk())

@@ -109,7 +109,8 @@ def undo_patch(
             return UndoOutcome(
                 False,
                 f"Not undone: the saved copy of {item.path} from before {record.call_id} is "
-                "no longer stored (pruned by retention). Nothing was changed.",
+                "no longer stored (pruned by retention, or changed before pct saved it). "
+                "Nothing was changed.",
             )
         contents[item.path] = (data, item.before.mode)
     started = time.time()

@@ -53,6 +53,7 @@ __all__ = [
 
 DB_NAME = "journal.sqlite3"
 _OPEN_ATTEMPTS = 8
+_PATIENT_ATTEMPTS = 5
 _ROW_OVERHEAD = 256  # bytes per row beyond its texts (indexes, numbers), for retention
 
 _COLUMNS = (
@@ -157,6 +158,29 @@ class Journal:
             if self.closed:
                 raise JournalError("the journal is closed")
             self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _write_patiently(self) -> Iterator[sqlite3.Connection]:
+        """`_write` that waits out a runtime's writer holding the lock (up to ~1.5 s): an
+        ingest or an image name that `pct undo` needs must not fail on a busy moment."""
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            for attempt in range(_PATIENT_ATTEMPTS):
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if attempt + 1 < _PATIENT_ATTEMPTS and _busy(exc):
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    raise
             try:
                 yield self._db
             except BaseException:
@@ -290,7 +314,7 @@ class Journal:
         )
         inserted = 0
         if records:
-            with self._write() as db:
+            with self._write_patiently() as db:
                 for record in records:
                     known = db.execute(
                         "SELECT 1 FROM calls WHERE call_id = ?", (record.call_id,)
@@ -334,7 +358,7 @@ class Journal:
                 if not isinstance(marker, str) or not marker.startswith(PENDING_PREFIX):
                     continue
                 digest = self.blobs.resolve_marker(marker)
-                with self._write() as db:
+                with self._write_patiently() as db:
                     db.execute(
                         f"UPDATE patch_files SET {column} = ? "
                         f"WHERE call_id = ? AND idx = ? AND {column} = ?",
@@ -431,6 +455,10 @@ def _spooled(data: object) -> CallRecord | None:
         )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _blob_name(image: str) -> str:

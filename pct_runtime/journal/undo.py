@@ -87,6 +87,12 @@ def undo_patch(
     transport: str = "cli",
 ) -> UndoOutcome:
     """Undo `call_id` (else the newest undoable patch of `session`). Blocking: files + sqlite."""
+    try:  # a `pct apply-patch` row still in the spool may be the newest patch
+        journal.ingest_spool()
+    except (OSError, sqlite3.Error, JournalError) as exc:
+        return UndoOutcome(
+            False, f"Not undone: the journal is busy ({exc}). Nothing was changed; try again."
+        )
     found = _find(journal, call_id, session)
     if isinstance(found, str):
         return UndoOutcome(False, found)

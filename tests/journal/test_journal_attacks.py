@@ -236,3 +236,42 @@ def test_tool_and_outcome_filters_use_an_index_also_on_an_older_journal(tmp_path
             assert f"calls_{column}" in str(plan)
     finally:
         db.close()
+
+
+def test_undo_waits_for_a_busy_journal_and_takes_back_the_spooled_newest_patch(
+    tmp_path: Path,
+) -> None:
+    """A runtime's writer holding the lock must not make `pct undo` skip a spooled patch
+    and take back an older one."""
+    import sqlite3
+    import threading
+
+    from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
+    from pct_runtime.journal import PatchCapture
+
+    agent, work = tmp_path / "agent", _work(tmp_path)
+    (work / "old.txt").write_text("old one\n")
+    with Journal.open(agent) as journal:  # an older patch, recorded by a runtime
+        capture = PatchCapture(journal.blobs)
+        apply_patch_text(
+            "*** Begin Patch\n*** Update File: old.txt\n@@\n-old one\n+old two\n*** End Patch\n",
+            work,
+            witness=capture,
+        )
+        journal.record(make_record("apply_patch", patch_files=capture.files()))
+    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    holder = sqlite3.connect(
+        agent / "pct" / "journal.sqlite3", isolation_level=None, check_same_thread=False
+    )
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        with Journal.open(agent) as journal:
+            outcome = undo_patch(journal)
+    finally:
+        release.join()
+        holder.close()
+    assert outcome.ok, outcome.message
+    assert (work / "a.txt").read_text() == "one\n"
+    assert (work / "old.txt").read_text() == "old two\n"

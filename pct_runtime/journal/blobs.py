@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -38,10 +39,15 @@ def sha256_hex(data: bytes) -> str:
 
 
 def _private_dirs(root: Path, shard: Path) -> None:
-    """The blob folder and its shard, each 0700 (`parents=True` would use the umask)."""
+    """The blob folder and its shard, each 0700 (`parents=True` would use the umask), and
+    each a real directory: a symbolic link planted in their place is refused (OSError), so
+    no image is ever written into a folder the link points at."""
     root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    root.mkdir(mode=0o700, exist_ok=True)
-    shard.mkdir(mode=0o700, exist_ok=True)
+    for folder in (root, shard):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise NotADirectoryError(f"{folder} is not a directory (a link planted there?)")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -104,8 +110,7 @@ class BlobStore:
         at commit time. Returns the pending name and the file's stat. Raises OSError
         (FileNotFoundError when `path` is gone)."""
         pending = self.pending_dir
-        if not pending.is_dir():
-            _private_dirs(self.root, pending)
+        _private_dirs(self.root, pending)
         name = os.path.join(pending, uuid.uuid4().hex)
         if os.lstat(path).st_nlink > 1:
             # Another name shares the inode and may write it in place before the image is

@@ -275,3 +275,25 @@ def test_undo_waits_for_a_busy_journal_and_takes_back_the_spooled_newest_patch(
     assert outcome.ok, outcome.message
     assert (work / "a.txt").read_text() == "one\n"
     assert (work / "old.txt").read_text() == "old two\n"
+
+
+@pytest.mark.parametrize("planted", ["pending", "journal-blobs"])
+def test_a_folder_link_planted_in_the_blob_store_is_never_written_through(
+    tmp_path: Path, planted: str
+) -> None:
+    agent, work = tmp_path / "agent", _work(tmp_path)
+    elsewhere = tmp_path / "users-folder"
+    elsewhere.mkdir()
+    blobs = agent / "pct" / "journal-blobs"
+    link = blobs / "pending" if planted == "pending" else blobs
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere, target_is_directory=True)
+    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    assert done.returncode == 0
+    assert "not a directory" in done.stderr
+    assert (work / "a.txt").read_text() == "two\n"
+    assert list(elsewhere.iterdir()) == []
+    undo = _pct(agent, "undo")
+    assert undo.returncode == 1  # the patch was recorded, not made undoable
+    assert (work / "a.txt").read_text() == "two\n"
+    assert list(elsewhere.iterdir()) == []

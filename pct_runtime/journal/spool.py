@@ -54,6 +54,8 @@ def write(state_dir: Path, row: dict[str, object]) -> Path:
     folder = spool_dir(state_dir)
     with contextlib.suppress(FileExistsError):
         os.mkdir(folder, 0o700)
+    if not _real_dir(folder):
+        raise NotADirectoryError(f"{folder} is not a directory (a link planted there?)")
     name = f"{row['call_id']}.json"
     temp = folder / f".{name}.{os.getpid()}.tmp"
     data = json.dumps({"v": SPOOL_VERSION, **row}, separators=(",", ":")).encode()
@@ -76,6 +78,8 @@ def read_all(state_dir: Path, now: float | None = None) -> Iterator[tuple[Path, 
     """Every spooled row as (file, parsed JSON — None when unreadable), oldest name first;
     stale private names are removed on the way. Nothing when the folder is missing."""
     folder = spool_dir(state_dir)
+    if not _real_dir(folder):
+        return  # missing, or a link: never read (nor remove) files where it points
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
@@ -98,6 +102,13 @@ def read_all(state_dir: Path, now: float | None = None) -> Iterator[tuple[Path, 
             yield path, None
             continue
         yield path, _load(path)
+
+
+def _real_dir(folder: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(folder).st_mode)
+    except OSError:
+        return False
 
 
 def _load(path: Path) -> object:

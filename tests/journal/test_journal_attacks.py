@@ -297,3 +297,21 @@ def test_a_folder_link_planted_in_the_blob_store_is_never_written_through(
     assert undo.returncode == 1  # the patch was recorded, not made undoable
     assert (work / "a.txt").read_text() == "two\n"
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_spool_folder_link_is_never_read_written_or_emptied(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", _work(tmp_path)
+    users = tmp_path / "users-folder"
+    users.mkdir()
+    (users / "settings.json").write_text('{"mine": true}')
+    (agent / "pct").mkdir(parents=True)
+    (agent / "pct" / "journal-spool").symlink_to(users, target_is_directory=True)
+    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    assert done.returncode == 0
+    assert "not a directory" in done.stderr
+    assert (work / "a.txt").read_text() == "two\n"
+    assert _pct(agent, "log").returncode == 0
+    with Journal.open(agent) as journal:
+        assert journal.ingest_spool() == 0
+    assert sorted(p.name for p in users.iterdir()) == ["settings.json"]
+    assert (users / "settings.json").read_text() == '{"mine": true}'

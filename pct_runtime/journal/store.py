@@ -3,7 +3,9 @@
 WAL mode (readers never wait for a writer; a row survives the death of the process that
 committed it), a short busy timeout (several runtimes write one file; a writer that still
 cannot get the lock gives up — the caller reports it, a tool call never waits on it), file
-mode 0600 inside a 0700 folder, schema versioned by `PRAGMA user_version`.
+mode 0600 inside a 0700 folder, schema versioned by `PRAGMA user_version` (`schema.py`).
+Rows `pct apply-patch` spooled are inserted by whoever opens or reads the journal next
+(`ingest_spool`), and their unhashed images named on demand (`resolve_pending`).
 
 Synchronous (sqlite3 blocks): async code calls it from a thread — the runtime only
 through `JournalWriter`.

@@ -201,7 +201,10 @@ class BlobStore:
         finally:
             os.close(fd)
         digest = sha256_hex(data)
-        self.adopt(str(self.pending_dir / name), digest, data, keep=True)
+        try:
+            self.adopt(str(self.pending_dir / name), digest, data, keep=True)
+        except FileNotFoundError:  # another process named it first and removed the name
+            self.put(data, digest, durable=False)
         return digest
 
     def unlink_pending(self, marker: str) -> None:

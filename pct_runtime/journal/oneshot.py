@@ -4,7 +4,8 @@ The patch's images are taken at commit time exactly as in a runtime (a hard link
 durable before the first rename), but the row goes to the spool (`spool.py`) instead of
 SQLite, and each image stays a `pending:` marker until whoever opens the journal next
 names it by its hash. Problems (a full disk) are printed once on stderr; the command goes
-on. Imports no SQLite, no record types, no hashlib.
+on. Imports no SQLite, no record types, no hashlib — except every `DRAIN_AT`th row, when it
+inserts the spool and applies retention itself.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from pct_runtime.journal.redact import Redactor
 from pct_runtime.journal.settings import JournalSettings, settings_for
 from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT, summarize
 
+#: When this many rows wait in the spool, the process that adds one inserts them all, names
+#: their images and applies retention itself (rarely: a machine where only `pct apply-patch`
+#: runs would otherwise never do it).
+DRAIN_AT = 50
+
 
 def _report(message: str) -> None:
     sys.stderr.write(f"pct journal: {message}\n")
@@ -31,8 +37,14 @@ class OneShotTrace:
     """One call of a process that exits right after it; `finish` spools its row."""
 
     def __init__(
-        self, agent_dir: Path, tool: str, args: Mapping[str, object], transport: str
+        self,
+        agent_dir: Path,
+        tool: str,
+        args: Mapping[str, object],
+        transport: str,
+        settings: JournalSettings | None = None,
     ) -> None:
+        self._settings = settings or JournalSettings()
         self._state = Path(agent_dir) / "pct"
         self._agent_dir = Path(agent_dir)
         self._tool = tool
@@ -57,7 +69,7 @@ class OneShotTrace:
             settings = settings or settings_for(agent_dir)
             if not settings.enabled:
                 return None
-            return cls(agent_dir, tool, args, transport)
+            return cls(agent_dir, tool, args, transport, settings)
         except Exception:
             return None
 
@@ -98,3 +110,15 @@ class OneShotTrace:
             "patch_files": [[path, before, after] for path, before, after in images],
         }
         spool.write(self._state, row)
+        if spool.count(self._state) >= DRAIN_AT:
+            self._drain()
+
+    def _drain(self) -> None:
+        from pct_runtime.journal.store import Journal
+
+        try:
+            with Journal.open(self._agent_dir) as journal:
+                journal.ingest_spool()
+                journal.prune(self._settings.max_bytes, self._settings.max_age_days)
+        except Exception as exc:  # recorded already: the next opener inserts it
+            _report(f"the journal's spool could not be inserted now ({exc}); it waits")

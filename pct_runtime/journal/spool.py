@@ -74,6 +74,18 @@ def write(state_dir: Path, row: dict[str, object]) -> Path:
     return folder / name
 
 
+def count(state_dir: Path) -> int:
+    """How many rows wait in the spool (one directory read)."""
+    folder = spool_dir(state_dir)
+    if not _real_dir(folder):
+        return 0
+    try:
+        with os.scandir(folder) as entries:
+            return sum(1 for e in entries if e.name.endswith(".json") and e.name[0] != ".")
+    except OSError:
+        return 0
+
+
 def read_all(state_dir: Path, now: float | None = None) -> Iterator[tuple[Path, object]]:
     """Every spooled row as (file, parsed JSON — None when unreadable), oldest name first;
     stale private names are removed on the way. Nothing when the folder is missing."""

@@ -11,6 +11,8 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from pct_runtime.journal import Journal, JournalQuery, JournalWriter, patch_diff, undo_patch
 from pct_runtime.journal.blobs import LOST, PENDING_PREFIX
 
@@ -210,3 +212,39 @@ def test_a_spooled_row_is_inserted_once_by_racing_readers(tmp_path: Path) -> Non
     finally:
         for journal in journals:
             journal.close()
+
+
+def test_a_cli_only_machine_drains_its_spool_every_drain_at_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no runtime, `pct log` or `pct undo` ever run, the spool and its unhashed images
+    must not grow forever: the row that fills the spool inserts it and applies retention."""
+    from pct_runtime.journal import oneshot
+
+    monkeypatch.setattr(oneshot, "DRAIN_AT", 3)
+    agent, work = _setup(tmp_path)
+    folder = agent / "pct" / "journal-spool"
+    for n in range(3):
+        trace = oneshot.OneShotTrace.start(agent, "apply_patch", {"patch": PATCH})
+        assert trace is not None
+        (work / "a.txt.edit").write_text(f"v{n}\n")  # saved as editors do (a new inode)
+        os.replace(work / "a.txt.edit", work / "a.txt")
+        trace.patch_witness.before_commit([str(work / "a.txt")])
+        (work / "a.txt.new").write_text(f"w{n}\n")
+        os.replace(work / "a.txt.new", work / "a.txt")
+        trace.patch_witness.after_commit()
+        trace.finish(outcome="ok", text="done")
+        assert len(list(folder.iterdir())) == (0 if n == 2 else n + 1)
+    with Journal.open(agent) as journal:
+        records = journal.query(JournalQuery())
+        assert len(records) == 3
+        images = [
+            image.sha256
+            for record in records
+            for item in record.patch_files
+            for image in (item.before, item.after)
+            if image is not None
+        ]
+        assert len(images) == 6
+        assert all(journal.blobs.exists(image) for image in images)
+    assert not list((agent / "pct" / "journal-blobs" / "pending").iterdir())

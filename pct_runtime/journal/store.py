@@ -235,7 +235,7 @@ class Journal:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY seq DESC LIMIT ?"
-        params.append(max(0, int(query.limit)))
+        params.append(_limit(query.limit))
         return self._records(sql, params)
 
     def get(self, call_id: str) -> CallRecord | None:
@@ -274,7 +274,7 @@ class Journal:
             rows = self._db.execute(
                 f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
                 f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
-                [max(0, int(limit))],
+                [_limit(limit)],
             ).fetchall()
         return [str(row[0]) for row in rows]
 
@@ -457,6 +457,11 @@ def _spooled(data: object) -> CallRecord | None:
         )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
+
+
+def _limit(limit: int) -> int:
+    """A LIMIT SQLite takes: a huge `--limit` means all rows, never an OverflowError."""
+    return max(0, min(int(limit), 2**62))
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:

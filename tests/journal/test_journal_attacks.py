@@ -315,3 +315,20 @@ def test_a_spool_folder_link_is_never_read_written_or_emptied(tmp_path: Path) ->
         assert journal.ingest_spool() == 0
     assert sorted(p.name for p in users.iterdir()) == ["settings.json"]
     assert (users / "settings.json").read_text() == '{"mine": true}'
+
+
+def test_a_huge_limit_means_every_row(tmp_path: Path) -> None:
+    with Journal.open(tmp_path / "agent") as journal:
+        journal.record(make_record())
+    done = _pct(tmp_path / "agent", "log", "--limit", str(10**20))
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [[""], ["--session", " "]])
+def test_pct_undo_refuses_an_empty_id_with_exit_2(tmp_path: Path, args: list[str]) -> None:
+    agent, work = _patched(tmp_path)
+    done = _pct(agent, "undo", *args)
+    assert done.returncode == 2
+    assert "is empty" in done.stderr
+    assert (work / "a.txt").read_text() == "two\n"

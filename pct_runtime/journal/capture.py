@@ -7,9 +7,9 @@ link to the inode the patch is about to replace or remove (before) or has just w
 patch pays microseconds, not a copy. Hashing and naming the images by content happen
 later, on the journal's writer thread (`files()`); an image whose file changed in between
 (same inode, other size or mtime) is dropped and the patch is simply not undoable.
-`files(defer=True)` (`pct apply-patch`, a process that exits at once) hashes nothing: each
-image stays a `pending:` marker in its row, named by the next process that opens the
-journal for writing, by `pct undo`, or by the pruner (`Journal.resolve_pending`).
+`pending_images()` (`pct apply-patch`, a process that exits at once) hashes nothing: each
+image stays a `pending:` marker in its spooled row, named later by `Journal.resolve_pending`
+(undo, diff, retention).
 Where links are impossible (another file system) the image is copied and fsync'd instead.
 """
 
@@ -153,12 +153,6 @@ class PatchCapture:
 
         return FileImage(digest, taken.mode)
 
-    def _marker(self, taken: _Taken | None) -> FileImage | None:
-        from pct_runtime.journal.records import FileImage
-
-        marked = _marked(taken)
-        return None if marked is None else FileImage(*marked)
-
     def pending_images(self) -> list[tuple[str, tuple[str, int] | None, tuple[str, int] | None]]:
         """(path, before, after) with each side a (`pending:` marker, mode) or None (absent),
         the pending names kept; empty when the capture is incomplete. No hashing, no record
@@ -174,10 +168,9 @@ class PatchCapture:
         self._after.clear()
         return out
 
-    def files(self, *, defer: bool = False) -> tuple[PatchFile, ...]:
+    def files(self) -> tuple[PatchFile, ...]:
         """The changed files, content-addressed (empty when the capture is incomplete or
-        nothing committed); with `defer`, `pending:` markers instead, the pending names
-        kept for whoever resolves them. Blocking; runs once, on the writer thread."""
+        nothing committed). Blocking; runs once, on the writer thread."""
         if self._resolved is not None:
             return self._resolved
         if self.failed is not None or not self._after:
@@ -187,11 +180,10 @@ class PatchCapture:
         from pct_runtime.journal.records import PatchFile
 
         out: list[PatchFile] = []
-        resolve = self._marker if defer else self._resolve
         try:
             for path in self._paths:
-                before = resolve(self._before.get(path))
-                after = resolve(self._after.get(path))
+                before = self._resolve(self._before.get(path))
+                after = self._resolve(self._after.get(path))
                 if before != after:
                     out.append(PatchFile(path, before, after))
         except (OSError, CaptureError) as exc:

@@ -51,7 +51,7 @@ class _Pending:
     capture: PatchCapture | None
     summary: Callable[[], str] | None
 
-    def resolve(self, *, defer: bool = False) -> CallRecord:
+    def resolve(self) -> CallRecord:
         record = self.record
         if self.summary is not None:
             try:
@@ -59,7 +59,7 @@ class _Pending:
             except Exception:  # a summary must never lose the row
                 record = replace(record, summary="(summary unavailable)")
         if self.capture is not None:
-            record = replace(record, patch_files=self.capture.files(defer=defer))
+            record = replace(record, patch_files=self.capture.files())
         return record
 
 
@@ -74,11 +74,7 @@ class JournalWriter:
         report: Report | None = None,
         redactor: Redactor | None = None,
         queue_size: int = QUEUE_SIZE,
-        one_shot: bool = False,
     ) -> None:
-        """`one_shot` (a process that records one call and exits): `submit` writes on the
-        calling thread, with no thread to start, and leaves the file images unhashed
-        (`pending:`) for the next process that opens the journal; no retention runs."""
         self.agent_dir = Path(agent_dir)
         self.settings = settings or JournalSettings()
         self.redactor = redactor or Redactor(self.agent_dir)
@@ -94,7 +90,6 @@ class JournalWriter:
         self.dropped = 0
         self.written = 0
         self._closed = False
-        self._one_shot = one_shot
 
     @property
     def enabled(self) -> bool:
@@ -113,12 +108,6 @@ class JournalWriter:
         if not self.settings.enabled or self._closed:
             if capture is not None:
                 capture.discard()
-            return
-        if self._one_shot:
-            try:
-                self._write_batch([_Pending(record, capture, summary)])
-            except Exception as exc:  # the journal never fails the command
-                self._problem("write", f"writing the journal failed ({exc}); calls go on")
             return
         self._ensure_thread()
         try:
@@ -232,7 +221,7 @@ class JournalWriter:
             self.dropped += len(batch)
             return
         journal.ingest_quietly()  # `pct apply-patch` rows first: they happened before
-        records = [item.resolve(defer=self._one_shot) for item in batch]
+        records = [item.resolve() for item in batch]
         self._write(journal, [self.redact(record) for record in records])
 
     def _open(self) -> Journal | None:

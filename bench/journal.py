@@ -16,7 +16,8 @@ so both see the same machine load; each row is the median.
       (a hard link made durable before the commit) and a new post-image;
     "idle" rows let the writer thread finish the previous row first (untimed: calls of an
     agent are seconds apart), "back to back"/"b2b" rows do not;
-(c) `pct apply-patch` as a whole process on the same case (it journals as transport "cli").
+(c) `pct apply-patch` as a whole process on the same case (it journals as transport "cli"),
+    wall time and the child's CPU time (user + system; steadier when the machine is shared).
 Goal: journal on ≤ 1.05x journal off.
 """
 
@@ -26,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -77,14 +79,18 @@ async def alternate(
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def cli_patch(session: RuntimeSession, patch: str, work: Path, root: Path) -> None:
-    """`pct apply-patch` as a whole process, against the agent dir of `session`'s side."""
+def cli_patch(
+    session: RuntimeSession, patch: str, work: Path, root: Path, cpu: dict[str, list[float]]
+) -> None:
+    """`pct apply-patch` as a whole process, against the agent dir of `session`'s side; its
+    CPU time (user + system) goes to `cpu[side]` (steadier than wall time under load)."""
     side = "on" if session.runtime.journal.writer is not None else "off"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PI_CODING_AGENT_DIR"] = str(root / side)
     # From cached bytecode, as an installed pct runs (kept in the temp dir, not the tree):
     # without it every run compiles each module it imports, and the journal's side more.
     env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, "-m", "pct_runtime.cli", "apply-patch", "--cwd", str(work)],
         input=patch.encode(),
@@ -92,8 +98,11 @@ def cli_patch(session: RuntimeSession, patch: str, work: Path, root: Path) -> No
         env=env,
         check=False,
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"pct apply-patch failed: {done.stderr.decode()}")
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu.setdefault(side, []).append(used)
 
 
 def row(label: str, result: dict[str, float]) -> str:
@@ -181,14 +190,24 @@ async def main_async(runs: int, patch_runs: int) -> None:
                 )
             )
 
+            cpu: dict[str, list[float]] = {}
+
             def cli_call(session: RuntimeSession) -> Awaitable[None]:
-                return asyncio.to_thread(cli_patch, session, patch, work, root)
+                # One at a time: RUSAGE_CHILDREN counts every child that ended meanwhile.
+                return asyncio.to_thread(cli_patch, session, patch, work, root, cpu)
 
             await alternate(1, sessions, new, cli_call)  # warm up: bytecode cached
+            cpu.clear()
             rows.append(
                 (
                     "pct apply-patch process, 100k, new",
                     await alternate(patch_runs, sessions, new, cli_call),
+                )
+            )
+            rows.append(
+                (
+                    "  same, CPU time (user + system)",
+                    {name: statistics.median(values) for name, values in cpu.items()},
                 )
             )
             assert await asyncio.to_thread(journal.flush, 30)

@@ -50,11 +50,17 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"pct: {exc}\n")
         return 1
     # The journal (transport "cli"): the patch's pre-images make `pct undo` work for it too.
-    from pct_runtime.journal.recorder import OneShotTrace
-    from pct_runtime.journal.settings import agent_dir_from_env
+    # Its writer is imported only when the journal is on.
+    from pct_runtime.journal.settings import agent_dir_from_env, settings_for
 
-    journal = OneShotTrace.start(agent_dir_from_env(), "apply_patch", {"patch": patch})
-    witness = journal.trace.patch_witness if journal is not None else None
+    agent_dir = agent_dir_from_env()
+    settings = settings_for(agent_dir)
+    journal = None
+    if settings.enabled:
+        from pct_runtime.journal.oneshot import OneShotTrace
+
+        journal = OneShotTrace.start(agent_dir, "apply_patch", {"patch": patch}, settings=settings)
+    witness = journal.patch_witness if journal is not None else None
     try:
         result = apply_patch_text(patch, args.cwd, witness=witness)
     except ApplyPatchError as exc:

@@ -61,6 +61,8 @@ def parse_since(text: str, now: float | None = None) -> float:
         return now - float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
     try:
         return datetime.fromisoformat(text.strip()).timestamp()
+    except (OverflowError, OSError):
+        raise CliError(f"--since {text!r} is out of range: give a time after 1970") from None
     except ValueError:
         raise CliError(
             f"--since {text!r} is neither a duration (30m, 2h, 7d, 1w) nor an ISO time "
@@ -90,11 +92,11 @@ def _line(record: CallRecord) -> str:
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.journal import Journal, JournalError, JournalQuery
     from pct_runtime.journal.settings import agent_dir_from_env
-    from pct_runtime.journal.store import db_path
+    from pct_runtime.journal.store import journal_exists
 
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
-    since = parse_since(args.since) if args.since else None
+    since = parse_since(args.since) if args.since is not None else None
     query = JournalQuery(
         session=args.session,
         tool=args.tool,
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
-    if not db_path(root).exists():
+    if not journal_exists(root):
         return 0  # nothing recorded yet: an empty log
     try:
         with Journal.open(root) as journal:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pct_runtime.cli_commands.errors import CliError
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
@@ -29,10 +31,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.journal import Journal, JournalError, undo_patch
     from pct_runtime.journal.settings import agent_dir_from_env
-    from pct_runtime.journal.store import db_path
+    from pct_runtime.journal.store import journal_exists
 
+    for name, value in (("CALL_ID", args.call_id), ("--session", args.session)):
+        if value is not None and not value.strip():
+            raise CliError(f"{name} is empty: give a call id from `pct log`, or leave it out")
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
-    if not db_path(root).exists():
+    if not journal_exists(root):
         print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
         return 1
     try:

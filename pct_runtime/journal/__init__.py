@@ -6,25 +6,55 @@ make a patch undoable. The runtime records through one `JournalWriter` per proce
 event loop); `pct log`, `pct undo` and the console read through `Journal`. Everything here
 is synchronous: async callers use `asyncio.to_thread`.
 
+Names load on first use (PEP 562): `pct apply-patch` imports `journal.settings` and the
+writer only, never difflib or the undo machinery.
+
 Layer: below `runtime`, above the capabilities (undo stages files the way the patch tool does);
 it never imports runtime, serve or pct_tui.
 """
 
-from pct_runtime.journal.capture import PatchCapture
-from pct_runtime.journal.records import (
-    OUTCOMES,
-    CallRecord,
-    FileImage,
-    JournalQuery,
-    Outcome,
-    PatchFile,
-    UndoOutcome,
-)
-from pct_runtime.journal.redact import Redactor
-from pct_runtime.journal.settings import JournalSettings, settings_for
-from pct_runtime.journal.store import Journal, JournalError, db_path, new_call_id
-from pct_runtime.journal.undo import patch_diff, undo_patch
-from pct_runtime.journal.writer import JournalWriter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pct_runtime.journal.capture import PatchCapture
+    from pct_runtime.journal.records import (
+        OUTCOMES,
+        CallRecord,
+        FileImage,
+        JournalQuery,
+        Outcome,
+        PatchFile,
+        UndoOutcome,
+    )
+    from pct_runtime.journal.redact import Redactor
+    from pct_runtime.journal.settings import JournalSettings, settings_for
+    from pct_runtime.journal.store import Journal, JournalError, db_path, new_call_id
+    from pct_runtime.journal.undo import patch_diff, undo_patch
+    from pct_runtime.journal.writer import JournalWriter
+
+_WHERE = {
+    "PatchCapture": "capture",
+    "OUTCOMES": "records",
+    "CallRecord": "records",
+    "FileImage": "records",
+    "JournalQuery": "records",
+    "Outcome": "records",
+    "PatchFile": "records",
+    "UndoOutcome": "records",
+    "Redactor": "redact",
+    "JournalSettings": "settings",
+    "settings_for": "settings",
+    "Journal": "store",
+    "JournalError": "store",
+    "db_path": "store",
+    "new_call_id": "store",
+    "patch_diff": "undo",
+    "undo_patch": "undo",
+    "JournalWriter": "writer",
+}
 
 __all__ = [
     "OUTCOMES",
@@ -46,3 +76,12 @@ __all__ = [
     "settings_for",
     "undo_patch",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -9,8 +9,8 @@ prune away from it until the call that needs it is recorded).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -21,21 +21,33 @@ BLOB_DIR_NAME = "journal-blobs"
 PENDING_DIR_NAME = "pending"
 #: An unreferenced blob younger than this is kept: its call may not be recorded yet.
 PRUNE_GRACE_SECONDS = 120.0
-#: A pending image older than this belongs to a writer that died before naming it.
+#: A pending image older than this that no row names belongs to a writer that died.
 PENDING_GRACE_SECONDS = 3600.0
+#: A row's image not hashed yet (`pct apply-patch` leaves that to the next opener):
+#: `pending:<name in pending/>:<size>:<mtime_ns>`, the identity the file had when taken.
+PENDING_PREFIX = "pending:"
+#: An image whose pending file changed or vanished before it was hashed: never matches.
+LOST = "lost"
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def sha256_hex(data: bytes) -> str:
+    import hashlib  # on first use: `pct apply-patch` hashes nothing (OpenSSL loads in ms)
+
     return hashlib.sha256(data).hexdigest()
 
 
 def _private_dirs(root: Path, shard: Path) -> None:
-    """The blob folder and its shard, each 0700 (`parents=True` would use the umask)."""
+    """The blob folder and its shard, each 0700 (`parents=True` would use the umask), and
+    each a real directory: a symbolic link planted in their place is refused (OSError), so
+    no image is ever written into a folder the link points at."""
     root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    root.mkdir(mode=0o700, exist_ok=True)
-    shard.mkdir(mode=0o700, exist_ok=True)
+    for folder in (root, shard):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            raise NotADirectoryError(f"{folder} is not a directory (a link planted there?)")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -94,12 +106,17 @@ class BlobStore:
 
     def link_pending(self, path: str) -> tuple[str, os.stat_result]:
         """A second name for the file at `path` (a hard link; a private copy, fsync'd, where
-        links are impossible), taken in microseconds at commit time. Returns the pending
-        name and the file's stat. Raises OSError (FileNotFoundError when `path` is gone)."""
+        links are impossible or the file already has another name), taken in microseconds
+        at commit time. Returns the pending name and the file's stat. Raises OSError
+        (FileNotFoundError when `path` is gone)."""
         pending = self.pending_dir
-        if not pending.is_dir():
-            _private_dirs(self.root, pending)
+        _private_dirs(self.root, pending)
         name = os.path.join(pending, uuid.uuid4().hex)
+        if os.lstat(path).st_nlink > 1:
+            # Another name shares the inode and may write it in place before the image is
+            # hashed: a private copy, so the pre-image stays what the patch replaced.
+            self._copy(path, name)
+            return name, os.lstat(name)
         try:
             os.link(path, name, follow_symlinks=False)
         except FileNotFoundError:
@@ -119,6 +136,9 @@ class BlobStore:
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
         try:
             _write_all(out, data)
+            # The source's mode: the capture records the image's mode from this name (the
+            # folder is 0700; a blob made of it is set 0600).
+            os.fchmod(out, st.st_mode & 0o7777)
             os.fsync(out)
             # The copy keeps the source's times, so the writer's identity check holds.
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -134,9 +154,10 @@ class BlobStore:
             finally:
                 os.close(dir_fd)
 
-    def adopt(self, pending: str, digest: str, data: bytes) -> None:
+    def adopt(self, pending: str, digest: str, data: bytes, *, keep: bool = False) -> None:
         """Name a pending image by its hash: an inode no one else links becomes the blob
-        itself (0600); a file still live elsewhere is copied (the blob must never change)."""
+        itself (0600); a file still live elsewhere is copied (the blob must never change).
+        With `keep` the pending name stays (the caller unlinks it once its row says so)."""
         target = self.path_of(digest)
         try:
             if target.exists():
@@ -145,12 +166,52 @@ class BlobStore:
             _private_dirs(self.root, target.parent)
             if os.lstat(pending).st_nlink == 1:
                 os.chmod(pending, 0o600)
-                os.replace(pending, target)
+                if keep:
+                    with contextlib.suppress(FileExistsError):
+                        os.link(pending, target)
+                else:
+                    os.replace(pending, target)
                 return
             self.put(data, digest, durable=False)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(pending)
+            if not keep:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(pending)
+
+    def resolve_marker(self, marker: str) -> str:
+        """The content address of a pending image (`pending:…`), stored as a blob; `LOST`
+        when its file is gone or changed since it was taken. The pending name is kept (the
+        caller unlinks it after recording the address). Raises OSError (full disk)."""
+        name, _, identity = marker[len(PENDING_PREFIX) :].partition(":")
+        size_text, _, mtime_text = identity.partition(":")
+        if not name or "/" in name or name.startswith("."):
+            return LOST
+        try:
+            fd = os.open(self.pending_dir / name, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        except FileNotFoundError:
+            return LOST
+        try:
+            st = os.fstat(fd)
+            if f"{st.st_size}:{st.st_mtime_ns}" != f"{size_text}:{mtime_text}":
+                return LOST
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+            if f"{os.fstat(fd).st_size}:{os.fstat(fd).st_mtime_ns}" != identity:
+                return LOST  # written to while it was read
+        finally:
+            os.close(fd)
+        digest = sha256_hex(data)
+        try:
+            self.adopt(str(self.pending_dir / name), digest, data, keep=True)
+        except FileNotFoundError:  # another process named it first and removed the name
+            self.put(data, digest, durable=False)
+        return digest
+
+    def unlink_pending(self, marker: str) -> None:
+        name = marker[len(PENDING_PREFIX) :].partition(":")[0]
+        if name and "/" not in name and not name.startswith("."):
+            with contextlib.suppress(OSError):
+                os.unlink(self.pending_dir / name)
 
     def read(self, digest: str) -> bytes | None:
         """The blob's bytes, or None when it is gone (pruned or never stored)."""
@@ -168,7 +229,8 @@ class BlobStore:
         return self.path_of(digest).is_file()
 
     def walk(self) -> Iterator[tuple[str, str, int, float]]:
-        """Every stored file: (path, name, size, mtime), pending images included."""
+        """Every stored file: (path, name, size, when it was last stored or reused), pending
+        images included (their ctime)."""
         try:
             shards = list(os.scandir(self.root))
         except OSError:
@@ -185,22 +247,26 @@ class BlobStore:
                     continue
                 with contextlib.suppress(OSError):
                     st = entry.stat(follow_symlinks=False)
-                    yield entry.path, entry.name, st.st_size, st.st_mtime
+                    # A pending image is a link to a user's file: its mtime is the file's,
+                    # maybe years old; its ctime is when it was linked (or copied).
+                    fresh = st.st_ctime if shard.name == PENDING_DIR_NAME else st.st_mtime
+                    yield entry.path, entry.name, st.st_size, fresh
 
     def total_bytes(self) -> int:
         return sum(size for _, _, size, _ in self.walk())
 
     def remove_unreferenced(self, referenced: set[str], now: float | None = None) -> int:
         """Remove blobs no call refers to and pending images a dead writer left; each only
-        past its grace period (its call may be on its way to the database). Returns bytes
-        freed."""
+        past its grace period (its call may be on its way to the database). `referenced`
+        holds content addresses and the names of pending images rows still name. Returns
+        bytes freed."""
         now = time.time() if now is None else now
         pending = str(self.pending_dir)
         freed = 0
         for path, name, size, mtime in list(self.walk()):
             is_pending = os.path.dirname(path) == pending
             grace = PENDING_GRACE_SECONDS if is_pending else PRUNE_GRACE_SECONDS
-            if (not is_pending and name in referenced) or mtime > now - grace:
+            if name in referenced or mtime > now - grace:
                 continue
             with contextlib.suppress(OSError):
                 os.unlink(path)

@@ -7,6 +7,9 @@ link to the inode the patch is about to replace or remove (before) or has just w
 patch pays microseconds, not a copy. Hashing and naming the images by content happen
 later, on the journal's writer thread (`files()`); an image whose file changed in between
 (same inode, other size or mtime) is dropped and the patch is simply not undoable.
+`pending_images()` (`pct apply-patch`, a process that exits at once) hashes nothing: each
+image stays a `pending:` marker in its spooled row, named later by `Journal.resolve_pending`
+(undo, diff, retention).
 Where links are impossible (another file system) the image is copied and fsync'd instead.
 """
 
@@ -16,10 +19,12 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from pct_runtime.journal.blobs import BlobStore, sha256_hex
-from pct_runtime.journal.records import FileImage, PatchFile
+from pct_runtime.journal.blobs import PENDING_PREFIX, BlobStore, sha256_hex
+
+if TYPE_CHECKING:  # `pct apply-patch` builds no record: its spool takes plain markers
+    from pct_runtime.journal.records import FileImage, PatchFile
 
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -52,8 +57,7 @@ def read_image(path: str) -> tuple[bytes, int] | None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class _Taken:
+class _Taken(NamedTuple):
     """A file's second name at commit time, with the identity it had then."""
 
     pending: str
@@ -63,6 +67,15 @@ class _Taken:
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _marked(taken: _Taken | None) -> tuple[str, int] | None:
+    """`pending:<name>:<size>:<mtime_ns>` and the mode: an image named by its hash later."""
+    if taken is None:
+        return None
+    _dev, _ino, size, mtime_ns = taken.identity
+    name = os.path.basename(taken.pending)
+    return f"{PENDING_PREFIX}{name}:{size}:{mtime_ns}", taken.mode
 
 
 class PatchCapture:
@@ -136,7 +149,24 @@ class PatchCapture:
             os.close(fd)
         digest = sha256_hex(data)
         self._blobs.adopt(taken.pending, digest, data)
+        from pct_runtime.journal.records import FileImage
+
         return FileImage(digest, taken.mode)
+
+    def pending_images(self) -> list[tuple[str, tuple[str, int] | None, tuple[str, int] | None]]:
+        """(path, before, after) with each side a (`pending:` marker, mode) or None (absent),
+        the pending names kept; empty when the capture is incomplete. No hashing, no record
+        types: what `pct apply-patch` spools."""
+        if self.failed is not None or not self._after:
+            self.discard()
+            return []
+        out = [
+            (path, _marked(self._before.get(path)), _marked(self._after.get(path)))
+            for path in self._paths
+        ]
+        self._before.clear()
+        self._after.clear()
+        return out
 
     def files(self) -> tuple[PatchFile, ...]:
         """The changed files, content-addressed (empty when the capture is incomplete or
@@ -147,6 +177,8 @@ class PatchCapture:
             self.discard()
             self._resolved = ()
             return ()
+        from pct_runtime.journal.records import PatchFile
+
         out: list[PatchFile] = []
         try:
             for path in self._paths:

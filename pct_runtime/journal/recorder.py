@@ -12,13 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.base import CallObservation, PatchWitness
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
-from pct_runtime.journal.settings import settings_for
 from pct_runtime.journal.store import new_call_id
 from pct_runtime.journal.summary import recovery_paths, summarize
 from pct_runtime.journal.writer import JournalWriter
@@ -142,41 +140,3 @@ class NestedObserver:
             path="nested",
             parent_call_id=parent.call_id,
         )
-
-
-class OneShotTrace:
-    """A trace for a one-call process (`pct apply-patch`): written before the process exits."""
-
-    def __init__(self, writer: JournalWriter, trace: CallTrace) -> None:
-        self._writer = writer
-        self.trace = trace
-
-    @classmethod
-    def start(
-        cls, agent_dir: Path, tool: str, args: Mapping[str, object], transport: str = "cli"
-    ) -> OneShotTrace | None:
-        """None when the journal is off; never raises."""
-        try:
-            settings = settings_for(agent_dir)
-            if not settings.enabled:
-                return None
-            writer = JournalWriter(agent_dir, settings)
-            trace = CallTrace(
-                writer,
-                tool=tool,
-                args=args,
-                session_id=None,
-                origin=CallOrigin(transport),
-                model=None,
-            )
-        except Exception:
-            return None
-        return cls(writer, trace)
-
-    def finish(self, *, outcome: str, error_code: str | None = None, text: str = "") -> None:
-        """Record the call and wait (bounded) for the row to be written."""
-        try:
-            self.trace.finish(outcome=outcome, error_code=error_code, text=text)
-            self._writer.close(timeout=5.0)
-        except Exception:  # the journal never fails the command
-            return

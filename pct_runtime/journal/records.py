@@ -18,7 +18,11 @@ CallPathName = Literal["direct", "nested"]
 
 @dataclass(frozen=True)
 class FileImage:
-    """One side of a changed file: the content address of its bytes and its permission bits."""
+    """One side of a changed file: the content address of its bytes and its permission bits.
+
+    `sha256` may also be `pending:<name>:<size>:<mtime_ns>` (taken by `pct apply-patch`, not
+    hashed yet: undo and diff name it first) or `lost` (its file changed before it was
+    hashed: that side never matches, so undo refuses)."""
 
     sha256: str
     mode: int

@@ -3,7 +3,9 @@
 WAL mode (readers never wait for a writer; a row survives the death of the process that
 committed it), a short busy timeout (several runtimes write one file; a writer that still
 cannot get the lock gives up — the caller reports it, a tool call never waits on it), file
-mode 0600 inside a 0700 folder, schema versioned by `PRAGMA user_version`.
+mode 0600 inside a 0700 folder, schema versioned by `PRAGMA user_version` (`schema.py`).
+Rows `pct apply-patch` spooled are inserted by whoever opens or reads the journal next
+(`ingest_spool`), and their unhashed images named on demand (`resolve_pending`).
 
 Synchronous (sqlite3 blocks): async code calls it from a thread — the runtime only
 through `JournalWriter`.
@@ -17,12 +19,12 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
-from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
+from pct_runtime.journal import spool
+from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
     CallPathName,
     CallRecord,
@@ -31,66 +33,36 @@ from pct_runtime.journal.records import (
     Outcome,
     PatchFile,
 )
+from pct_runtime.journal.schema import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    JournalError,
+    check_file,
+    make_private,
+    prepare,
+)
+from pct_runtime.journal.spool import new_call_id
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SCHEMA_VERSION",
+    "Journal",
+    "JournalError",
+    "db_path",
+    "new_call_id",
+    "state_dir",
+]
 
 DB_NAME = "journal.sqlite3"
-SCHEMA_VERSION = 1
-BUSY_TIMEOUT_MS = 250
 _OPEN_ATTEMPTS = 8
+_PATIENT_ATTEMPTS = 5
 _ROW_OVERHEAD = 256  # bytes per row beyond its texts (indexes, numbers), for retention
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS calls (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    call_id TEXT NOT NULL UNIQUE,
-    time REAL NOT NULL,
-    session_id TEXT,
-    client_name TEXT,
-    client_version TEXT,
-    model TEXT,
-    tool TEXT NOT NULL,
-    transport TEXT NOT NULL,
-    path TEXT NOT NULL,
-    parent_call_id TEXT,
-    summary TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    error_code TEXT,
-    duration_ms REAL NOT NULL,
-    result_text TEXT NOT NULL,
-    recovery_paths TEXT NOT NULL,
-    undo_of TEXT,
-    undone_by TEXT,
-    size INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calls_session ON calls(session_id, seq);
-CREATE INDEX IF NOT EXISTS calls_time ON calls(time);
-CREATE TABLE IF NOT EXISTS patch_files (
-    call_id TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    before_sha TEXT,
-    before_mode INTEGER,
-    after_sha TEXT,
-    after_mode INTEGER,
-    PRIMARY KEY (call_id, idx)
-);
-CREATE INDEX IF NOT EXISTS patch_files_before ON patch_files(before_sha);
-CREATE INDEX IF NOT EXISTS patch_files_after ON patch_files(after_sha);
-"""
 
 _COLUMNS = (
     "seq, call_id, time, session_id, client_name, client_version, model, tool, transport, "
     "path, parent_call_id, summary, outcome, error_code, duration_ms, result_text, "
     "recovery_paths, undo_of, undone_by"
 )
-
-
-class JournalError(Exception):
-    """The journal could not be opened or written (locked, full disk, a newer schema)."""
-
-
-def new_call_id() -> str:
-    """A short unique call id, what `pct undo CALL_ID` takes."""
-    return f"c-{uuid.uuid4().hex[:10]}"
 
 
 def state_dir(agent_dir: Path) -> Path:
@@ -102,6 +74,13 @@ def state_dir(agent_dir: Path) -> Path:
 
 def db_path(agent_dir: Path) -> Path:
     return agent_dir / "pct" / DB_NAME
+
+
+def journal_exists(agent_dir: Path) -> bool:
+    """Whether anything was recorded: the database, or a row `pct apply-patch` spooled."""
+    if db_path(agent_dir).exists():
+        return True
+    return any(True for _ in spool.read_all(agent_dir / "pct"))
 
 
 def _image(sha: object, mode: object) -> FileImage | None:
@@ -125,8 +104,10 @@ class Journal:
         try:
             folder = state_dir(Path(agent_dir))
             path = folder / DB_NAME
+            check_file(path)
             with contextlib.suppress(FileExistsError):
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            make_private(path)
             connection = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
@@ -134,7 +115,7 @@ class Journal:
             raise JournalError(f"cannot open the journal: {exc}") from None
         for attempt in range(_OPEN_ATTEMPTS):  # another process may be creating it now
             try:
-                _prepare(connection)
+                prepare(connection)
                 break
             except sqlite3.OperationalError as exc:
                 if attempt + 1 < _OPEN_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
@@ -142,13 +123,23 @@ class Journal:
                     continue
                 connection.close()
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None
+            except sqlite3.DatabaseError as exc:
+                connection.close()
+                hint = (
+                    "; move it aside and pct starts a new journal"
+                    if "not a database" in str(exc) or "malformed" in str(exc)
+                    else ""
+                )
+                raise JournalError(f"cannot open the journal {path}: {exc}{hint}") from None
             except sqlite3.Error as exc:
                 connection.close()
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None
             except JournalError:
                 connection.close()
                 raise
-        return cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
+        journal = cls(connection, path, BlobStore(folder / BLOB_DIR_NAME))
+        journal.ingest_quietly()
+        return journal
 
     def close(self) -> None:
         with self._lock:
@@ -169,6 +160,29 @@ class Journal:
             if self.closed:
                 raise JournalError("the journal is closed")
             self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _write_patiently(self) -> Iterator[sqlite3.Connection]:
+        """`_write` that waits out a runtime's writer holding the lock (up to ~1.5 s): an
+        ingest or an image name that `pct undo` needs must not fail on a busy moment."""
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            for attempt in range(_PATIENT_ATTEMPTS):
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    break
+                except sqlite3.OperationalError as exc:
+                    if attempt + 1 < _PATIENT_ATTEMPTS and _busy(exc):
+                        time.sleep(0.05 * (attempt + 1))
+                        continue
+                    raise
             try:
                 yield self._db
             except BaseException:
@@ -221,7 +235,7 @@ class Journal:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY seq DESC LIMIT ?"
-        params.append(max(0, int(query.limit)))
+        params.append(_limit(query.limit))
         return self._records(sql, params)
 
     def get(self, call_id: str) -> CallRecord | None:
@@ -260,11 +274,12 @@ class Journal:
             rows = self._db.execute(
                 f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
                 f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
-                [max(0, int(limit))],
+                [_limit(limit)],
             ).fetchall()
         return [str(row[0]) for row in rows]
 
     def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
+        self.ingest_quietly()  # rows `pct apply-patch` spooled since
         with self._lock:
             if self.closed:
                 raise JournalError("the journal is closed")
@@ -287,6 +302,74 @@ class Journal:
                 )
         return {key: tuple(value) for key, value in out.items()}
 
+    # ----------------------------------------------------------------- spool
+    def ingest_spool(self) -> int:
+        """Insert the rows one-call processes spooled (`spool.py`), oldest first, each once
+        (two processes ingesting at once insert it once), then remove their files; an
+        unreadable file is removed. Returns rows inserted. Raises `sqlite3.Error`."""
+        found = list(spool.read_all(self.path.parent))
+        if not found:
+            return 0
+        records = sorted(
+            (record for record in (_spooled(data) for _path, data in found) if record),
+            key=lambda record: record.time,
+        )
+        inserted = 0
+        if records:
+            with self._write_patiently() as db:
+                for record in records:
+                    known = db.execute(
+                        "SELECT 1 FROM calls WHERE call_id = ?", (record.call_id,)
+                    ).fetchone()
+                    if known is None:
+                        _insert(db, record)
+                        inserted += 1
+        for path, _data in found:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        return inserted
+
+    def ingest_quietly(self) -> None:
+        """`ingest_spool` where a failure (locked, read-only) only waits for the next try."""
+        with contextlib.suppress(sqlite3.Error, JournalError, OSError):
+            self.ingest_spool()
+
+    # ----------------------------------------------------------------- pending images
+    def resolve_pending(self, call_id: str | None = None) -> int:
+        """Name by content address every `pending:` image (of `call_id`, or of every call)
+        that `pct apply-patch` left unhashed; an image changed or gone since becomes `lost`
+        (that side never matches: undo refuses). Each row is updated only if it still holds
+        the marker, so two processes resolving at once agree. Returns images resolved.
+        Raises `sqlite3.Error` or OSError (a full disk) — nothing is lost: retried later."""
+        low, high = PENDING_PREFIX, PENDING_PREFIX[:-1] + chr(ord(PENDING_PREFIX[-1]) + 1)
+        sql = (
+            "SELECT call_id, idx, before_sha, after_sha FROM patch_files WHERE "
+            "((before_sha >= ? AND before_sha < ?) OR (after_sha >= ? AND after_sha < ?))"
+        )
+        params: list[object] = [low, high, low, high]
+        if call_id is not None:
+            sql += " AND call_id = ?"
+            params.append(call_id)
+        with self._lock:
+            if self.closed:
+                raise JournalError("the journal is closed")
+            rows = self._db.execute(sql, params).fetchall()
+        resolved = 0
+        for call, idx, *sides in rows:
+            for column, marker in zip(("before_sha", "after_sha"), sides, strict=True):
+                if not isinstance(marker, str) or not marker.startswith(PENDING_PREFIX):
+                    continue
+                digest = self.blobs.resolve_marker(marker)
+                with self._write_patiently() as db:
+                    db.execute(
+                        f"UPDATE patch_files SET {column} = ? "
+                        f"WHERE call_id = ? AND idx = ? AND {column} = ?",
+                        (digest, call, idx, marker),
+                    )
+                self.blobs.unlink_pending(marker)
+                resolved += 1
+        return resolved
+
     # ----------------------------------------------------------------- retention
     def used_bytes(self) -> int:
         """Bytes the journal holds: live database pages plus every blob."""
@@ -301,6 +384,8 @@ class Journal:
         `max_bytes`; remove blobs no remaining call refers to. Returns calls deleted."""
         now = time.time() if now is None else now
         deleted = 0
+        self.ingest_spool()
+        self.resolve_pending()
         with self._write() as db:
             cutoff = now - max_age_days * 86400
             deleted += _delete_where(db, "time < ?", [cutoff])
@@ -325,13 +410,69 @@ class Journal:
     def _sweep_blobs(self, now: float) -> None:
         with self._lock:
             referenced = {
-                str(row[0])
+                _blob_name(str(row[0]))
                 for row in self._db.execute(
                     "SELECT before_sha FROM patch_files WHERE before_sha IS NOT NULL "
                     "UNION SELECT after_sha FROM patch_files WHERE after_sha IS NOT NULL"
                 )
             }
         self.blobs.remove_unreferenced(referenced, now)
+
+
+def _spooled(data: object) -> CallRecord | None:
+    """A spooled row as a record; None when it is not one this pct wrote."""
+    if not isinstance(data, dict) or data.get("v") != spool.SPOOL_VERSION:
+        return None
+    try:
+        files = tuple(
+            PatchFile(
+                str(path),
+                None if before is None else FileImage(str(before[0]), int(before[1])),
+                None if after is None else FileImage(str(after[0]), int(after[1])),
+            )
+            for path, before, after in data["patch_files"]
+        )
+        outcome = str(data["outcome"])
+        error_code = data.get("error_code")
+        if outcome not in ("ok", "error", "denied", "cancelled"):
+            return None
+        return CallRecord(
+            call_id=str(data["call_id"]),
+            seq=0,
+            time=float(data["time"]),
+            session_id=None,
+            client_name=None,
+            client_version=None,
+            model=None,
+            tool=str(data["tool"]),
+            transport=str(data["transport"]),
+            path="direct",
+            parent_call_id=None,
+            summary=str(data["summary"]),
+            outcome=cast(Outcome, outcome),
+            error_code=None if error_code is None else str(error_code),
+            duration_ms=float(data["duration_ms"]),
+            result_text=str(data["result_text"]),
+            patch_files=files,
+        )
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _limit(limit: int) -> int:
+    """A LIMIT SQLite takes: a huge `--limit` means all rows, never an OverflowError."""
+    return max(0, min(int(limit), 2**62))
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _blob_name(image: str) -> str:
+    """The file an image column names: its content address, or its pending image's name."""
+    if image.startswith(PENDING_PREFIX):
+        return image[len(PENDING_PREFIX) :].partition(":")[0]
+    return image
 
 
 def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
@@ -402,33 +543,6 @@ def _delete_where(db: sqlite3.Connection, condition: str, params: list[object]) 
         db.execute(f"DELETE FROM patch_files WHERE call_id IN ({marks})", chunk)
         db.execute(f"DELETE FROM calls WHERE call_id IN ({marks})", chunk)
     return len(ids)
-
-
-def _prepare(db: sqlite3.Connection) -> None:
-    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        raise JournalError(f"the journal could not switch to WAL mode ({mode})")
-    db.execute("PRAGMA synchronous = NORMAL")
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise JournalError(
-            f"the journal was written by a newer pct (schema {version}, this pct reads "
-            f"{SCHEMA_VERSION}); upgrade pct"
-        )
-    if version == SCHEMA_VERSION:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if int(db.execute("PRAGMA user_version").fetchone()[0]) < SCHEMA_VERSION:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _record(row: Sequence[object], files: tuple[PatchFile, ...]) -> CallRecord:

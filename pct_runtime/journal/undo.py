@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from pct_runtime.capabilities.apply_patch.staging import staging_name
-from pct_runtime.journal.blobs import sha256_hex
+from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex
 from pct_runtime.journal.capture import CaptureError, read_image
 from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
 from pct_runtime.journal.store import Journal, JournalError, new_call_id
@@ -87,13 +87,21 @@ def undo_patch(
     transport: str = "cli",
 ) -> UndoOutcome:
     """Undo `call_id` (else the newest undoable patch of `session`). Blocking: files + sqlite."""
+    try:  # a `pct apply-patch` row still in the spool may be the newest patch
+        journal.ingest_spool()
+    except (OSError, sqlite3.Error, JournalError) as exc:
+        return UndoOutcome(
+            False, f"Not undone: the journal is busy ({exc}). Nothing was changed; try again."
+        )
     found = _find(journal, call_id, session)
     if isinstance(found, str):
         return UndoOutcome(False, found)
-    record = found
-    refusal = _refusal(record)
+    refusal = _refusal(found)
     if refusal is not None:
         return UndoOutcome(False, refusal)
+    record = _resolved(journal, found)
+    if isinstance(record, str):
+        return UndoOutcome(False, record)
     changed = _changed(record)
     if changed:
         return _changed_refusal(record, changed)
@@ -107,7 +115,8 @@ def undo_patch(
             return UndoOutcome(
                 False,
                 f"Not undone: the saved copy of {item.path} from before {record.call_id} is "
-                "no longer stored (pruned by retention). Nothing was changed.",
+                "no longer stored (pruned by retention, or changed before pct saved it). "
+                "Nothing was changed.",
             )
         contents[item.path] = (data, item.before.mode)
     started = time.time()
@@ -157,6 +166,31 @@ def undo_patch(
         break
     # The files are back either way; say the record of it is missing.
     return UndoOutcome(True, f"{message}\n(the undo itself was not journaled: {problem})", None)
+
+
+def _pending(record: CallRecord) -> bool:
+    return any(
+        image is not None and image.sha256.startswith(PENDING_PREFIX)
+        for item in record.patch_files
+        for image in (item.before, item.after)
+    )
+
+
+def _resolved(journal: Journal, record: CallRecord) -> CallRecord | str:
+    """`record` with its `pending:` images named by content (`pct apply-patch` left them)."""
+    if not _pending(record):
+        return record
+    try:
+        journal.resolve_pending(record.call_id)
+    except (OSError, sqlite3.Error, JournalError) as exc:
+        return (
+            f"Not undone: the saved copies of {record.call_id} could not be read ({exc}). "
+            "Nothing was changed; try again."
+        )
+    again = journal.get(record.call_id)
+    if again is None:
+        return f"No call {record.call_id} in the journal (pruned just now). Nothing was changed."
+    return again
 
 
 def _verb(item: PatchFile) -> str:
@@ -209,6 +243,8 @@ def _restore(
 def patch_diff(journal: Journal, record: CallRecord) -> str:
     """A unified diff of every file the call changed, before → after, from the stored blobs."""
     parts: list[str] = []
+    resolved = _resolved(journal, record)
+    record = resolved if isinstance(resolved, CallRecord) else record
     for item in record.patch_files:
         before = _side(journal, item.before)
         after = _side(journal, item.after)

@@ -220,6 +220,7 @@ class JournalWriter:
                     item.capture.discard()
             self.dropped += len(batch)
             return
+        journal.ingest_quietly()  # `pct apply-patch` rows first: they happened before
         records = [item.resolve() for item in batch]
         self._write(journal, [self.redact(record) for record in records])
 

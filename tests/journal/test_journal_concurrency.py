@@ -122,3 +122,81 @@ def test_three_runtimes_journal_every_call_into_one_file(tmp_path: Path) -> None
         patches = [r for r in mine if r.tool == "apply_patch"]
         assert len(patches) == 15
         assert all(r.undoable for r in patches)
+
+
+def test_pct_undo_and_apply_patch_while_two_runtimes_write(tmp_path: Path) -> None:
+    """`pct undo` and `pct apply-patch` race two runtimes' writers (and their ingestion of
+    the spool): every undo restores its file and is journaled, no runtime row is lost."""
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    (agent / "extensions").mkdir(parents=True)
+    work.mkdir()
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
+        '{"applyPatch": {"enabled": true}, "shellSessions": {"enabled": true}}'
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "PI_CODING_AGENT_DIR": str(agent),
+    }
+
+    def pct(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pct_runtime.cli", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=120,
+        )
+
+    for n in range(4):
+        (work / f"u{n}.txt").write_text(f"before {n}\n")
+        patch = (
+            f"*** Begin Patch\n*** Update File: u{n}.txt\n@@\n-before {n}\n+after {n}\n"
+            "*** End Patch\n"
+        )
+        assert pct("apply-patch", "--cwd", str(work), stdin=patch).returncode == 0
+    with Journal.open(agent) as journal:
+        ids = [r.call_id for r in journal.query(JournalQuery(tool="apply_patch"))]
+    assert len(ids) == 4
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RUNTIME_CHILD, str(agent), str(work), f"rt-{n}"],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    try:
+        undos = [pct("undo", call_id) for call_id in ids]
+        extra = pct(
+            "apply-patch",
+            "--cwd",
+            str(work),
+            stdin="*** Begin Patch\n*** Add File: late.txt\n+late\n*** End Patch\n",
+        )
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for undo in undos:
+        assert undo.returncode == 0, undo.stderr
+        assert "not journaled" not in undo.stdout
+    assert extra.returncode == 0, extra.stderr
+    for n in range(4):
+        assert (work / f"u{n}.txt").read_text() == f"before {n}\n"
+    with Journal.open(agent) as journal:
+        rows = journal.query(JournalQuery(limit=1000))
+        assert sorted(r.undo_of or "" for r in rows if r.tool == "undo") == sorted(ids)
+        assert all(journal.get(call_id).undone_by for call_id in ids)  # type: ignore[union-attr]
+        assert sum(r.transport == "cli" and r.tool == "apply_patch" for r in rows) == 5
+        for n in range(2):
+            mine = [r for r in rows if r.session_id == f"rt-{n}"]
+            assert [r.tool for r in mine].count("exec_command") == 15
+            assert sum(r.tool == "apply_patch" and r.undoable for r in mine) == 15

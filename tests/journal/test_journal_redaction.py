@@ -78,3 +78,39 @@ def test_a_token_file_made_later_is_still_redacted(tmp_path: Path) -> None:
     (tmp_path / "pct").mkdir()
     (tmp_path / "pct" / "token").write_text(FILE_TOKEN + "\n")
     assert FILE_TOKEN not in redact(f"echo {FILE_TOKEN}")
+
+
+_SHAPED = [
+    "sk-proj-abcdefghijklmnopqrstuvwxyz",
+    "ghp_" + "a" * 30,
+    "github_pat_" + "B" * 30,
+    "AKIA" + "ABCDEFGHIJKLMNOP",
+    "AIza" + "x" * 35,
+    "xoxb-1234567890-abc",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlMTIzNDU2",
+    "Authorization: Bearer abcdef123456",
+    "BASIC dXNlcjpwYXNzd29yZA==",
+    "authorization=verysecretvalue",
+    "API-KEY = abcd1234",
+    # The Kelvin sign and the long s, which (?i) matches as k and s:
+    "\u212aey=notasecret but \u017fecret=abcd1234 and pa\u017f\u017fword: hunter22",
+    "PWD=/home/me",
+    "my Credentials: abcd1234",
+    "https://me:pa55word@example.com/x",
+    "update src/a.py (40 lines)",
+    "Applied patch:\n- update /tmp/x/a.txt",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", _SHAPED)
+def test_the_quick_check_never_skips_text_a_pattern_would_change(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text without a trigger skips the patterns (so `pct apply-patch` never compiles them):
+    the result must be what the patterns alone give."""
+    from pct_runtime.journal import redact as module
+
+    quick = Redactor(None, env={})(text)
+    monkeypatch.setattr(module, "_may_hold_a_shape", lambda _text: True)
+    assert quick == Redactor(None, env={})(text)

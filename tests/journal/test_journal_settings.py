@@ -84,4 +84,4 @@ def test_pct_apply_patch_with_the_journal_never_loads_the_config_schema(tmp_path
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
     ).stdout
     assert out.split()[-3:] == ["0", "False", "False"]
-    assert (tmp_path / "agent" / "pct" / "journal.sqlite3").exists()
+    assert list((tmp_path / "agent" / "pct" / "journal-spool").glob("c-*.json"))

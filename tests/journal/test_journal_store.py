@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.journal import FileImage, Journal, JournalError, JournalQuery, PatchFile
+from pct_runtime.journal.blobs import PENDING_GRACE_SECONDS
 from pct_runtime.journal.store import SCHEMA_VERSION, db_path
 from tests.journal.helpers import make_record
 
@@ -130,18 +131,18 @@ def test_prune_by_size_drops_oldest_first(tmp_path: Path) -> None:
 
 
 def test_prune_removes_images_a_dead_writer_left_pending(tmp_path: Path) -> None:
-    source, other = tmp_path / "file.txt", tmp_path / "other.txt"
+    source = tmp_path / "file.txt"
     source.write_text("content\n")
-    other.write_text("other\n")
     now = time.time()
     with Journal.open(tmp_path) as journal:
         stale, _ = journal.blobs.link_pending(str(source))  # links: each its own inode
-        fresh, _ = journal.blobs.link_pending(str(other))
-        os.utime(stale, (now - 7200, now - 7200))
-        os.utime(fresh, (now - 60, now - 60))  # a writer may be about to name it
+        os.utime(stale, (now - 7200, now - 7200))  # the user's file was last written then
+        # Just linked, whatever the file's mtime: a writer may be about to name it.
         journal.prune(max_bytes=10**9, max_age_days=30, now=now)
+        assert os.path.exists(stale)
+        # A dead writer's: linked longer ago than the grace period.
+        journal.prune(max_bytes=10**9, max_age_days=30, now=now + PENDING_GRACE_SECONDS + 1)
         assert not os.path.exists(stale)
-        assert os.path.exists(fresh)
     assert source.read_text() == "content\n"
 
 

@@ -74,17 +74,22 @@ def test_full_queue_drops_without_blocking(tmp_path: Path) -> None:
     reports: list[str] = []
     writer = JournalWriter(tmp_path, report=reports.append, queue_size=2)
     gate = threading.Event()
+    writing = threading.Event()
     original = writer._write
 
     def slow_write(journal: Journal, record: object) -> None:
+        writing.set()
         gate.wait(10)
         original(journal, record)  # type: ignore[arg-type]
 
     writer._write = slow_write  # type: ignore[method-assign]
     try:
-        for _ in range(20):
+        writer.submit(make_record())
+        # Once the thread is stuck in a write it takes nothing more: the queue holds 2.
+        assert writing.wait(10)
+        for _ in range(19):
             writer.submit(make_record())
-        assert writer.dropped >= 17
+        assert writer.dropped == 17
         assert len(reports) == 1
         assert "fell behind" in reports[0]
     finally:

@@ -62,7 +62,9 @@ class RuntimeFacade:
         #: The other runtimes of the agent dir (set by the app).
         self.remotes: RemoteRuntimes | None = None
         #: The call journal (History screen), opened lazily in its own thread on first use.
-        self.journal = JournalAccess(lambda: self.runtime.agent_dir)
+        self.journal = JournalAccess(
+            lambda: self.runtime.agent_dir, read_only=lambda: self.read_only
+        )
 
     @property
     def read_only(self) -> bool:

@@ -15,8 +15,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.capabilities.base import PatchWitness
-from pct_runtime.journal import spool
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.redact import Redactor

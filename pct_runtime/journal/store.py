@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import cast
 
-from pct_runtime.journal import spool
+import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
     CallPathName,

@@ -306,3 +306,17 @@ async def test_a_watching_console_undoes_nothing(
         assert (tmp_path / "app.py").read_text() == AFTER
         assert (await app.facade.journal.undo(call_id)).ok is False
         assert (tmp_path / "app.py").read_text() == AFTER
+
+
+async def test_pct_tui_monitor_undoes_nothing(agent_dir: Path, tmp_path: Path) -> None:
+    """`pct-tui --monitor` itself (not a patched switch): History's undo is refused."""
+    patch_then_command(agent_dir, tmp_path)
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path, monitor=True)
+    app.NOTIFICATION_TIMEOUT = 3600
+    async with app.run_test(size=(120, 36)) as pilot:
+        await started(app, pilot)
+        await history(app, pilot, 2)
+        await pilot.press("down", "u")
+        await wait_for(pilot, lambda: "pct undo" in notes(app), "refusal")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert (tmp_path / "app.py").read_text() == AFTER

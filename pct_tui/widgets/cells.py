@@ -1,0 +1,23 @@
+"""DataTable cells that show text as written.
+
+A DataTable parses a plain `str` cell as Rich markup, so a command line such as
+`echo "[/]"` (the model's choice) raised MarkupError and took the console down, and a path
+like `app/[slug]/page.tsx` lost its `[slug]`. Every cell built from recorded or remote
+text goes through `plain`.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+
+def plain(value: object) -> object:
+    """`value` as a cell: a `str` becomes literal Text (cropped to one line as the table's
+    own formatter does for one-line rows); anything else is left to the table."""
+    if isinstance(value, str):
+        return Text(value, no_wrap=True, end="")
+    return value
+
+
+def plain_row(cells: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(plain(cell) for cell in cells)

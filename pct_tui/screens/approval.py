@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pct_runtime.cli_commands.terminal_text import visible
 from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
             if self.who:
-                yield Static(f"Asked by {self.who}", id="question-who", markup=False)
+                yield Static(visible(f"Asked by {self.who}"), id="question-who", markup=False)
             if self.pending > 1:
                 yield Label(f"{self.pending - 1} more waiting", id="queue-count")
             hint = HINTS.get(self.question_title)
@@ -70,15 +71,21 @@ class ConfirmScreen(ModalScreen[bool]):
                 if self.diffs:
                     files, _ = split_preview(self.message)
                     if files:
-                        yield Static("\n".join(files), id="patch-files", markup=False)
+                        yield Static(
+                            visible("\n".join(files), lines=True), id="patch-files", markup=False
+                        )
                     yield Static(diff_text(self.diffs), id="patch-diff")
                 elif "*** Begin Patch" in self.message:
                     files, patch = split_preview(self.message)
                     if files:
-                        yield Static("\n".join(files), id="patch-files", markup=False)
+                        yield Static(
+                            visible("\n".join(files), lines=True), id="patch-files", markup=False
+                        )
                     yield Static(patch_text(patch), id="patch-diff")
                 else:
-                    yield Static(self.message, id="question-message", markup=False)
+                    yield Static(
+                        visible(self.message, lines=True), id="question-message", markup=False
+                    )
             with Horizontal(id="buttons"):
                 yield Button(f"{self.yes_label} (y)", variant="success", id="yes", compact=True)
                 yield Button("No (n)", variant="error", id="no", compact=True)
@@ -132,3 +139,8 @@ class ChoiceScreen(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+def _shown(text: str) -> str:
+    """A question's text, possibly from the model or another runtime, with controls escaped."""
+    return visible(text, lines=True)

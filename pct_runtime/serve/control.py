@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.host.procs import alive_since
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.pids import pid_alive
 from pct_runtime.serve.sweep import sweep_stale_state
@@ -106,7 +107,10 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not _pid_alive(entry.pid):
+        # A pid alive but started after the entry was written is another process (the
+        # runtime died and its pid was reused, e.g. across a reboot): whoever listens on
+        # that port now must never be sent the token.
+        if not _pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue

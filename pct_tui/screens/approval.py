@@ -14,6 +14,7 @@ from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pct_runtime.cli_commands.terminal_text import visible
+from pct_tui.widgets.cells import literal
 from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class ChoiceScreen(ModalScreen[str | None]):
             if self.note:
                 yield Static(self.note, id="choice-note", markup=False)
             yield OptionList(
-                *(Option(o, id=str(i)) for i, o in enumerate(self.options)), id="choices"
+                *(Option(literal(o), id=str(i)) for i, o in enumerate(self.options)), id="choices"
             )
 
     def on_mount(self) -> None:

@@ -24,3 +24,9 @@ def plain(value: object) -> object:
 
 def plain_row(cells: tuple[object, ...]) -> tuple[object, ...]:
     return tuple(plain(cell) for cell in cells)
+
+
+def literal(text: str) -> Text:
+    """Text for a widget that would parse a `str` as markup (an `Option` prompt, a
+    `Label`): shown as written, control characters escaped, free to wrap."""
+    return Text(visible(text, lines=True))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, OptionList
 
 from pct_tui.app import PctApp
-from tests.tui.conftest import show, started, wait_for
+from tests.tui.conftest import show, started, wait_for, write_config
 from tests.tui.history.journal_fill import call, record
 from tests.tui.remote.live_double import DoubleBackend, DoubleRuntime
 
@@ -49,4 +49,23 @@ async def test_sessions_show_a_client_name_with_markup_as_written(
         await wait_for(pilot, lambda: table.row_count == 3, "the runtime and its session")
         await pilot.pause()
         assert str(table.get_row_at(2)[5]) == "[/]evil [b]1"
+        assert app.is_running
+
+
+async def test_rules_show_a_pattern_with_brackets_as_written(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """A rule's model glob may hold `[...]`; the Rules list used to parse it as markup
+    (`[/]` crashed the console, `[b]` vanished)."""
+    rule = {"id": "r1", "match": "x[b]y[/b][/]", "patch": True, "shell": False, "code": False}
+    write_config(agent_dir, {"execution": {"version": 1, "rules": [rule]}})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(130, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "3", "rules")
+        options = app.screen.query_one("#rules-list", OptionList)
+        await wait_for(pilot, lambda: options.option_count == 1, "the rule")
+        await pilot.pause()
+        assert "x[b]y[/b][/]" in str(options.get_option_at_index(0).prompt)
+        assert "x[b]y[/b][/]" in options.render_line(0).text
         assert app.is_running

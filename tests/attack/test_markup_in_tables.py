@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.content import Content
 from textual.widgets import DataTable, OptionList
 
 from pct_tui.app import PctApp
@@ -69,3 +70,18 @@ async def test_rules_show_a_pattern_with_brackets_as_written(
         assert "x[b]y[/b][/]" in str(options.get_option_at_index(0).prompt)
         assert "x[b]y[/b][/]" in options.render_line(0).text
         assert app.is_running
+
+
+async def test_a_toast_names_a_bracketed_path_as_written(agent_dir: Path, tmp_path: Path) -> None:
+    """Undo and stop reports name files and commands; a toast parsed them as markup, so
+    `app/[slug]/page.tsx` read `app//page.tsx` (and `[/]` could not be shown)."""
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        app.screen.notify("Changed since the patch: app/[slug]/page.tsx, x [/] y")
+        await pilot.pause()
+        (note,) = list(app._notifications)
+        # What a Toast draws (textual.widgets._toast.Toast.render).
+        draw = Content.from_markup if note.markup else Content
+        shown = draw(note.message).plain
+        assert "app/[slug]/page.tsx, x [/] y" in shown

@@ -21,6 +21,7 @@ from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker
 
@@ -32,6 +33,7 @@ from pct_runtime.cli_commands.sandbox_opts import (
     add_sandbox_arguments,
     startup_sandbox,
 )
+from pct_runtime.cli_commands.terminal_text import visible
 from pct_runtime.config.paths import agent_dir as default_agent_dir
 from pct_runtime.config.paths import config_path
 from pct_runtime.config.reload import not_regular_message
@@ -412,6 +414,21 @@ class PctApp(App[None]):
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]
         self.notify(message, severity=severity)  # type: ignore[arg-type]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast is plain text: messages name files (`app/[slug]/page.tsx` lost its
+        `[slug]`), commands and other runtimes' replies, none of them written as markup."""
+        del markup  # screens pass True by default
+        shown = visible(message, lines=True)
+        super().notify(shown, title=title, severity=severity, timeout=timeout, markup=False)
 
 
 def _preload(serving: bool) -> None:

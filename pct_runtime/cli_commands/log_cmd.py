@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.terminal_text import visible
 
 if TYPE_CHECKING:  # the journal loads on use (start-up time of the other subcommands)
     from pct_runtime.journal import CallRecord
@@ -81,8 +82,8 @@ def _line(record: CallRecord) -> str:
         flags = " [undoable]"
     elif record.undone_by:
         flags = f" [undone by {record.undone_by}]"
-    who = record.transport + (f"/{record.client_name}" if record.client_name else "")
-    summary = record.summary.replace("\n", " ⏎ ")
+    who = visible(record.transport + (f"/{record.client_name}" if record.client_name else ""))
+    summary = visible(record.summary.replace("\n", " ⏎ "))
     return (
         f"{when}  {record.call_id}  {tool:<13} {outcome:<24} {record.duration_ms:>8.0f}ms  "
         f"{record.session_id or '-'}  {who}  {summary}{flags}"

@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.terminal_text import visible
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     except JournalError as exc:
         print(f"pct: {exc}", file=sys.stderr)
         return 1
+    message = "\n".join(visible(line) for line in outcome.message.split("\n"))  # model's paths
     if outcome.ok:
-        print(outcome.message)
+        print(message)
         return 0
-    print(outcome.message, file=sys.stderr)
+    print(message, file=sys.stderr)
     return 1

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.host.procs import alive_since
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.pids import pid_alive
 from pct_runtime.serve.sweep import sweep_stale_state
@@ -33,6 +34,12 @@ from pct_runtime.serve.token import state_dir, token_matches
 _log = logging.getLogger(__name__)
 
 _MAX_LINE = 64 * 1024
+#: Connections that have not yet sent a token-checked request. Any local user can connect;
+#: each waits up to 10 s for its line, so without a bound a few hundred idle sockets use up
+#: the runtime's file descriptors (a 1024 limit is common) and it can no longer accept MCP
+#: requests or start a shell. Past the bound a connection is told so and closed at once.
+MAX_UNANSWERED = 64
+BUSY = "busy: too many control connections are waiting; try again"
 #: Largest reply a client accepts: a status of thousands of sessions is a few MB.
 MAX_REPLY = 64 * 1024 * 1024
 OPS = ("reload", "status", "ping")
@@ -100,7 +107,10 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
             )
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not _pid_alive(entry.pid):
+        # A pid alive but started after the entry was written is another process (the
+        # runtime died and its pid was reused, e.g. across a reboot): whoever listens on
+        # that port now must never be sent the token.
+        if not _pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
@@ -136,6 +146,7 @@ class ControlServer:
         self._server: asyncio.Server | None = None
         self.entry_path: Path | None = None
         self.address = ""
+        self._unanswered = 0
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, limit=_MAX_LINE)
@@ -186,12 +197,19 @@ class ControlServer:
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._unanswered >= MAX_UNANSWERED:
+            writer.write(json.dumps({"ok": False, "error": BUSY}).encode("utf-8") + b"\n")
+            writer.close()  # flushes the line; nothing of theirs is read
+            return
         try:
+            self._unanswered += 1
             try:
                 reply = await self._answer(reader)
             except Exception as exc:  # every request gets an answer line, whatever it held
                 _log.exception("control request failed")
                 reply = {"ok": False, "error": f"internal error: {type(exc).__name__}"}
+            finally:
+                self._unanswered -= 1
             if isinstance(reply, _Subscribe) and self.stream is not None:
                 await self.stream(reply.request, reader, writer)
                 return
@@ -206,6 +224,10 @@ class ControlServer:
             with contextlib.suppress(TimeoutError, ValueError):
                 await asyncio.wait_for(_discard(reader), 2.0)
         except (ConnectionError, OSError):
+            pass
+        except asyncio.CancelledError:
+            # The runtime is shutting down. Nobody awaits this task, and asyncio's stream
+            # callback would log a traceback for each connection still open.
             pass
         finally:
             writer.close()

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pct_runtime.serve.hostcheck import WILDCARD_HOSTS, HostCheck, is_loopback
+from pct_runtime.serve.http_idle import IdleBoundH11
 from pct_runtime.serve.server import PctMCPServer
 from pct_runtime.serve.token import TOKEN_ENV, token_matches
 
@@ -146,6 +147,7 @@ class PctHttpServer:
             lifespan="on",
             access_log=False,
             timeout_graceful_shutdown=3,
+            http=IdleBoundH11,
         )
         self._uvicorn = _EmbeddedUvicorn(config, own_signals=own_signals)
 

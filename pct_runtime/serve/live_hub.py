@@ -46,6 +46,7 @@ from pct_runtime.serve.live_protocol import (
     event_message,
     runtime_to_json,
     snapshot_message,
+    speaks,
     version_refusal,
 )
 
@@ -295,7 +296,7 @@ class LiveHub:
         version = request.get("version")
         role = request.get("role", "monitor")  # least privilege when unsaid
         problem: str | None = None
-        if version != PROTOCOL_VERSION:
+        if not speaks(version):
             problem = version_refusal(version)
         elif role not in ROLES:
             problem = f"unknown role {role!r}; expected console or monitor"

@@ -8,6 +8,7 @@ unknown fields, so a newer peer can add some without breaking an older one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -44,8 +45,15 @@ MAX_OUTPUT_CHUNK = 32 * 1024
 MAX_TITLE = 200
 
 
+def speaks(version: object) -> bool:
+    """Only the integer itself: JSON `true` and `1.0` equal 1 in Python but are not it."""
+    return type(version) is int and version == PROTOCOL_VERSION
+
+
 def version_refusal(version: object) -> str:
-    return f"unsupported protocol version {version}; this runtime speaks {PROTOCOL_VERSION}"
+    # As JSON, so a string "1" does not read as the 1 this runtime speaks.
+    shown = json.dumps(version)
+    return f"unsupported protocol version {shown}; this runtime speaks {PROTOCOL_VERSION}"
 
 
 @dataclass(frozen=True)

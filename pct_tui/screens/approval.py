@@ -13,6 +13,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from pct_runtime.cli_commands.terminal_text import visible
+from pct_tui.widgets.cells import literal
 from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
 
 if TYPE_CHECKING:
@@ -33,15 +35,15 @@ def question_body(message: str, diffs: Sequence[FileDiff] | None) -> ComposeResu
     if diffs:
         files, _ = split_preview(message)
         if files:
-            yield Static("\n".join(files), id="patch-files", markup=False)
+            yield Static(visible("\n".join(files), lines=True), id="patch-files", markup=False)
         yield Static(diff_text(diffs), id="patch-diff")
     elif "*** Begin Patch" in message:
         files, patch = split_preview(message)
         if files:
-            yield Static("\n".join(files), id="patch-files", markup=False)
+            yield Static(visible("\n".join(files), lines=True), id="patch-files", markup=False)
         yield Static(patch_text(patch), id="patch-diff")
     else:
-        yield Static(message, id="question-message", markup=False)
+        yield Static(visible(message, lines=True), id="question-message", markup=False)
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -76,7 +78,7 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
             if self.who:
-                yield Static(f"Asked by {self.who}", id="question-who", markup=False)
+                yield Static(visible(f"Asked by {self.who}"), id="question-who", markup=False)
             if self.pending > 1:
                 yield Label(f"{self.pending - 1} more waiting", id="queue-count")
             hint = HINTS.get(self.question_title)
@@ -122,7 +124,7 @@ class ChoiceScreen(ModalScreen[str | None]):
             if self.note:
                 yield Static(self.note, id="choice-note", markup=False)
             yield OptionList(
-                *(Option(o, id=str(i)) for i, o in enumerate(self.options)), id="choices"
+                *(Option(literal(o), id=str(i)) for i, o in enumerate(self.options)), id="choices"
             )
 
     def on_mount(self) -> None:
@@ -178,13 +180,13 @@ class WatchScreen(ModalScreen[None]):
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
             if self.who:
-                yield Static(f"Asked by {self.who}", id="question-who", markup=False)
+                yield Static(visible(f"Asked by {self.who}"), id="question-who", markup=False)
             if self.pending > 1:
                 yield Label(f"{self.pending - 1} more waiting", id="queue-count")
             yield Static(WATCH_NOTE, id="watch-note", markup=False)
             with VerticalScroll(id="question-body"):
                 if self.options:
-                    lines = "\n".join(f"  {o}" for o in self.options)
+                    lines = visible("\n".join(f"  {o}" for o in self.options), lines=True)
                     yield Static(f"Options:\n{lines}", id="question-message", markup=False)
                 else:
                     yield from question_body(self.message, self.diffs)

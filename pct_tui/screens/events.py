@@ -7,6 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Label, RichLog
 
+from pct_runtime.cli_commands.terminal_text import visible
 from pct_tui.console import EventRecord
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.fit_text import fit_words
@@ -26,7 +27,7 @@ def event_line(record: EventRecord) -> Text:
     line.append(f"{record.clock} ", style="grey50")
     line.append(f"{record.kind:<11} ", style=KIND_STYLES.get(record.kind, "bold"))
     style = "bold red" if record.kind == "approval" and record.text.startswith("denied") else ""
-    line.append(record.text, style=style)
+    line.append(visible(record.text, lines=True), style=style)  # names a model or peer chose
     return line
 
 

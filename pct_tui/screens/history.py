@@ -31,6 +31,7 @@ from pct_tui.screens.history_view import (
     outcome_cell,
     tool_cell,
 )
+from pct_tui.widgets.cells import plain_row
 from pct_tui.widgets.fit_text import FitText, shorten_middle
 
 COLUMNS = ("Time", "Session", "Tool", "Outcome", "Took", "Summary")
@@ -259,7 +260,7 @@ class HistoryScreen(PctScreen):
         summary = first_line(record.summary)
         if cell_len(summary) > width:
             summary = summary[: width - 1] + "…"
-        table.add_row(*self._cells(record), summary, key=record.call_id)
+        table.add_row(*plain_row((*self._cells(record), summary)), key=record.call_id)
 
     def on_resize(self) -> None:
         # after the table has its new width

@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
+from pct_runtime.cli_commands.terminal_text import visible
 from pct_tui.journal_access import CallRecord, JournalAccess, read_only_refusal
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history_view import (
@@ -82,14 +83,16 @@ class CallScreen(Screen[None]):
         with VerticalScroll(id="call-body"):
             if self._note:
                 yield Static(self._note, id="call-note", markup=False)
-            yield Static(facts(record), id="call-facts", markup=False)
+            yield Static(visible(facts(record), lines=True), id="call-facts", markup=False)
             yield Label("Arguments", classes="call-section")
-            yield Static(record.summary or "—", id="call-summary", markup=False)
+            yield Static(shown(record.summary), id="call-summary", markup=False)
             yield Label("Result", classes="call-section")
-            yield Static(record.result_text or "—", id="call-result", markup=False)
+            yield Static(shown(record.result_text), id="call-result", markup=False)
             if record.recovery_paths:
                 yield Label("Recovery files", classes="call-section")
-                yield Static("\n".join(record.recovery_paths), id="call-recovery", markup=False)
+                yield Static(
+                    shown("\n".join(record.recovery_paths)), id="call-recovery", markup=False
+                )
             if record.patch_files:
                 yield Label("Diff", classes="call-section")
                 yield Static("Reading the stored file images…", id="call-diff")
@@ -158,3 +161,8 @@ async def confirm_and_undo(
     report = undo_report(outcome)
     screen.notify(report, severity="information" if outcome.ok else "error", timeout=8)
     return report
+
+
+def shown(text: str) -> str:
+    """Recorded text as the console shows it: escaped, a dash when empty."""
+    return visible(text, lines=True) if text else "—"

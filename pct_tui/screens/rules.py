@@ -20,6 +20,7 @@ from pct_tui.drafts import rule_label
 from pct_tui.facade import NO_MODEL_LINE, Model
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
+from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 
 
@@ -73,7 +74,7 @@ class RulesScreen(PctScreen):
         index = rules_list.highlighted
         rules = draft.rules
         rules_list.set_options(
-            [Option(rule_label(i, rule), id=f"rule-{i}") for i, rule in enumerate(rules)]
+            [Option(literal(rule_label(i, rule)), id=f"rule-{i}") for i, rule in enumerate(rules)]
         )
         if rules:
             rules_list.highlighted = min(index or 0, len(rules) - 1)

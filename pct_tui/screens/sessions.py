@@ -31,6 +31,7 @@ from pct_tui.remote import (
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
+from pct_tui.widgets.cells import plain_row
 from pct_tui.widgets.fit_text import FitText, shorten_middle
 
 COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
@@ -129,7 +130,7 @@ class SessionsScreen(PctScreen):
         selected = self._selected_key(table)
         table.clear()
         for line in self.rows():
-            table.add_row(*self._cells(line), key=line.key)
+            table.add_row(*plain_row(self._cells(line)), key=line.key)
         if table.row_count:
             # The cursor follows its job or cell (not its row number): rows inserted above
             # must not turn `x` into a stop of a different job.

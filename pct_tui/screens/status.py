@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 from pct_tui.facade import RuntimeFacade
 from pct_tui.remote import RemoteRuntime, client_label
 from pct_tui.screens.base import PctScreen
+from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.status_view import status_text
 
@@ -66,17 +67,19 @@ class StatusScreen(PctScreen):
         options = [Option("Fresh session (what a new client gets)", id=FRESH)]
         for session in facade.sessions:
             model = session.model.key if session.model else "—"
-            options.append(Option(f"{session.id} ({session.kind}) · {model}", id=session.id))
+            options.append(
+                Option(literal(f"{session.id} ({session.kind}) · {model}"), id=session.id)
+            )
         self._remote = {}
         for index, runtime in enumerate(facade.remotes.all() if facade.remotes else []):
             key = f"remote:{index}"
             self._remote[key] = (runtime, None)
-            options.append(Option(runtime.label, id=key))
+            options.append(Option(literal(runtime.label), id=key))
             for number, info in enumerate(runtime.sessions):
                 session_key = f"{key}:{number}"
                 self._remote[session_key] = (runtime, info.id)
                 model = info.model or "—"
-                options.append(Option(f"  {info.id} · {model}", id=session_key))
+                options.append(Option(literal(f"  {info.id} · {model}"), id=session_key))
         sessions.set_options(options)
         ids = [o.id for o in options]
         sessions.highlighted = ids.index(selected) if selected in ids else 0

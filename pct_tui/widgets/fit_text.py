@@ -15,6 +15,8 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
+from pct_runtime.cli_commands.terminal_text import visible
+
 ELLIPSIS = "…"
 
 
@@ -77,4 +79,5 @@ class FitText(Static):
         if not force and width == self._fitted_width:
             return
         self._fitted_width = width
-        self.update(self._style(fit_words(self.source, width) if width > 0 else self.source))
+        source = visible(self.source, lines=True)  # often recorded or remote text
+        self.update(self._style(fit_words(source, width) if width > 0 else source))

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from pct_runtime.cli_commands.terminal_text import visible
+
 if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff
 
@@ -42,7 +44,7 @@ def patch_text(patch: str) -> Text:
             if line.startswith(prefix):
                 style = candidate
                 break
-        text.append(line + "\n", style=style)
+        text.append(visible(line, lines=True) + "\n", style=style)
     text.rstrip()
     return text
 

@@ -30,7 +30,7 @@ async def test_stop_a_shell_job_from_the_sessions_screen(agent_dir: Path, tmp_pa
         await wait_for(pilot, lambda: app.current_mode == "sessions")
         table = app.screen.query_one("#work-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2, "rows")
-        assert table.get_row_at(1)[2] == job_id
+        assert str(table.get_row_at(1)[2]) == job_id
         assert str(table.get_row_at(1)[3]) == "running"
         await pilot.press("down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
@@ -82,7 +82,7 @@ async def test_stop_a_code_cell_and_end_a_session(agent_dir: Path, tmp_path: Pat
         await pilot.press("4")
         table = app.screen.query_one("#work-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2, "rows")
-        assert table.get_row_at(1)[1] == "code"
+        assert str(table.get_row_at(1)[1]) == "code"
         await pilot.press("down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         assert str(app.screen.query_one("#question-title").render()).startswith("Stop code cell")

@@ -54,7 +54,7 @@ def outcome_of(outcome: str, error_code: str | None) -> Outcome:
 def cell_outcome(details: JSONMapping | None) -> tuple[str, str | None]:
     """The outcome of an `exec`/`wait` that answered, from its cell's state: `running` and
     `completed` are `ok`; `failed` is `error` with the code of the nested call's `ToolError`
-    that ended it, else `cell-failed`; `terminated` (stopped, timed out, closed) is
+    that ended it, else `cell-failed`; `terminated` (stopped, aborted, closed) is
     `cancelled`."""
     status = details.get("status") if details is not None else None
     if status == "failed":

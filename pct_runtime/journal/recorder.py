@@ -4,11 +4,14 @@ The runtime starts a trace where every call passes (`RuntimeSession.call`); Code
 dispatcher starts one per nested call through the cell's `CallObserver`. Starting and
 finishing only read the clock and build a record: redaction and SQLite run on the writer
 thread. Errors map to outcomes: a policy or approval refusal is `denied`, a cancellation
-`cancelled`, any other `ToolError` `error` with its code.
+`cancelled`, any other `ToolError` `error` with its code. A Code Mode `exec`/`wait` answers
+without a `ToolError` even when its cell failed, so its outcome comes from the cell's state
+(`cell_outcome`): a History that shows a failed cell as `ok` misleads the operator.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +26,12 @@ from pct_runtime.journal.writer import JournalWriter
 from pct_runtime.jsontypes import JSONMapping
 
 DENIED_CODES = frozenset({"policy-denied", "approval-denied"})
+CELL_TOOLS = frozenset({"exec", "wait"})
+#: A failed cell whose error names no code (a NameError, an assertion) gets this one.
+CELL_FAILED = "cell-failed"
+CELL_TERMINATED = "terminated"
+# The worker appends this line when a nested call's ToolError ended the cell.
+_CELL_ERROR_CODE = re.compile(r"\(ToolError code: ([A-Za-z0-9_.-]{1,64})\)\s*\Z")
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,21 @@ def outcome_of(outcome: str, error_code: str | None) -> Outcome:
     if outcome == "ok":
         return "ok"
     return "denied" if error_code in DENIED_CODES else "error"
+
+
+def cell_outcome(details: JSONMapping | None) -> tuple[str, str | None]:
+    """The outcome of an `exec`/`wait` that answered, from its cell's state: `running` and
+    `completed` are `ok`; `failed` is `error` with the code of the nested call's `ToolError`
+    that ended it, else `cell-failed`; `terminated` (stopped, aborted, closed) is
+    `cancelled`."""
+    status = details.get("status") if details is not None else None
+    if status == "failed":
+        error = details.get("error") if details is not None else None
+        found = _CELL_ERROR_CODE.search(error) if isinstance(error, str) else None
+        return "error", found.group(1) if found else CELL_FAILED
+    if status == "terminated":
+        return "cancelled", CELL_TERMINATED
+    return "ok", None
 
 
 class CallTrace:
@@ -93,6 +117,8 @@ class CallTrace:
         if self._done:
             return
         self._done = True
+        if outcome == "ok" and self.tool in CELL_TOOLS:
+            outcome, error_code = cell_outcome(details)
         try:
             record = CallRecord(
                 call_id=self.call_id,

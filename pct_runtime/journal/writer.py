@@ -4,6 +4,13 @@ A tool call only builds its record and hands it over (`submit` never blocks, nev
 raises): redaction, SQLite and retention run on the writer thread. When the queue is
 full the record is dropped; a full queue, a locked database, a full disk or an
 unopenable journal is reported once per kind (`report`) and the calls go on.
+
+Group commit: an idle writer writes a record at once; records that arrive while a write is
+in progress share the next transaction. An agent kills its stdio server a few
+milliseconds after SIGTERM, so no record may wait for company. `drain` writes the queue on
+the caller's thread (the server's first step at exit): the writer thread runs at low
+priority and may not get the CPU before the SIGKILL. A record is only taken from the
+queue under the write lock, so a drain never misses one the thread holds.
 """
 
 from __future__ import annotations
@@ -11,10 +18,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,8 +41,6 @@ PRUNE_EVERY_SECONDS = 3600.0
 _WRITE_ATTEMPTS = 3
 _REOPEN_AFTER_SECONDS = 30.0
 _PRUNE_RETRY_SECONDS = 60.0
-#: Records arriving within this long of each other share one transaction.
-LINGER_SECONDS = 0.02
 BATCH_SIZE = 256
 WRITER_NICE = 10
 
@@ -81,12 +86,17 @@ class JournalWriter:
         self.blobs = BlobStore(self.agent_dir / "pct" / BLOB_DIR_NAME)
         self._report = report
         self._reported: set[str] = set()
-        self._queue: queue.Queue[object] = queue.Queue(maxsize=queue_size)
+        self._queue: deque[object] = deque()
+        self._queue_size = queue_size
+        self._ready = threading.Condition(threading.Lock())
+        #: Held while records are taken from the queue and written (thread or `drain`).
+        self._io = threading.Lock()
         self._thread: threading.Thread | None = None
         self._journal: Journal | None = None
         self._open_failed_at: float | None = None
         self._last_prune = 0.0
         self._lock = threading.Lock()
+        self._open_lock = threading.Lock()
         self.dropped = 0
         self.written = 0
         self._closed = False
@@ -110,13 +120,19 @@ class JournalWriter:
                 capture.discard()
             return
         self._ensure_thread()
-        try:
-            self._queue.put_nowait(_Pending(record, capture, summary))
-        except queue.Full:
+        if not self._put(_Pending(record, capture, summary)):
             self.dropped += 1
             if capture is not None:
                 capture.discard()
             self._problem("queue", "the journal fell behind; some calls were not recorded")
+
+    def _put(self, item: object, *, force: bool = False) -> bool:
+        with self._ready:
+            if not force and len(self._queue) >= self._queue_size:
+                return False
+            self._queue.append(item)
+            self._ready.notify()
+        return True
 
     def patch_capture(self) -> PatchCapture | None:
         """A capture for one patch call (None when the journal is off)."""
@@ -129,19 +145,51 @@ class JournalWriter:
         if self._thread is None:
             return True
         done = threading.Event()
-        try:
-            self._queue.put(done, timeout=timeout)
-        except queue.Full:
-            return False
+        self._put(done, force=True)
         return done.wait(timeout)
+
+    def drain(self, timeout: float = 2.0) -> bool:
+        """Write every queued record now, on this thread (a server's first step at exit).
+
+        Waits up to `timeout` for a write in progress; False when it could not get the
+        write lock. Control items met on the way are handed back to the thread.
+        """
+        if self._thread is None:
+            return True
+        if not self._io.acquire(timeout=timeout):
+            return False
+        try:
+            batch, controls = self._take(len(self._queue) + 1)
+            while batch:
+                self._write_batch(batch)
+                more, later = self._take(BATCH_SIZE)
+                batch = more
+                controls.extend(later)
+        finally:
+            self._io.release()
+        for item in controls:
+            self._put(item, force=True)
+        return True
+
+    def _take(self, limit: int) -> tuple[list[_Pending], list[object]]:
+        """Up to `limit` records off the queue, and the control items met among them."""
+        batch: list[_Pending] = []
+        controls: list[object] = []
+        with self._ready:
+            while self._queue and len(batch) < limit:
+                item = self._queue.popleft()
+                if isinstance(item, _Pending):
+                    batch.append(item)
+                else:
+                    controls.append(item)
+        return batch, controls
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued (up to `timeout`), then stop the thread and close the file."""
         self._closed = True  # a call finishing later is not recorded (nor a thread restarted)
         thread = self._thread
         if thread is not None:
-            with contextlib.suppress(queue.Full):
-                self._queue.put(_STOP, timeout=timeout)
+            self._put(_STOP, force=True)
             thread.join(timeout)
         self._thread = None
         if self._journal is not None:
@@ -156,8 +204,7 @@ class JournalWriter:
     def submit_marker(self) -> None:
         if self.settings.enabled and not self._closed:
             self._ensure_thread()
-            with contextlib.suppress(queue.Full):
-                self._queue.put_nowait(None)
+            self._put(None, force=True)
 
     # ----------------------------------------------------------------- thread side
     def _ensure_thread(self) -> None:
@@ -174,16 +221,10 @@ class JournalWriter:
             # Hashing and copying a large file's images yields the CPU to the tool calls.
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICE)
         while True:
-            try:
-                item = self._queue.get(timeout=PRUNE_EVERY_SECONDS / 4)
-            except queue.Empty:
-                item = None
-            batch: list[_Pending] = []
-            if isinstance(item, _Pending):
-                batch.append(item)
-                item = self._gather(batch)
-            if batch:
-                self._write_batch(batch)
+            with self._ready:
+                if not self._queue:
+                    self._ready.wait(PRUNE_EVERY_SECONDS / 4)
+            item = self._next()
             if item is _STOP:
                 return
             if isinstance(item, threading.Event):
@@ -195,22 +236,24 @@ class JournalWriter:
             ):
                 self._prune(journal)
 
-    def _gather(self, batch: list[_Pending]) -> object:
-        """Collect the records that arrive within `LINGER_SECONDS` into one transaction
-        (back-to-back calls share one commit); return the control item that ended it."""
-        deadline = time.monotonic() + LINGER_SECONDS
-        while len(batch) < BATCH_SIZE:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            try:
-                item = self._queue.get(timeout=remaining)
-            except queue.Empty:
-                return None
-            if not isinstance(item, _Pending):
-                return item
-            batch.append(item)
-        return None
+    def _next(self) -> object:
+        """Write the records at the head of the queue (all that are there: the group
+        commit); return the control item that ended them, None when none did."""
+        with self._io:
+            with self._ready:
+                batch: list[_Pending] = []
+                control: object = None
+                while self._queue and len(batch) < BATCH_SIZE:
+                    item = self._queue[0]
+                    if not isinstance(item, _Pending):
+                        if not batch:
+                            control = self._queue.popleft()
+                        break
+                    self._queue.popleft()
+                    batch.append(item)
+            if batch:
+                self._write_batch(batch)
+        return control
 
     def _write_batch(self, batch: list[_Pending]) -> None:
         journal = self._open()
@@ -225,6 +268,12 @@ class JournalWriter:
         self._write(journal, [self.redact(record) for record in records])
 
     def _open(self) -> Journal | None:
+        if self._journal is not None:
+            return self._journal
+        with self._open_lock:  # the thread and a `drain` may both get here first
+            return self._open_once()
+
+    def _open_once(self) -> Journal | None:
         if self._journal is not None:
             return self._journal
         now = time.monotonic()

@@ -273,6 +273,7 @@ class Runtime:
     async def aclose(self) -> None:
         """End every session (cleaning up its work) and refuse new ones."""
         self._closed = True
+        self.journal.drain()  # rows of answered calls first: cleanup can outlast the process
         for session in list(self._sessions.values()):
             await session.close()
         await self.journal.aclose()

@@ -77,6 +77,12 @@ class RuntimeJournal:
         """Block until the queued rows are written (tests; `pct serve` at exit)."""
         return self.writer.flush(timeout) if self.writer is not None else True
 
+    def drain(self, timeout: float = 2.0) -> bool:
+        """Write the queued rows now, on this thread: the first step when a server is told to
+        exit (an agent sends SIGTERM and SIGKILLs a few milliseconds later; the low-priority
+        writer thread may not run in between). Blocks the loop for those few writes."""
+        return self.writer.drain(timeout) if self.writer is not None else True
+
     async def aclose(self) -> None:
         writer, self.writer = self.writer, None
         if writer is not None:

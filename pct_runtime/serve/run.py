@@ -96,11 +96,12 @@ async def serve_stdio(
         await mcp.aclose()
         await runtime.aclose()
 
-    stop_on_signals(cleanup)
+    stop_on_signals(cleanup, first=runtime.journal.drain)
     try:
         async with stdio_server() as (read, write):
             await mcp.server.run(read, write, mcp.server.create_initialization_options())
     finally:
+        runtime.journal.drain()  # stdin closed: the agent may SIGKILL us any moment
         await control.aclose()
         await mcp.aclose()
         await runtime.aclose()
@@ -137,9 +138,14 @@ async def serve_http(
         flush=True,
     )
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        runtime.journal.drain()  # before uvicorn's graceful stop, which can take seconds
+        http.stop()
+
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # non-POSIX
-            loop.add_signal_handler(sig, http.stop)
+            loop.add_signal_handler(sig, on_signal)
     try:
         await http.serve()
     finally:
@@ -149,9 +155,12 @@ async def serve_http(
     return 0
 
 
-def stop_on_signals(cleanup: Callable[[], Awaitable[None]]) -> None:
-    """SIGTERM/SIGHUP/SIGINT run `cleanup` (end every session: shell jobs, code cells,
-    recovery files, the registry entry), then exit 0.
+def stop_on_signals(
+    cleanup: Callable[[], Awaitable[None]], *, first: Callable[[], object] | None = None
+) -> None:
+    """SIGTERM/SIGHUP/SIGINT run `first` synchronously (the journal's queued rows: an agent
+    SIGKILLs its server ~5 ms after SIGTERM), then `cleanup` (end every session: shell jobs,
+    code cells, recovery files, the registry entry), then exit 0.
 
     The stdio transport reads stdin in a worker thread that a cancellation cannot
     interrupt, so a signal cleans up directly instead of waiting for the transport.
@@ -169,6 +178,11 @@ def stop_on_signals(cleanup: Callable[[], Awaitable[None]]) -> None:
             os._exit(0)
 
     def on_signal() -> None:
+        if first is not None:
+            try:
+                first()
+            except Exception:
+                _log.exception("first step on signal failed")
         if not started:
             started.append(loop.create_task(shutdown()))
 

@@ -98,3 +98,21 @@ def test_full_queue_drops_without_blocking(tmp_path: Path) -> None:
         writer.close()
     with Journal.open(tmp_path) as journal:
         assert 1 <= len(journal.query(JournalQuery())) <= 3
+
+
+def test_drain_writes_the_queue_when_the_thread_never_runs(tmp_path: Path) -> None:
+    """At SIGTERM the low-priority writer thread may not get the CPU before the SIGKILL:
+    `drain` writes on the caller's thread. Here the thread exists but never starts."""
+    writer = JournalWriter(tmp_path)
+    parked = threading.Thread(target=lambda: None)
+    writer._thread = parked  # what `submit` would start; it stays parked
+    records = [make_record(summary=f"echo {n}") for n in range(3)]
+    for record in records:
+        writer.submit(record)
+    assert not db_path(tmp_path).exists()  # nothing ran yet
+    assert writer.drain()
+    with Journal.open(tmp_path) as journal:
+        rows = journal.query(JournalQuery(limit=10))
+    assert [r.call_id for r in reversed(rows)] == [r.call_id for r in records]
+    writer._thread = None
+    writer.close()

@@ -113,13 +113,15 @@ async def test_codex_cell_patch_approved_in_a_live_console(tmp_path: Path, appro
         assert not (work / "old.txt").exists()
     else:
         assert "(ToolError code: approval-denied)" in read, read
+        assert "The user declined the nested apply_patch in the pct console." in read
         assert (work / "old.txt").read_text() == "gone\n"
         assert not (work / "docs").exists()
 
 
 async def test_codex_cell_patch_before_any_console_is_declined_at_once(tmp_path: Path) -> None:
     """No console yet: the question is not held for one. Codex `exec` declines the MCP
-    elicitation itself, so the model reads approval-denied and nothing changed."""
+    elicitation itself (in ~2 ms), so the model reads approval-denied, that no person was
+    asked (not that the user declined), how to get it approved, and nothing changed."""
     if CODEX is None or shutil.which("node") is None:
         pytest.skip("Codex CLI (npm @openai/codex) and node are needed")
     agent, work, home = tmp_path / "agent", tmp_path / "work", tmp_path / "codex-home"
@@ -159,5 +161,9 @@ async def test_codex_cell_patch_before_any_console_is_declined_at_once(tmp_path:
         assert codex.returncode == 0, err[-2000:].decode(errors="replace")
         (read,) = fake.tool_outputs()
     assert "(ToolError code: approval-denied)" in read, read
+    assert "declined the approval request for the nested apply_patch by itself in" in read
+    assert "no person was asked" in read
+    assert "user declined" not in read
+    assert "open the pct console (pct-tui)" in read
     assert (work / "old.txt").read_text() == "gone\n"
     assert not (work / "docs").exists()

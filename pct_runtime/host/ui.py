@@ -92,6 +92,50 @@ class Asker:
 ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)
 
 
+@dataclass
+class Answering:
+    """Who a pending question went to and how it was answered, so the asking capability
+    tells the model the truth (a client's automatic "no" is not a person's).
+
+    The caller opens it with `answering()`; the UI router notes the `route` it asks
+    (`console`, `elicitation`, `unavailable`), the port notes what came back. Mutable on
+    purpose: a reader of the cell sees the route while the question is still pending.
+    """
+
+    route: str | None = None
+    client: str | None = None
+    #: The MCP answer (`accept`, `decline`, `cancel`) or `failed` when the request failed.
+    action: str | None = None
+    #: Answered faster than any person can read a question: the client answered itself.
+    automatic: bool = False
+    elapsed_ms: int | None = None
+
+    def to_details(self) -> dict[str, object]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+
+ANSWERING: ContextVar[Answering | None] = ContextVar("pct_ui_answering", default=None)
+
+
+@contextlib.contextmanager
+def answering() -> Iterator[Answering]:
+    """Record, for the block's question, who was asked and how they answered."""
+    note = Answering()
+    token = ANSWERING.set(note)
+    try:
+        yield note
+    finally:
+        ANSWERING.reset(token)
+
+
+def note_answer(**fields: object) -> None:
+    """Set `fields` on the current question's `Answering`, if a capability opened one."""
+    note = ANSWERING.get()
+    if note is not None:
+        for key, value in fields.items():
+            setattr(note, key, value)
+
+
 @contextlib.contextmanager
 def asking(**fields: object) -> Iterator[None]:
     """Add `fields` to the current `Asker` while the block runs (a question is pending)."""

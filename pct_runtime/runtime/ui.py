@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from pct_runtime.host.ui import NotifyLevel, NoUI, UIPort, UIRouteLostError, asking
+from pct_runtime.host.ui import (
+    NotifyLevel,
+    NoUI,
+    UIPort,
+    UIRouteLostError,
+    asking,
+    note_answer,
+)
 
 _NO_UI = NoUI()
 _T = TypeVar("_T")
@@ -68,12 +75,20 @@ class RoutedUI:
             return "console"
         return str(getattr(picked, "transport_name", "fallback"))
 
+    def _route_name(self, port: UIPort) -> str:
+        if port is _NO_UI:
+            return "unavailable"
+        if port is not self._fallback:
+            return "console"
+        return str(getattr(port, "transport_name", "fallback"))
+
     async def _routed(self, ask: Callable[[UIPort], Awaitable[_T]]) -> _T:
         lost: list[UIPort] = []
         with asking(session_id=self._session_id, client=self.client):
             while True:
                 # Each route is asked at most once (console, own port), then none.
                 port = self._pick(lost) if len(lost) < 2 else _NO_UI
+                note_answer(route=self._route_name(port), client=self.client)
                 try:
                     return await ask(port)
                 except UIRouteLostError:

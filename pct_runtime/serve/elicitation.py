@@ -12,6 +12,7 @@ channel and serves as a session's port between calls.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 
 import mcp_types as types
@@ -19,13 +20,16 @@ from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.host.ui import NotifyLevel, note_answer
 from pct_runtime.jsontypes import JSONObject
 
 _log = logging.getLogger(__name__)
 
 _CONFIRM_FIELD = "approve"
 _SELECT_FIELD = "choice"
+#: An answer faster than this came from the client itself: no person reads an approval
+#: question and answers it within a quarter second (`codex exec` declines in ~2 ms).
+AUTOMATIC_ANSWER_SECONDS = 0.25
 
 
 def _declares_elicitation(protocol_version: str, caps: types.ClientCapabilities | None) -> bool:
@@ -52,11 +56,19 @@ class _FormUI:
         raise NotImplementedError
 
     async def _ask(self, message: str, schema: JSONObject) -> JSONObject | None:
+        started = time.monotonic()
         try:
             result = await self._send(message, schema)
         except Exception:
             _log.warning("elicitation failed; treating it as a refusal", exc_info=True)
+            note_answer(action="failed")
             return None
+        elapsed = time.monotonic() - started
+        note_answer(
+            action=result.action,
+            automatic=elapsed < AUTOMATIC_ANSWER_SECONDS,
+            elapsed_ms=round(elapsed * 1000),
+        )
         if result.action != "accept" or result.content is None:
             return None
         return dict(result.content)

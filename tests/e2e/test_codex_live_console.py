@@ -113,13 +113,15 @@ async def test_codex_cell_patch_approved_in_a_live_console(tmp_path: Path, appro
         assert not (work / "old.txt").exists()
     else:
         assert "(ToolError code: approval-denied)" in read, read
+        assert "The user declined the nested apply_patch in the pct console." in read
         assert (work / "old.txt").read_text() == "gone\n"
         assert not (work / "docs").exists()
 
 
 async def test_codex_cell_patch_before_any_console_is_declined_at_once(tmp_path: Path) -> None:
     """No console yet: the question is not held for one. Codex `exec` declines the MCP
-    elicitation itself, so the model reads approval-denied and nothing changed."""
+    elicitation itself (in ~2 ms), so the model reads approval-denied, that no person was
+    asked (not that the user declined), how to get it approved, and nothing changed."""
     if CODEX is None or shutil.which("node") is None:
         pytest.skip("Codex CLI (npm @openai/codex) and node are needed")
     agent, work, home = tmp_path / "agent", tmp_path / "work", tmp_path / "codex-home"
@@ -159,5 +161,79 @@ async def test_codex_cell_patch_before_any_console_is_declined_at_once(tmp_path:
         assert codex.returncode == 0, err[-2000:].decode(errors="replace")
         (read,) = fake.tool_outputs()
     assert "(ToolError code: approval-denied)" in read, read
+    assert "declined the approval request for the nested apply_patch by itself in" in read
+    assert "no person was asked" in read
+    assert "user declined" not in read
+    assert "open the pct console (pct-tui)" in read
     assert (work / "old.txt").read_text() == "gone\n"
     assert not (work / "docs").exists()
+
+
+async def test_codex_reads_why_a_yielded_cell_still_runs(tmp_path: Path) -> None:
+    """The console holds its answer past the cell's yield: what Codex hands the model says
+    the nested apply_patch waits for the console's approval; the model's `wait` then gets
+    the result once the operator approves."""
+    if CODEX is None or shutil.which("node") is None:
+        pytest.skip("Codex CLI (npm @openai/codex) and node are needed")
+    agent, work, home = tmp_path / "agent", tmp_path / "work", tmp_path / "codex-home"
+    (work / "src").mkdir(parents=True)
+    home.mkdir()
+    (work / "old.txt").write_text("gone\n")
+    (work / "src" / "a.py").write_text("x = 1\n")
+    write_config(agent, CODE_CONFIG)
+    console_ready, yielded = threading.Event(), threading.Event()
+
+    def cell(outputs: list[str]) -> dict[str, Any]:
+        console_ready.wait(60)
+        return function_call("call_cell", "exec", {"code": CELL, "yield_time_ms": 500}, NAMESPACE)
+
+    def wait(outputs: list[str]) -> dict[str, Any]:
+        cell_id = outputs[-1].split("cell_id ", 1)[1].split(":", 1)[0]
+        yielded.set()
+        return function_call("call_wait", "wait", {"cell_id": cell_id}, NAMESPACE)
+
+    with FakeResponses([cell, wait, assistant_message("Done.")]) as fake:
+        (home / "config.toml").write_text(codex_config(fake.port, agent, work), encoding="utf-8")
+        env = {
+            "PATH": str(Path(PCT).parent) + ":/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "CODEX_HOME": str(home),
+            "FAKE_KEY": "x",
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
+        }
+        codex = await asyncio.create_subprocess_exec(
+            str(CODEX),
+            *("exec", "--skip-git-repo-check", "--ephemeral", "--strict-config", "--json"),
+            *("-C", str(work), "Apply the patch from a cell."),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        live: LiveClient | None = None
+        try:
+            entry = await _registered(agent)
+            live = await LiveClient.connect(entry, control_token(agent), role="console")
+            updates = live.updates()
+            console_ready.set()
+            asked: ApprovalInfo = await first(updates, lambda u: isinstance(u, ApprovalInfo))
+            assert await asyncio.to_thread(yielded.wait, 60), "the cell never yielded"
+            assert (await live.answer(asked.request_id, True)).ok
+            _, err = await asyncio.wait_for(codex.communicate(), 120)
+        finally:
+            console_ready.set()
+            if live is not None:
+                await live.aclose()
+            if codex.returncode is None:
+                codex.kill()
+                await codex.communicate()
+        assert codex.returncode == 0, err[-2000:].decode(errors="replace")
+        running, done = fake.tool_outputs()
+    assert ": running\n" in running, running
+    assert (
+        "nested apply_patch is waiting for approval (asked the pct console); nothing is "
+        "changed until it is answered. Call wait with this cell_id again to get the result."
+    ) in running
+    assert ": completed\nnested calls: 1 completed, 0 failed" in done, done
+    assert "waiting for approval" not in done
+    assert (work / "src" / "b.py").read_text() == "x = 2\n"

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from pct_runtime.host.ui import ASKER, NotifyLevel, UIRouteLostError, UIUnavailableError
+from pct_runtime.host.ui import (
+    ASKER,
+    NotifyLevel,
+    UIRouteLostError,
+    UIUnavailableError,
+    answering,
+)
 from pct_runtime.runtime.ui import RoutedUI
 
 
@@ -59,3 +65,20 @@ async def test_with_no_route_left_the_call_is_unavailable() -> None:
     with pytest.raises(UIUnavailableError):
         await ui.confirm("Apply?", "")
     assert RoutedUI(lambda: None, None).transport == "unavailable"
+
+
+async def test_the_answer_note_names_the_route_that_answered() -> None:
+    """The asking capability words a "no" by who gave it: the route noted last is the one
+    that answered, after a console that left."""
+    own = Port(False)
+    own.transport_name = "elicitation"  # type: ignore[attr-defined]
+    with answering() as note:
+        assert await RoutedUI(lambda: Port(True), own).confirm("Apply?", "") is True
+    assert note.route == "console"
+    gone = Port(None)
+    with answering() as note:
+        assert await RoutedUI(lambda: gone, own).confirm("Apply?", "") is False
+    assert note.route == "elicitation"
+    with answering() as note, pytest.raises(UIUnavailableError):
+        await RoutedUI(lambda: None, None).confirm("Apply?", "")
+    assert note.route == "unavailable"

@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from pct_runtime.capabilities.base import CallContext, ToolResult
 from pct_runtime.capabilities.code.bridge import CellChannel
 from pct_runtime.capabilities.code.render import CallCounts, Observation, render
+from pct_runtime.host.ui import Answering
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import Capture, RecoveryRecord, RollingPreview, truncate_text
 
@@ -88,6 +89,8 @@ class Cell:
     admitted_at_start: frozenset[str] = frozenset()
     #: The program's first non-blank line (for viewers).
     title: str = ""
+    #: Nested calls whose approval question is pending: (adapter, who was asked).
+    approvals: list[tuple[str, Answering]] = field(default_factory=list)
 
     @property
     def pid(self) -> int:
@@ -162,6 +165,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         error_clipped=error_clipped if terminal else 0,
         stop_pending=cell.stop_pending and not terminal,
         shells=dict(cell.shells),
+        approvals=[] if terminal else [(n, _asked(a)) for n, a in cell.approvals],
         recovery=recovery,
         first_read=cell.reads == 0,
     )
@@ -193,9 +197,20 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         details["error"] = obs.error
     if cell.shells:
         details["shells"] = [{"session_id": s, "state": v} for s, v in cell.shells.items()]
+    if obs.approvals:
+        details["awaiting_approval"] = [{"adapter": n, **a.to_details()} for n, a in cell.approvals]
     if obs.stop_pending:
         details["unknown_outcome"] = True
     return ToolResult(text=render(obs), details=details), terminal
+
+
+def _asked(note: Answering) -> str:
+    """Who a pending question went to, in the words of the cell's text."""
+    if note.route == "console":
+        return "asked the pct console"
+    if note.route == "elicitation":
+        return f"asked the MCP client {note.client}" if note.client else "asked the MCP client"
+    return "asked the user"
 
 
 class _Stopper(Protocol):

@@ -24,7 +24,7 @@ from pct_runtime.capabilities.code.bridge import PAYLOAD_BYTES, encode_json
 from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
-from pct_runtime.host.ui import UIUnavailableError, asking
+from pct_runtime.host.ui import Answering, UIUnavailableError, answering, asking
 from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
@@ -221,7 +221,7 @@ class NestedDispatcher:
                     self._recheck(cell, name)
                     if prepared.approval is not None and self._mode() != "always":
                         _progress(cell, name, "approval", **_sid(session))
-                        await _approve(cell, prepared)
+                        await _approve(cell, name, prepared)
                         self._recheck(cell, name)
                     dispatched = True
                     cell.counts.unsettled += 1
@@ -286,8 +286,11 @@ class NestedDispatcher:
             cell.outstanding_bytes -= size
 
 
-async def _approve(cell: Cell, prepared: PreparedCall) -> None:
-    """Ask the user of the calling tool call before a nested Patch; refuse without a UI."""
+async def _approve(cell: Cell, name: str, prepared: PreparedCall) -> None:
+    """Ask the user of the calling tool call before a nested Patch; refuse without a UI.
+
+    While the question is pending the cell lists it (a yielded read says who was asked).
+    """
     ui = cell.ctx.ui
     unavailable = ToolError(
         "approval-unavailable",
@@ -298,18 +301,60 @@ async def _approve(cell: Cell, prepared: PreparedCall) -> None:
     if not ui.available:
         raise unavailable
     preview, _ = truncate_text(prepared.approval or "", 800)
+    pending: tuple[str, Answering] | None = None
     try:
         # The console diffs the preflighted patch; a remote one gets the diffs themselves.
-        with asking(subject=prepared.args, diffs=prepared.diffs):
+        with asking(subject=prepared.args, diffs=prepared.diffs), answering() as note:
+            pending = (name, note)
+            cell.approvals.append(pending)
             ok = await ui.confirm("Code Mode: apply patch?", preview)
     except UIUnavailableError:
         raise unavailable from None
+    finally:
+        if pending is not None:
+            cell.approvals.remove(pending)
     if not ok:
         raise ToolError(
-            "approval-denied",
-            "The user declined the nested apply_patch. Nothing was changed; do not retry it "
-            "without asking the user.",
+            "approval-denied", denied_message(name, note), {"approval": note.to_details()}
         )
+
+
+_VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}
+
+
+def denied_message(name: str, note: Answering) -> str:
+    """The model-facing refusal: who said no, as far as pct can tell, and what to do next.
+
+    MCP clients answer `decline` both for a person and for themselves (`codex exec` has no
+    one to ask), so only an answer too fast for any person says that nobody was asked.
+    """
+    if note.route == "console":
+        return (
+            f"The user declined the nested {name} in the pct console. Nothing was changed; "
+            "do not retry it without asking the user."
+        )
+    if note.route != "elicitation":
+        return (
+            f"The nested {name} was not approved. Nothing was changed; do not retry it "
+            "without asking the user."
+        )
+    client = f"The MCP client ({note.client})" if note.client else "The MCP client"
+    later = (
+        "Nothing was changed. Ask the user to open the pct console (pct-tui) to approve "
+        "nested patches, or to set Code Mode approval to always, then retry."
+    )
+    if note.action == "failed":
+        return f"{client} did not answer the approval request for the nested {name}. {later}"
+    verb = _VERBS.get(note.action or "", "refused")
+    if note.automatic:
+        return (
+            f"{client} {verb} the approval request for the nested {name} by itself in "
+            f"{note.elapsed_ms} ms; no person was asked. {later}"
+        )
+    return (
+        f"{client} or its user {verb} the approval request for the nested {name}. Nothing "
+        "was changed; do not retry it without asking the user."
+    )
 
 
 def _reply_error(cell: Cell, call_id: object, error: ToolError) -> None:

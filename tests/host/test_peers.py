@@ -165,3 +165,15 @@ def test_a_socket_nobody_holds_is_refused(listener: socket.socket) -> None:
 
 def test_a_peer_not_on_this_machine_is_left_to_the_token() -> None:
     assert peers.sandboxed_address(("192.0.2.1", 40000), ("127.0.0.1", 1)) is False
+
+
+@linux_only
+def test_sock_diag_and_the_proc_table_agree(listener: socket.socket) -> None:
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        with conn:
+            peer, local = conn.getpeername(), conn.getsockname()
+            by_diag = peers._find_by_diag(peer, local)
+            assert by_diag == (os.getuid(), os.fstat(mine.fileno()).st_ino)
+            assert peers._find_in_table(peer, local) == by_diag
+            assert peers._find_by_diag(("127.0.0.1", 1), local) is None

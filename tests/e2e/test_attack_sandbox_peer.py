@@ -27,8 +27,8 @@ pytestmark = [
     pytest.mark.skipif(landlock_abi() < 3, reason="no Landlock ABI 3: no sandbox to escape"),
 ]
 
-#: The subscribe acceptance line as it appears JSON-escaped in the tool result.
-ACCEPTED = 'CONTROL {\\"ok\\": true'
+#: The subscribe acceptance line as the job prints it.
+ACCEPTED = 'CONTROL {"ok": true'
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 #: What a model could run inside its sandbox: the token, the registry, both ports.
@@ -79,11 +79,16 @@ def _initialize(http: httpx.Client, url: str, auth: dict[str, str]) -> dict[str,
     return headers
 
 
+def _load(path: Path) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
 def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
     """Start a sandboxed `pct serve --http`, run ESCAPE through it; the job's output."""
     script = work / "escape.py"
     script.write_text(ESCAPE, encoding="utf-8")
-    with http_server(agent, work, *sandbox) as (url, _proc):
+    with http_server(agent, work, *sandbox) as (url, proc):
         token = (agent / "pct" / "token").read_text().strip()
         auth = {**HEADERS, "Authorization": f"Bearer {token}"}
         with httpx.Client(timeout=60) as http:
@@ -97,10 +102,12 @@ def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
             }
             reply = http.post(url, json=call, headers=headers)
             assert reply.status_code == 200, reply.text
-            output = reply.text
+            data = next(ln for ln in reply.text.splitlines() if ln.startswith("data: "))
+            output = str(json.loads(data[6:])["result"]["content"][0]["text"])
             # The unsandboxed side still controls the runtime after the attempt.
-            entry = json.loads(next((agent / "pct" / "runtimes").glob("*.json")).read_text())
-            host, port = entry["control"].rsplit(":", 1)
+            entries = (agent / "pct" / "runtimes").glob("*.json")
+            entry = next(e for e in map(_load, entries) if e["pid"] == proc.pid)
+            host, port = str(entry["control"]).rsplit(":", 1)
             with socket.create_connection((host, int(port)), timeout=10) as conn:
                 conn.sendall(json.dumps({"token": token, "op": "ping"}).encode() + b"\n")
                 assert json.loads(conn.makefile().readline())["ok"] is True
@@ -112,7 +119,7 @@ def test_a_sandboxed_job_with_network_cannot_subscribe_or_call_mcp(
 ) -> None:
     agent, work = dirs
     output = _run_escape(agent, work, "--sandbox", "workspace-write", "--sandbox-network")
-    assert f"CONTROL {json.dumps({'ok': False, 'error': REFUSED})}".replace('"', '\\"') in output
+    assert f"CONTROL {json.dumps({'ok': False, 'error': REFUSED})}" in output
     assert "MCP 403" in output
     assert REFUSED in output
     assert ACCEPTED not in output
@@ -135,3 +142,16 @@ def test_an_unsandboxed_runtime_is_reached_as_before(dirs: tuple[Path, Path]) ->
     assert ACCEPTED in output
     assert "MCP 200" in output
     assert REFUSED not in output
+
+
+def test_a_sandboxed_job_cannot_reach_another_unsandboxed_runtime(
+    dirs: tuple[Path, Path],
+) -> None:
+    """The other runtime (as pct-tui's would be) runs unconfined: its port is the prize."""
+    agent, work = dirs
+    with http_server(agent, work):
+        output = _run_escape(agent, work, "--sandbox", "workspace-write", "--sandbox-network")
+    assert output.count(f"CONTROL {json.dumps({'ok': False, 'error': REFUSED})}") == 2
+    assert output.count("MCP 403") == 2
+    assert ACCEPTED not in output
+    assert "MCP 200" not in output

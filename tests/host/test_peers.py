@@ -177,3 +177,28 @@ def test_sock_diag_and_the_proc_table_agree(listener: socket.socket) -> None:
             assert by_diag == (os.getuid(), os.fstat(mine.fileno()).st_ino)
             assert peers._find_in_table(peer, local) == by_diag
             assert peers._find_by_diag(("127.0.0.1", 1), local) is None
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@linux_only
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback here")
+def test_an_ipv6_loopback_peer_is_found() -> None:
+    with socket.socket(socket.AF_INET6) as server:
+        server.bind(("::1", 0))
+        server.listen(1)
+        with socket.create_connection(server.getsockname()[:2]) as mine:
+            conn, _ = server.accept()
+            with conn:
+                peer, local = conn.getpeername()[:2], conn.getsockname()[:2]
+                expected = (os.getuid(), os.fstat(mine.fileno()).st_ino)
+                assert peers._find_by_diag(peer, local) == expected
+                assert peers._find_in_table(peer, local) == expected
+                assert _verdict(conn) is False

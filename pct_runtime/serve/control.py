@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.host.peers import REFUSED, sandboxed_peer
 from pct_runtime.host.procs import alive_since
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.pids import pid_alive
@@ -204,7 +205,13 @@ class ControlServer:
         try:
             self._unanswered += 1
             try:
-                reply = await self._answer(reader)
+                # Before a byte is read: a sandboxed job may not control pct.
+                refused = await asyncio.to_thread(
+                    sandboxed_peer,
+                    writer.get_extra_info("peername"),
+                    writer.get_extra_info("sockname"),
+                )
+                reply = {"ok": False, "error": REFUSED} if refused else await self._answer(reader)
             except Exception as exc:  # every request gets an answer line, whatever it held
                 _log.exception("control request failed")
                 reply = {"ok": False, "error": f"internal error: {type(exc).__name__}"}

@@ -1,0 +1,223 @@
+"""Is the process at the other end of a local TCP connection inside a sandbox?
+
+A sandboxed job can read the pct token (reads are allowed everywhere) and, with
+`--sandbox-network`, connect to any runtime's control or MCP port: it could answer its own
+approvals or run commands outside its sandbox. Those ports refuse such peers.
+
+The fact checked is kernel-visible and one-way: every pct sandbox installs a seccomp
+filter, and a process can never remove one, so a peer holding more seccomp filters
+(`Seccomp_filters` in /proc/<pid>/status) than this runtime was confined after it — by any
+pct runtime, or by another sandbox (Codex's), which is refused just the same. An
+environment variable would not do: a job can unset it.
+
+The peer's socket is found with one sock_diag query for the exact connection (its local
+address is our peer address, its remote one our local address; /proc/net/tcp{,6}, which
+can be thousands of lines, only where sock_diag is missing), then every process of this
+user that holds that socket inode is checked through an fd on its /proc directory, so a
+pid reused mid-check is never read as the old process. A socket that no process holds
+(passed in flight over a Unix socket while the check runs) is refused too. A peer that is
+not a socket of this machine is left to the token. Linux only; elsewhere nothing is
+refused.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import os
+import socket
+import struct
+import sys
+
+REFUSED = "refused: connections from a pct sandbox are not accepted"
+REFUSED_DETAIL = (
+    f"{REFUSED}. This process runs inside a sandbox (a shell job or Code Mode cell), and a "
+    "sandboxed command may not control pct or run tools outside its sandbox. Run it from an "
+    "unsandboxed terminal instead."
+)
+
+_PROC = "/proc"
+_NETLINK_SOCK_DIAG = 4
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST = 1
+_NLMSG_ERROR = 2
+_NO_COOKIE = 0xFFFFFFFF
+_diag_works = hasattr(socket, "AF_NETLINK")
+_own_filters: int | None = None
+
+
+def _status_fields(text: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields[key] = value.strip()
+    return fields
+
+
+def seccomp_filters(status_text: str) -> int:
+    """How many seccomp filters a /proc/<pid>/status text reports (0 when none or unknown)."""
+    fields = _status_fields(status_text)
+    try:
+        return int(fields.get("Seccomp_filters", "0"))
+    except ValueError:
+        return 0
+
+
+def own_seccomp_filters() -> int:
+    """This runtime's own filter count (read once: it only ever grows, never in pct)."""
+    global _own_filters
+    if _own_filters is None:
+        with open(f"{_PROC}/self/status", encoding="utf-8") as handle:
+            _own_filters = seccomp_filters(handle.read())
+    return _own_filters
+
+
+def _proc_address(host: str, port: int) -> tuple[str, str]:
+    """The /proc/net table and its `HEXADDR:PORT` spelling of (host, port)."""
+    addr = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    packed = addr.packed
+    words = struct.unpack(f"={len(packed) // 4}I", packed)  # the kernel prints host order
+    table = "tcp" if len(packed) == 4 else "tcp6"
+    return table, "".join(f"{w:08X}" for w in words) + f":{port:04X}"
+
+
+def _find_in_table(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """`_find_socket` by /proc/net/tcp{,6}: kernels without sock_diag (reads a long table)."""
+    peer_table, peer_key = _proc_address(*peer)
+    local_table, local_key = _proc_address(*local)
+    if peer_table != local_table:
+        return None
+    try:
+        with open(f"{_PROC}/net/{peer_table}", encoding="ascii") as handle:
+            table = handle.read()  # one search of the whole table: it can be long
+    except OSError:
+        return None
+    at = table.find(f" {peer_key} {local_key} ")
+    if at < 0:
+        return None
+    cols = table[at : table.find("\n", at)].split()
+    if len(cols) < 9:
+        return None
+    return int(cols[6]), int(cols[8])
+
+
+def _packed(host: str) -> tuple[int, bytes]:
+    addr = ipaddress.ip_address(host.split("%", 1)[0])
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    family = socket.AF_INET if addr.version == 4 else socket.AF_INET6
+    return family, addr.packed
+
+
+def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """One sock_diag lookup of the exact connection: (uid, inode), or None if none.
+
+    Raises OSError when the kernel offers no sock_diag (the caller reads the table).
+    """
+    family, src = _packed(peer[0])
+    local_family, dst = _packed(local[0])
+    if family != local_family:
+        return None
+    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF)
+    req += struct.pack(">HH", peer[1], local[1]) + src.ljust(16, b"\0") + dst.ljust(16, b"\0")
+    req += struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+    header = struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as nl:
+        nl.settimeout(2.0)
+        nl.sendto(header + req, (0, 0))
+        reply = nl.recv(65536)
+    _length, kind = struct.unpack_from("=IH", reply)
+    if kind == _NLMSG_ERROR:
+        (code,) = struct.unpack_from("=i", reply, 16)
+        if code == -errno.ENOENT:
+            return None
+        raise OSError(-code, os.strerror(-code))
+    # nlmsghdr (16), then inet_diag_msg: 4 bytes, the id (48), expires, rqueue, wqueue.
+    uid, inode = struct.unpack_from("=II", reply, 16 + 4 + 48 + 12)
+    return uid, inode
+
+
+def _find_socket(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+    """(uid, inode) of the socket whose local end is `peer` and remote end `local`."""
+    if _diag_works:
+        try:
+            return _find_by_diag(peer, local)
+        except OSError:
+            pass
+    return _find_in_table(peer, local)
+
+
+def _holders(inode: int, uid: int) -> tuple[bool, bool]:
+    """(some holder is sandboxed, some process holds it) over processes of `uid`."""
+    target = f"socket:[{inode}]"
+    own = own_seccomp_filters()
+    held = False
+    for name in os.listdir(_PROC):
+        if not name.isdigit():
+            continue
+        try:
+            pdir = os.open(f"{_PROC}/{name}", os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue
+        try:
+            if os.fstat(pdir).st_uid != uid:
+                continue
+            fdir = os.open("fd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=pdir)
+            try:
+                found = False
+                for fd_name in os.listdir(fdir):
+                    try:
+                        if os.readlink(fd_name, dir_fd=fdir) == target:
+                            found = True
+                            break
+                    except OSError:
+                        continue  # closed meanwhile
+            finally:
+                os.close(fdir)
+            if not found:
+                continue
+            sfd = os.open("status", os.O_RDONLY, dir_fd=pdir)
+            try:
+                status = os.read(sfd, 16384).decode("utf-8", "replace")
+            finally:
+                os.close(sfd)
+            if not status:
+                continue  # exited between the two reads: it holds nothing now
+            held = True
+            if seccomp_filters(status) > own:
+                return True, True
+        except OSError:
+            continue
+        finally:
+            os.close(pdir)
+    return False, held
+
+
+def sandboxed_peer(peer: object, local: object) -> bool:
+    """True when the peer of a TCP connection (asyncio's `peername`, `sockname`) is a local
+    process inside a sandbox, or a socket no process holds."""
+    if not sys.platform.startswith("linux"):
+        return False
+    if not isinstance(peer, tuple) or not isinstance(local, tuple):
+        return False  # a Unix socket: not served here
+    return sandboxed_address((str(peer[0]), int(peer[1])), (str(local[0]), int(local[1])))
+
+
+def sandboxed_address(peer: tuple[str, int], local: tuple[str, int]) -> bool:
+    """`sandboxed_peer` by addresses: the connection from `peer` to our `local`."""
+    try:
+        found = _find_socket(peer, local)
+    except ValueError:
+        return False
+    if found is None:
+        return False  # not a socket of this machine's network namespace
+    uid, inode = found
+    if uid != os.getuid():
+        return False  # another user's process: it cannot read our token
+    if inode == 0:
+        return True  # a socket already orphaned: nobody legitimate is behind it
+    sandboxed, held = _holders(inode, uid)
+    return sandboxed or not held

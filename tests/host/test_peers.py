@@ -1,0 +1,204 @@
+"""`host.peers`: which local peer of a TCP connection sits inside a sandbox."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pct_runtime.host import peers
+from pct_runtime.host.sandbox import Sandbox, SandboxSettings
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mechanism")
+
+
+def _abi() -> int:
+    if not sys.platform.startswith("linux"):
+        return 0
+    from pct_runtime.host.sandbox.linux import landlock_abi
+
+    return landlock_abi()
+
+
+needs_landlock = pytest.mark.skipif(_abi() < 3, reason="no Landlock ABI 3 on this kernel")
+
+#: Connects to the port in argv, says so, then holds the connection until stdin closes.
+_CLIENT = (
+    "import socket,sys; s=socket.create_connection(('127.0.0.1', int(sys.argv[1])));"
+    "print('connected', flush=True); sys.stdin.read()"
+)
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def _verdict(conn: socket.socket) -> bool:
+    return peers.sandboxed_peer(conn.getpeername(), conn.getsockname())
+
+
+class _Held:
+    """A child that says a line when ready and runs until its stdin closes (plain pipes:
+    the sandbox spawner takes descriptors, not PIPE)."""
+
+    def __init__(self, sandbox: Sandbox | None, argv: list[str], pass_fds: tuple[int, ...]):
+        from pct_runtime.host.sandbox.spawn import popen
+
+        in_r, self._in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            self.proc = popen(sandbox, argv, stdin=in_r, stdout=out_w, pass_fds=pass_fds)
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        self._out = os.fdopen(out_r, "rb")
+
+    def ready(self) -> str:
+        return self._out.readline().decode().strip()
+
+    def close(self) -> None:
+        os.close(self._in_w)
+        self._out.close()
+        self.proc.wait(30)
+
+
+def _client_verdict(listener: socket.socket, sandbox: Sandbox | None) -> bool:
+    port = str(listener.getsockname()[1])
+    held = _Held(sandbox, [sys.executable, "-c", _CLIENT, port], ())
+    try:
+        assert held.ready() == "connected"
+        conn, _ = listener.accept()
+        with conn:
+            return _verdict(conn)
+    finally:
+        held.close()
+
+
+def test_proc_spelling_of_addresses() -> None:
+    table, key = peers._proc_address("127.0.0.1", 8080)
+    assert table == "tcp"
+    assert key == ("0100007F" if sys.byteorder == "little" else "7F000001") + ":1F90"
+    assert peers._proc_address("::ffff:127.0.0.1", 80) == peers._proc_address("127.0.0.1", 80)
+    table6, key6 = peers._proc_address("::1", 1)
+    assert table6 == "tcp6"
+    assert key6.endswith(":0001")
+    assert len(key6) == 32 + 5
+
+
+def test_status_filter_count() -> None:
+    assert peers.seccomp_filters("Seccomp:\t2\nSeccomp_filters:\t3\n") == 3
+    assert peers.seccomp_filters("Seccomp:\t0\n") == 0
+
+
+@linux_only
+def test_an_unsandboxed_client_is_served(listener: socket.socket) -> None:
+    assert _client_verdict(listener, None) is False
+
+
+@linux_only
+def test_our_own_connection_is_served(listener: socket.socket) -> None:
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        with conn:
+            assert _verdict(conn) is False
+        mine.close()
+
+
+@linux_only
+@needs_landlock
+def test_a_sandboxed_client_with_network_is_refused(
+    listener: socket.socket, tmp_path: Path
+) -> None:
+    sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
+    assert _client_verdict(listener, sandbox) is True
+
+
+@linux_only
+@needs_landlock
+def test_a_socket_shared_with_a_sandboxed_process_is_refused(
+    listener: socket.socket, tmp_path: Path
+) -> None:
+    """Any sandboxed holder refuses the connection, even beside an unsandboxed one."""
+    sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        argv = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
+        holder = _Held(sandbox, argv, (mine.fileno(),))
+        try:
+            assert holder.ready() == "up"
+            assert _verdict(conn) is True
+        finally:
+            holder.close()
+            conn.close()
+
+
+@linux_only
+def test_a_socket_nobody_holds_is_refused(listener: socket.socket) -> None:
+    """A socket passed in flight (held by no process) while the check runs is refused."""
+    import array
+
+    left, right = socket.socketpair()
+    with left, right:
+        client = socket.create_connection(listener.getsockname())
+        conn, _ = listener.accept()
+        with conn:
+            fds = array.array("i", [client.fileno()])
+            left.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            client.close()  # only the message in flight holds it now
+            assert _verdict(conn) is True
+            _, ancdata, _, _ = right.recvmsg(1, socket.CMSG_LEN(4))
+            back = array.array("i", ancdata[0][2][:4])[0]
+            assert _verdict(conn) is False
+            os.close(back)
+
+
+def test_a_peer_not_on_this_machine_is_left_to_the_token() -> None:
+    assert peers.sandboxed_address(("192.0.2.1", 40000), ("127.0.0.1", 1)) is False
+
+
+@linux_only
+def test_sock_diag_and_the_proc_table_agree(listener: socket.socket) -> None:
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        with conn:
+            peer, local = conn.getpeername(), conn.getsockname()
+            by_diag = peers._find_by_diag(peer, local)
+            assert by_diag == (os.getuid(), os.fstat(mine.fileno()).st_ino)
+            assert peers._find_in_table(peer, local) == by_diag
+            assert peers._find_by_diag(("127.0.0.1", 1), local) is None
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@linux_only
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback here")
+def test_an_ipv6_loopback_peer_is_found() -> None:
+    with socket.socket(socket.AF_INET6) as server:
+        server.bind(("::1", 0))
+        server.listen(1)
+        with socket.create_connection(server.getsockname()[:2]) as mine:
+            conn, _ = server.accept()
+            with conn:
+                peer, local = conn.getpeername()[:2], conn.getsockname()[:2]
+                expected = (os.getuid(), os.fstat(mine.fileno()).st_ino)
+                assert peers._find_by_diag(peer, local) == expected
+                assert peers._find_in_table(peer, local) == expected
+                assert _verdict(conn) is False

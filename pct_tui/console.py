@@ -139,10 +139,11 @@ class WorkRow:
         return self.cell.add_output_listener(listener)
 
     async def stop(self) -> None:
+        """Stop it for the person at this console (the model's next read says so)."""
         if self.job is not None:
-            await asyncio.shield(self.job.request_stop())
+            await asyncio.shield(self.job.request_stop(by="console"))
         elif self.cell is not None:
-            await self.cell.stop()
+            await self.cell.stop(by="console")
 
 
 class _LogHandler(logging.Handler):

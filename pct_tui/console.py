@@ -89,6 +89,13 @@ class WorkRow:
         return self.state in ("running", "stopping")
 
     @property
+    def stopping(self) -> bool:
+        """A stop (anyone's) is signalling or waiting for its confirmation right now."""
+        if self.job is not None:
+            return self.job.stopping
+        return self.cell is not None and self.cell.stopping
+
+    @property
     def exit_code(self) -> str:
         if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
             return str(self.job.returncode)

@@ -156,6 +156,8 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
             recovery["result"] = await cell.result_cap.flush()
         if error_clipped or cell.error_cap.has_file:
             recovery["error"] = await cell.error_cap.flush()
+    # A program that reported before the stop landed keeps its own result and says nothing.
+    stopped_by = cell.stopped_by if cell.state in ("running", "terminated") else None
     obs = Observation(
         cell_id=cell.id,
         state=cell.state,
@@ -168,7 +170,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         error=error_text if terminal else None,
         error_clipped=error_clipped if terminal else 0,
         stop_pending=cell.stop_pending and not terminal,
-        stopped_by=cell.stopped_by,
+        stopped_by=stopped_by,
         shells=dict(cell.shells),
         approvals=[] if terminal else [(n, _asked(a)) for n, a in cell.approvals],
         recovery=recovery,
@@ -206,8 +208,8 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         details["awaiting_approval"] = [{"adapter": n, **a.to_details()} for n, a in cell.approvals]
     if obs.stop_pending:
         details["unknown_outcome"] = True
-    if cell.stopped_by is not None:
-        details["stopped_by"] = cell.stopped_by
+    if stopped_by is not None:
+        details["stopped_by"] = stopped_by
     return ToolResult(text=render(obs), details=details), terminal
 
 

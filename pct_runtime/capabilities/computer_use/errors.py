@@ -61,7 +61,8 @@ _BASE: dict[str, str] = {
     ),
     "approval-unavailable": (
         "Computer Use access needs the user's confirmation, but no interactive UI is available. "
-        "Nothing was done."
+        "Nothing was done. Ask the user to open the pct console (pct-tui) to answer it, or to "
+        "set Computer Use approval to Always, then retry."
     ),
     "closed": "Computer Use is closed for this session.",
 }

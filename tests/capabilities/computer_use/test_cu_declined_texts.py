@@ -98,3 +98,16 @@ async def test_an_unrouted_port_says_only_not_approved(cu_tree: CuTree, make_cli
         f"Computer Use access to {TEXTEDIT} was not approved. Nothing was done; do not retry "
         "without asking the user."
     )
+
+
+async def test_no_one_to_ask_says_how_someone_can_be(cu_tree: CuTree, make_client: Any) -> None:
+    cu_tree.scenario(elicit={"click": [{"app": TEXTEDIT}]})
+    with pytest.raises(ToolError) as caught:
+        await make_client().invoke(
+            "click", {"app": TEXTEDIT, "element_index": 1}, ui=RoutedUI(lambda: None, None)
+        )
+    assert caught.value.code == "approval-unavailable"
+    assert caught.value.message == (
+        f"Computer Use access to {TEXTEDIT} needs the user's confirmation, but no interactive "
+        f"UI is available. {LATER}"
+    )

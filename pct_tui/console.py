@@ -89,6 +89,13 @@ class WorkRow:
         return self.state in ("running", "stopping")
 
     @property
+    def stopping(self) -> bool:
+        """A stop (anyone's) is signalling or waiting for its confirmation right now."""
+        if self.job is not None:
+            return self.job.stopping
+        return self.cell is not None and self.cell.stopping
+
+    @property
     def exit_code(self) -> str:
         if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
             return str(self.job.returncode)
@@ -139,10 +146,11 @@ class WorkRow:
         return self.cell.add_output_listener(listener)
 
     async def stop(self) -> None:
+        """Stop it for the person at this console (the model's next read says so)."""
         if self.job is not None:
-            await asyncio.shield(self.job.request_stop())
+            await asyncio.shield(self.job.request_stop(by="console"))
         elif self.cell is not None:
-            await self.cell.stop()
+            await self.cell.stop(by="console")
 
 
 class _LogHandler(logging.Handler):

@@ -21,7 +21,7 @@ from pct_runtime.invocation import InvocationHooks
 from pct_runtime.output import OutputOwner
 from pct_runtime.runtime.discovery import SessionDiscovery
 from pct_runtime.runtime.managers import output_owner, read_only, session_sandbox
-from pct_runtime.runtime.projection import refusal_for
+from pct_runtime.runtime.projection import nested_only_message, refusal_for
 from pct_runtime.runtime.services import SessionServices
 
 T = TypeVar("T")
@@ -52,8 +52,13 @@ class SessionPort:
         return self._services.admitted()
 
     def refusal(self, name: str) -> str | None:
+        """What a direct call to `name` gets: None when it works (or before a sync)."""
         plan = self._services.plan()
-        return None if plan is None else refusal_for(name, plan)
+        if plan is None or name in plan.active:
+            return None
+        if name in plan.nested_only:
+            return nested_only_message(name)
+        return refusal_for(name, plan)
 
     def config(self) -> ToolkitConfig:
         return self._services.config()

@@ -52,6 +52,8 @@ from pct_runtime.serve.live_protocol import (
 
 _log = logging.getLogger(__name__)
 
+#: Characters of a console's self-reported `client` kept (it goes into every event).
+MAX_CLIENT_CHARS = 200
 #: Work rows a snapshot keeps (finished ones leave first).
 MAX_WORK = 200
 #: Events that change what a snapshot shows.
@@ -306,7 +308,7 @@ class LiveHub:
             await _write_line(writer, {"ok": False, "error": problem})
             return
         checked: Role = "monitor" if role == "monitor" else "console"
-        client = str(request.get("client", ""))
+        client = bounded_client(request.get("client", ""))
         connection = LiveConnection(self, checked, client, reader, writer)
         runtime = runtime_to_json(self.runtime_info())
         await _write_line(writer, {"ok": True, "version": PROTOCOL_VERSION, "runtime": runtime})
@@ -356,6 +358,10 @@ class LiveHub:
         if not work.running:
             return ActionResult(False, f"{work.id} has already ended ({work.state})")
         what = "shell job" if work.kind == "shell" else "code cell"
+        if work.stopping:  # one stop at a time; this one would only wait for the first
+            return ActionResult(
+                False, f"{what} {work.id} is already stopping (a stop was requested earlier)"
+            )
         self.note("live", f"stop {what} {work.id} (requested by a console)")
         confirmed = await work.stop()
         self.changed()
@@ -387,6 +393,13 @@ class LiveHub:
             origin=_origin(connection),
         )
         return result
+
+
+def bounded_client(value: object) -> str:
+    """A console's `client` as events and the journal show it: one line, at most
+    `MAX_CLIENT_CHARS` characters (the request line itself may be 64 KiB)."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= MAX_CLIENT_CHARS else text[: MAX_CLIENT_CHARS - 1] + "…"
 
 
 def _origin(connection: LiveConnection) -> CallOrigin:

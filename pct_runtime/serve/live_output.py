@@ -20,6 +20,8 @@ from typing import Protocol
 from pct_runtime.output import Capture
 from pct_runtime.serve.live_protocol import MAX_TITLE, WorkInfo, WorkKind
 
+#: How the model's result names a stop from a console over live control.
+LIVE_CONSOLE = "live_console"
 #: Characters a work's live log holds in memory (older text is read back from the
 #: recovery files when a follower needs it).
 MAX_LOG_CHARS = 4 * 1024 * 1024
@@ -53,7 +55,9 @@ class ShellJob(Protocol):
     @property
     def streams(self) -> Sequence[StreamView]: ...
     def add_output_listener(self, listener: Callable[[str, str], None]) -> Callable[[], None]: ...
-    def request_stop(self) -> asyncio.Task[bool]: ...
+    @property
+    def stopping(self) -> bool: ...
+    def request_stop(self, *, by: str | None = None) -> asyncio.Task[bool]: ...
 
 
 class CellView(Protocol):
@@ -65,9 +69,11 @@ class CellView(Protocol):
     def title(self) -> str: ...
     @property
     def terminal(self) -> asyncio.Event: ...
+    @property
+    def stopping(self) -> bool: ...
     def output_capture(self) -> Capture: ...
     def add_output_listener(self, listener: Callable[[str], None]) -> Callable[[], None]: ...
-    async def stop(self) -> bool: ...
+    async def stop(self, *, by: str | None = None) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -110,6 +116,16 @@ class TrackedWork:
     def running(self) -> bool:
         return self.state in ("running", "stopping") and not self._gone
 
+    @property
+    def stopping(self) -> bool:
+        """A stop (anyone's) is signalling or waiting for its confirmation right now."""
+        if not self.running:
+            return False
+        if self.job is not None:
+            return self.job.stopping
+        assert self.cell is not None
+        return self.cell.stopping
+
     def info(self) -> WorkInfo:
         exit_code: int | None = None
         if self.job is not None and self.job.leader_exited:
@@ -148,13 +164,14 @@ class TrackedWork:
         return self.cell.add_output_listener(lambda text: listener(0, text))
 
     async def stop(self) -> bool:
-        """Stop it as the model's terminate would; False when it had already ended."""
+        """Stop it as the model's terminate would, telling the model a console did; False
+        when it had already ended."""
         if not self.running:
             return False
         if self.job is not None:
-            return bool(await asyncio.shield(self.job.request_stop()))
+            return bool(await asyncio.shield(self.job.request_stop(by=LIVE_CONSOLE)))
         assert self.cell is not None
-        return await self.cell.stop()
+        return await self.cell.stop(by=LIVE_CONSOLE)
 
     def forget(self) -> None:
         """The session ended: the work is gone, and so is its log's source."""

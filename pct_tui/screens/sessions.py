@@ -6,6 +6,7 @@ job or cell and `T` ends a whole session, each after a confirmation (refused in 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -272,6 +273,9 @@ class SessionsScreen(PctScreen):
             self.notify(f"{row.id} has already ended.")
             return
         what = "shell job" if row.kind == "shell" else "code cell"
+        if not isinstance(row, RemoteWorkRow) and row.stopping:  # a remote one's runtime says so
+            self.notify(f"{what} {row.id} is already stopping (a stop was requested earlier).")
+            return
         where = f"It runs in {line.runtime.label}. " if line.runtime is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
@@ -281,14 +285,22 @@ class SessionsScreen(PctScreen):
                 yes="Stop",
             )
         )
-        if not yes:
-            return
+        if yes:
+            self._stop(row, what)
+
+    @work(group="sessions-stop")
+    async def _stop(self, row: WorkRow | RemoteWorkRow, what: str) -> None:
+        """The stop itself, outside the exclusive confirm group: a second `x` while it
+        runs must not cancel it (and lose its journal row)."""
         if isinstance(row, RemoteWorkRow):
             result = await row.stop()
             if not result.ok:
                 self.notify(f"Not stopped: {result.message}", severity="error", timeout=10)
         else:
-            await row.stop()
+            stopping = asyncio.ensure_future(row.stop())
+            await asyncio.sleep(0)  # the stop has started: show `stopping` during the grace
+            self.refresh_view()
+            await stopping
             if (session := self.facade.session(row.session_id)) is not None:
                 session.record_action("stop", f"{what} {row.id}")  # the journal
         self.refresh_view()

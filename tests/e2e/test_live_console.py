@@ -124,6 +124,14 @@ async def test_console_lists_follows_and_stops_an_agents_job(dirs: tuple[Path, P
         await first(updates, snapshot(lambda s: s.work[0].state == "terminated"))
         polled = await mcp.call_tool("write_stdin", {"session_id": job_id})
         assert "terminated" in text_of(polled)
+        # The model learns a person stopped it, so it does not just rerun it.
+        assert text_of(polled).splitlines()[2] == (
+            "stopped by the operator from a pct console attached over live control (pct-tui), "
+            "not by you; do not rerun this command without asking the user"
+        )
+        assert polled.meta["pct/details"]["stopped_by"] == "live_console"  # type: ignore[index]
+        again = await live.stop(job_id)
+        assert (again.ok, again.message) == (False, f"{job_id} has already ended (terminated)")
 
         refused = await monitor.end_session(session.id)
         assert (refused.ok, refused.message) == (False, READ_ONLY_MESSAGE)
@@ -267,7 +275,15 @@ async def test_console_follows_and_stops_a_code_cell(dirs: tuple[Path, Path]) ->
         rest = [chunk async for chunk in follow]
         assert rest[-1].ended
         done = await first(updates, snapshot(lambda s: s.work[0].state != "running"))
-        assert done.work[0].state in ("terminated", "failed")
+        assert done.work[0].state == "terminated"
+        waited = await mcp.call_tool("wait", {"cell_id": cell.id})
+        lines = text_of(waited).splitlines()
+        assert lines[0] == f"cell_id {cell.id}: terminated"
+        assert lines[1] == (
+            "stopped by the operator from a pct console attached over live control (pct-tui), "
+            "not by you; do not rerun this program without asking the user"
+        )
+        assert waited.meta["pct/details"]["stopped_by"] == "live_console"  # type: ignore[index]
         await live.aclose()
 
 

@@ -70,6 +70,10 @@ class Cell:
     error_bytes: int = 0
     stop_reason: str | None = None
     stop_pending: bool = False
+    #: A console stopped it for a person (`console`, `live_console`), not the model.
+    stopped_by: str | None = None
+    #: Stops waiting for their confirmation right now.
+    stop_waiting: int = 0
     fenced: bool = False
     counts: CallCounts = field(default_factory=CallCounts)
     outstanding: int = 0
@@ -152,6 +156,8 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
             recovery["result"] = await cell.result_cap.flush()
         if error_clipped or cell.error_cap.has_file:
             recovery["error"] = await cell.error_cap.flush()
+    # A program that reported before the stop landed keeps its own result and says nothing.
+    stopped_by = cell.stopped_by if cell.state in ("running", "terminated") else None
     obs = Observation(
         cell_id=cell.id,
         state=cell.state,
@@ -164,6 +170,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         error=error_text if terminal else None,
         error_clipped=error_clipped if terminal else 0,
         stop_pending=cell.stop_pending and not terminal,
+        stopped_by=stopped_by,
         shells=dict(cell.shells),
         approvals=[] if terminal else [(n, _asked(a)) for n, a in cell.approvals],
         recovery=recovery,
@@ -201,6 +208,8 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         details["awaiting_approval"] = [{"adapter": n, **a.to_details()} for n, a in cell.approvals]
     if obs.stop_pending:
         details["unknown_outcome"] = True
+    if stopped_by is not None:
+        details["stopped_by"] = stopped_by
     return ToolResult(text=render(obs), details=details), terminal
 
 
@@ -214,7 +223,7 @@ def _asked(note: Answering) -> str:
 
 
 class _Stopper(Protocol):
-    async def stop_cell(self, cell_id: str) -> bool: ...
+    async def stop_cell(self, cell_id: str, *, by: str | None = None) -> bool: ...
 
 
 class CellView:
@@ -240,6 +249,11 @@ class CellView:
     def terminal(self) -> asyncio.Event:
         return self._cell.terminal
 
+    @property
+    def stopping(self) -> bool:
+        """A stop is waiting for its confirmation right now."""
+        return self._cell.stop_waiting > 0
+
     def recovery(self) -> dict[str, RecoveryRecord]:
         cell = self._cell
         return {
@@ -260,5 +274,6 @@ class CellView:
         """Call `listener(text)` with every output chunk of the cell (a copy)."""
         return add_listener(self._cell.listeners, listener)
 
-    async def stop(self) -> bool:
-        return await self._manager.stop_cell(self._cell.id)
+    async def stop(self, *, by: str | None = None) -> bool:
+        """Stop it for a person; `by` names the console (the model's next read says so)."""
+        return await self._manager.stop_cell(self._cell.id, by=by)

@@ -135,6 +135,14 @@ class NestedDispatcher:
         if name not in self.admitted_now():
             raise self._not_admitted(cell, name, earlier=passed)
 
+    def _direct(self, name: str) -> bool:
+        """Whether the model can call `name` directly in this session (not only in a cell)."""
+        if self._refusal is None:
+            return True  # no session to ask: a standalone manager beside the direct tools
+        with contextlib.suppress(Exception):
+            return self._refusal(name) is None
+        return False
+
     def _mode(self) -> str:
         mode = self._approval_mode
         return mode() if callable(mode) else mode
@@ -221,7 +229,7 @@ class NestedDispatcher:
                     self._recheck(cell, name)
                     if prepared.approval is not None and self._mode() != "always":
                         _progress(cell, name, "approval", **_sid(session))
-                        await _approve(cell, name, prepared)
+                        await _approve(cell, name, prepared, direct=self._direct(name))
                         self._recheck(cell, name)
                     dispatched = True
                     cell.counts.unsettled += 1
@@ -286,18 +294,13 @@ class NestedDispatcher:
             cell.outstanding_bytes -= size
 
 
-async def _approve(cell: Cell, name: str, prepared: PreparedCall) -> None:
+async def _approve(cell: Cell, name: str, prepared: PreparedCall, *, direct: bool) -> None:
     """Ask the user of the calling tool call before a nested Patch; refuse without a UI.
 
     While the question is pending the cell lists it (a yielded read says who was asked).
     """
     ui = cell.ctx.ui
-    unavailable = ToolError(
-        "approval-unavailable",
-        "Nested apply_patch needs the user's approval, but no interactive UI can ask in "
-        "this session. Nothing was changed. Call apply_patch directly, or ask the user to "
-        "set Code Mode approval to always.",
-    )
+    unavailable = ToolError("approval-unavailable", unavailable_message(name, direct=direct))
     if not ui.available:
         raise unavailable
     preview, _ = truncate_text(prepared.approval or "", 800)
@@ -317,6 +320,25 @@ async def _approve(cell: Cell, name: str, prepared: PreparedCall) -> None:
         raise ToolError(
             "approval-denied", denied_message(name, note), {"approval": note.to_details()}
         )
+
+
+def unavailable_message(name: str, *, direct: bool) -> str:
+    """No one can be asked. The direct tool is suggested only where the session shows it:
+    execution rules may route Patch through Code Mode only."""
+    head = (
+        f"Nested {name} needs the user's approval, but no interactive UI can ask in this "
+        "session. Nothing was changed. "
+    )
+    if direct:
+        return head + (
+            f"Call {name} directly (not from a cell), or ask the user to set Code Mode "
+            "approval to always."
+        )
+    return head + (
+        f"{name} is available only inside Code Mode here, so ask the user to open the pct "
+        "console (pct-tui) to approve nested patches, or to set Code Mode approval to always, "
+        "then retry."
+    )
 
 
 _VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}

@@ -139,12 +139,15 @@ class CodeManager:
         """Views of the cells whose handles are held now."""
         return [CellView(self, cell) for cell in self._cells.values()]
 
-    async def stop_cell(self, cell_id: str) -> bool:
+    async def stop_cell(self, cell_id: str, *, by: str | None = None) -> bool:
         """Stop a running cell as `wait terminate=true` would; False if it is unknown or
-        already finished. The model's next `wait` reports the terminal state."""
+        already finished. The model's next `wait` reports the terminal state, and who
+        stopped it when `by` names a console."""
         cell = self._cells.get(cell_id)
         if cell is None or cell.terminal.is_set():
             return False
+        if cell.stop_reason is None and by is not None:
+            cell.stopped_by = by
         await self._stop(cell, STOP_REQUEST)
         return True
 
@@ -358,10 +361,13 @@ class CodeManager:
             cell.stop_reason = reason
         cell.stop_pending = True
         cell.channel.kill()
+        cell.stop_waiting += 1
         try:
             await asyncio.wait_for(asyncio.shield(cell.terminal.wait()), STOP_WAIT_SECONDS)
         except TimeoutError:
             return  # unconfirmed: the handle stays for another stop
+        finally:
+            cell.stop_waiting -= 1
         cell.stop_pending = False
 
 

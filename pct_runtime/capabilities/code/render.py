@@ -1,15 +1,17 @@
 """The model-facing text of one `exec` / `wait` observation.
 
-Order: running phrase, `cell_id <id>: <state>`, stop uncertainty, nested-call counts, pending
-approvals, shell continuations, recovery lines, then `[output]`, `[result]` (compact JSON),
-`[error]`. Status, uncertainty, approvals, shell control and recovery lines come first and are
-never cut; the payload is bounded so the whole text stays within 331,776 UTF-8 bytes.
+Order: running phrase, `cell_id <id>: <state>`, who stopped it (a console), stop uncertainty,
+nested-call counts, pending approvals, shell continuations, recovery lines, then `[output]`,
+`[result]` (compact JSON), `[error]`. Status, uncertainty, approvals, shell control and recovery
+lines come first and are never cut; the payload is bounded so the whole text stays within
+331,776 UTF-8 bytes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pct_runtime.capabilities.stops import stopper_line
 from pct_runtime.output import RecoveryRecord, truncate_text
 
 RENDER_LIMIT_BYTES = 331_776
@@ -60,6 +62,7 @@ class Observation:
     error: str | None = None
     error_clipped: int = 0
     stop_pending: bool = False
+    stopped_by: str | None = None
     shells: dict[str, str] = field(default_factory=dict)
     #: Pending approval questions of a running cell: (adapter, "asked the ...").
     approvals: list[tuple[str, str]] = field(default_factory=list)
@@ -72,6 +75,8 @@ def render(obs: Observation) -> str:
     if obs.state == "running":
         head.append(f"Script running with cell ID {obs.cell_id}. Continue with wait cell_id.")
     head.append(f"cell_id {obs.cell_id}: {obs.state}")
+    if obs.stopped_by is not None:
+        head.append(stopper_line(obs.stopped_by, "program", done=obs.state != "running"))
     if obs.stop_pending:
         head.append(
             "stop requested but not yet confirmed: the program may still be running and its "

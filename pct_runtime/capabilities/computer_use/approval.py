@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pct_runtime.host.ui import UIPort, UIUnavailableError
+from pct_runtime.host.ui import Answering, UIPort, UIUnavailableError, answering
 from pct_runtime.jsontypes import JSONObject
 
 ApprovalMode = Literal["confirm", "always"]
@@ -68,6 +68,8 @@ class ApprovalOutcome:
     reply: JSONObject
     app: str | None = None
     declined_by_user: bool = False
+    #: Who was asked and how they answered (a client's automatic "no" is not a person's).
+    answer: Answering | None = None
     ui_unavailable: bool = False
     remember: bool = False
 
@@ -114,9 +116,10 @@ async def decide_elicitation(
         return ApprovalOutcome(DECLINE, app=valid.app, ui_unavailable=True)
     message = valid.message.strip() or f"Allow Computer Use to control {valid.app}?"
     try:
-        yes = await ui.confirm(APPROVAL_TITLE, message)
+        with answering() as note:
+            yes = await ui.confirm(APPROVAL_TITLE, message)
     except UIUnavailableError:
         return ApprovalOutcome(DECLINE, app=valid.app, ui_unavailable=True)
     if not yes:
-        return ApprovalOutcome(DECLINE, app=valid.app, declined_by_user=True)
+        return ApprovalOutcome(DECLINE, app=valid.app, declined_by_user=True, answer=note)
     return ApprovalOutcome(ACCEPT_FRESH, app=valid.app, remember=True)

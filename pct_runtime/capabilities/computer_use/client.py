@@ -35,7 +35,11 @@ from pct_runtime.capabilities.computer_use.approval import (
     decide_elicitation,
     validate_elicitation,
 )
-from pct_runtime.capabilities.computer_use.errors import ClientErrorCategory, ComputerUseClientError
+from pct_runtime.capabilities.computer_use.errors import (
+    ClientErrorCategory,
+    ComputerUseClientError,
+    declined_error,
+)
 from pct_runtime.capabilities.computer_use.paths import ComputerUseRuntime
 from pct_runtime.capabilities.computer_use.rpc import MAX_LINE_BYTES, Connection
 from pct_runtime.capabilities.computer_use.templates import (
@@ -532,7 +536,7 @@ def _explain_approval(
         return error
     for outcome in reversed(invocation.outcomes):
         if outcome.declined_by_user:
-            return ComputerUseClientError("approval-declined", detail=outcome.app or "")
+            return declined_error(outcome.app or "", outcome.answer)
         if outcome.ui_unavailable:
             return ComputerUseClientError("approval-unavailable", detail=outcome.app or "")
     return error

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pct_runtime.capabilities.base import ToolError
+from pct_runtime.host.ui import Answering
 
 ClientErrorCategory = Literal[
     "timeout",
@@ -54,10 +55,14 @@ _BASE: dict[str, str] = {
         "The previous desktop action may have completed; it was not retried. Call "
         "computer_use_get_app_state for the app before another action."
     ),
-    "approval-declined": "Computer Use access was declined by the user. Nothing was done.",
+    "approval-declined": (
+        "Computer Use access was not approved. Nothing was done; do not retry without asking "
+        "the user."
+    ),
     "approval-unavailable": (
         "Computer Use access needs the user's confirmation, but no interactive UI is available. "
-        "Nothing was done."
+        "Nothing was done. Ask the user to open the pct console (pct-tui) to answer it, or to "
+        "set Computer Use approval to Always, then retry."
     ),
     "closed": "Computer Use is closed for this session.",
 }
@@ -89,11 +94,58 @@ class ComputerUseClientError(ToolError):
         *,
         unknown_outcome: bool = False,
         detail: str = "",
+        text: str | None = None,
     ) -> None:
         super().__init__(
             category,
-            error_text(category, unknown_outcome=unknown_outcome, detail=detail),
+            text or error_text(category, unknown_outcome=unknown_outcome, detail=detail),
             {"category": category, "unknown_outcome": unknown_outcome},
         )
         self.category: ClientErrorCategory = category
         self.unknown_outcome = unknown_outcome
+
+
+_VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}
+
+
+def declined_text(app: str, note: Answering | None) -> str:
+    """The refusal of a Computer Use access question: who said no, as far as pct can tell.
+
+    MCP clients answer `decline` both for a person and for themselves (`codex exec` has no
+    one to ask, and declines in about 2 ms), so only an answer too fast for any person says
+    that nobody was asked; then the model is told how a person can be reached instead.
+    """
+    target = f"Computer Use access to {app}" if app else "Computer Use access"
+    request = f"the request for {target}"
+    later = (
+        "Nothing was done. Ask the user to open the pct console (pct-tui) to answer it, or to "
+        "set Computer Use approval to Always, then retry."
+    )
+    if note is None or note.route not in ("console", "elicitation"):
+        return f"{target} was not approved. Nothing was done; do not retry without asking the user."
+    if note.route == "console":
+        return (
+            f"The user declined {target} in the pct console. Nothing was done; do not retry "
+            "without asking the user."
+        )
+    client = f"The MCP client ({note.client})" if note.client else "The MCP client"
+    if note.action == "failed":
+        return f"{client} did not answer {request}. {later}"
+    verb = _VERBS.get(note.action or "", "refused")
+    if note.automatic:
+        return (
+            f"{client} {verb} {request} by itself in {note.elapsed_ms} ms; no person was "
+            f"asked. {later}"
+        )
+    return (
+        f"{client} or its user {verb} {request}. Nothing was done; do not retry without asking "
+        "the user."
+    )
+
+
+def declined_error(app: str, note: Answering | None) -> ComputerUseClientError:
+    """`approval-declined` (the code stays), worded by who declined."""
+    error = ComputerUseClientError("approval-declined", detail=app, text=declined_text(app, note))
+    if note is not None:
+        error.details["approval"] = note.to_details()
+    return error

@@ -2,8 +2,9 @@
 
 Text order (toolkit contract): `session_id <id>: <running|completed|terminated>`; a non-running
 result adds `exit_code: <code | signal | unknown>`; a running one adds `job still running;
-continue with write_stdin, not wait`; then unknown-outcome, stdin and recovery lines; then
-`[stdout]`/`[stderr]` blocks or `(no new output)`/`(no output)`; then truncation notes.
+continue with write_stdin, not wait`; then who stopped it when a console did; then unknown-
+outcome, stdin and recovery lines; then `[stdout]`/`[stderr]` blocks or `(no new output)`/`(no
+output)`; then truncation notes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.capabilities.base import ToolResult
+from pct_runtime.capabilities.stops import stopper_line
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, PreviewRead, RecoveryRecord
 
@@ -55,6 +57,8 @@ class ShellObservation:
     stdin_earlier: list[StdinReport] = field(default_factory=list)
     stdin_transport: bool = False
     unknown_outcome: bool = False
+    #: A console stopped it for a person (`console`, `live_console`), not the model.
+    stopped_by: str | None = None
     preview_limit: int = PREVIEW_LIMIT_BYTES
 
     def exit_code_text(self) -> str:
@@ -118,6 +122,8 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
                 exit_code = obs.returncode
     else:
         lines.append(RUNNING_HINT)
+    if obs.stopped_by is not None:
+        lines.append(stopper_line(obs.stopped_by, "command", done=obs.status != "running"))
     if obs.unknown_outcome:
         lines.append(
             "outcome unknown: the process group did not confirm exit after SIGTERM and SIGKILL; "
@@ -170,6 +176,8 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
     }
     if signal_text is not None:
         details["signal"] = signal_text
+    if obs.stopped_by is not None:
+        details["stopped_by"] = obs.stopped_by
     if obs.stdin is not None and obs.stdin.delivery is not None:
         details["input_delivery"] = obs.stdin.delivery
         details["input_bytes"] = obs.stdin.requested_bytes

@@ -132,6 +132,8 @@ class ShellJob:
         self.settled_at: float | None = None
         self._news = asyncio.Event()
         self.stop_requested = False
+        #: Who stopped it when not the model (`console`, `live_console`); the first stop wins.
+        self.stopped_by: str | None = None
         self.unknown_outcome = False
         self.delivered = False
         self.reserved_by: object | None = None
@@ -370,13 +372,22 @@ class ShellJob:
                     await self.settled.wait()
 
     # -- stop ----------------------------------------------------------------------------
-    def request_stop(self) -> asyncio.Task[bool]:
-        """SIGTERM the group, SIGKILL after the grace, then confirm. Concurrent callers share it."""
+    def request_stop(self, *, by: str | None = None) -> asyncio.Task[bool]:
+        """SIGTERM the group, SIGKILL after the grace, then confirm. Concurrent callers share it.
+
+        `by` names a console that stopped it for a person (the model's result says so)."""
         if not self.settled.is_set():
+            if not self.stop_requested:
+                self.stopped_by = by
             self.stop_requested = True  # a job that already finished stays `completed`
         if self._stop_task is None or self._stop_task.done():
             self._stop_task = asyncio.get_running_loop().create_task(self._stop())
         return self._stop_task
+
+    @property
+    def stopping(self) -> bool:
+        """A stop is signalling or waiting for its confirmation right now."""
+        return self._stop_task is not None and not self._stop_task.done()
 
     def _signal(self, sig: int) -> None:
         if self.group_gone or not self.pgid:

@@ -421,6 +421,7 @@ class ShellManager:
                 stdin_earlier=earlier,
                 stdin_transport=job.stdin_transport and first,
                 unknown_outcome=job.unknown_outcome and not settled,
+                stopped_by=job.stopped_by,
                 preview_limit=self._preview_limit,
             )
         )

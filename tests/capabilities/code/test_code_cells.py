@@ -211,6 +211,28 @@ async def test_program_finishing_after_unconfirmed_stop_reports_its_result(
     assert "not yet confirmed" not in r.text
 
 
+async def test_a_console_stop_the_program_outran_says_nothing_of_it(
+    manager: CodeManager, ctx: CallContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_mod, "STOP_WAIT_SECONDS", 0.05)
+    r = await run(
+        manager,
+        ctx,
+        "n = 0\nfor i in range(3_000_000):\n    n += 1\nn",
+        yield_time_ms=0,
+    )
+    cell_id = r.details["cell_id"]
+    monkeypatch.setattr(manager._cells[cell_id].channel, "kill", lambda: None)  # never lands
+    assert await manager.stop_cell(cell_id, by="console") is True
+    r = await manager.wait({"cell_id": cell_id, "yield_time_ms": 30_000}, ctx)
+    if r.details["status"] == "running":  # the unconfirmed stop is still the console's
+        assert "stop requested by the operator from the pct console" in r.text
+        r = await manager.wait({"cell_id": cell_id, "yield_time_ms": 30_000}, ctx)
+    assert r.details["status"] == "completed"
+    assert "operator" not in r.text
+    assert "stopped_by" not in r.details
+
+
 async def test_abort_of_calling_tool_call_stops_cell(
     manager: CodeManager, ctx: CallContext
 ) -> None:

@@ -41,7 +41,10 @@ async def test_stop_a_shell_job_from_the_sessions_screen(agent_dir: Path, tmp_pa
         await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")
         # the agent's next poll sees the terminal state
         polled = await session.call("write_stdin", {"session_id": job_id, "chars": ""})
-        assert "terminated" in polled.text or "exited" in polled.text
+        assert polled.text.startswith(f"session_id {job_id}: terminated\n")
+        # ... and that a person stopped it from this console, so it does not just rerun it
+        assert "stopped by the operator from the pct console (pct-tui)" in polled.text
+        assert polled.details["stopped_by"] == "console"
 
 
 async def test_output_viewer_follows_a_job(agent_dir: Path, tmp_path: Path) -> None:
@@ -128,3 +131,31 @@ async def test_cells_of_a_rebound_code_manager_still_appear(
             "cell of the rebound manager",
         )
         await session.close()
+
+
+async def test_a_second_stop_of_a_job_still_stopping_says_so(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    write_config(agent_dir, {"shellSessions": {"enabled": True}})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path)
+    async with app.run_test(size=(130, 40)) as pilot:
+        await started(app, pilot)
+        session = await app.runtime.open_session("mcp", session_id="pct-session-twice")
+        # SIGTERM is ignored: the stop waits its grace period before SIGKILL.
+        cmd = "trap '' TERM; while :; do sleep 0.05; done"
+        result = await session.call("exec_command", {"cmd": cmd, "yield_time_ms": 300})
+        job_id = result.details["session_id"]
+        await pilot.press("4")
+        table = app.screen.query_one("#work-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2, "rows")
+        await pilot.press("down", "x")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "stopping", "stopping")
+        await pilot.press("x")
+        expected = f"shell job {job_id} is already stopping (a stop was requested earlier)."
+        await wait_for(
+            pilot, lambda: expected in [str(n.message) for n in app._notifications], "notice"
+        )
+        assert not isinstance(app.screen, ConfirmScreen)  # nothing asked, nothing sent twice
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")

@@ -1,0 +1,29 @@
+"""Who stopped a shell job or a code cell from outside the model's own calls.
+
+A person may stop work from the embedded pct console (pct-tui) or from a console attached
+over live control. The model then reads a terminated job or cell it never stopped; without
+a word it may simply rerun the command. Shell and Code Mode both add `stopper_line` to the
+result and `stopped_by` to its details.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+#: `console`: the pct-tui that embeds this runtime; `live_console`: a console over live control.
+StoppedBy = Literal["console", "live_console"]
+
+_WHERE: dict[str, str] = {
+    "console": "the pct console (pct-tui)",
+    "live_console": "a pct console attached over live control (pct-tui)",
+}
+
+
+def stopper_line(stopped_by: str, what: str, *, done: bool = True) -> str:
+    """The line after the status: who stopped it, and not to rerun `what` unasked."""
+    where = _WHERE.get(stopped_by, "a pct console")
+    head = "stopped" if done else "stop requested"
+    return (
+        f"{head} by the operator from {where}, not by you; do not rerun this {what} "
+        "without asking the user"
+    )

@@ -24,7 +24,11 @@ from textual.signal import Signal
 from pct_runtime.config import ConfigSaveError, ConfigValidationError
 from pct_runtime.config.store import MISSING_REVISION, read_regular_file, revision_of
 from pct_runtime.debug import DEBUG_CHANNEL
-from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.host.events import (
+    EXECUTION_DIAGNOSTICS_CHANNEL,
+    diagnostics_text,
+    runtime_event_text,
+)
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
 from pct_runtime.runtime.managers import built_code, built_shell
 from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
@@ -266,8 +270,7 @@ class Console:
         if not isinstance(payload, dict):
             return
         kind = str(payload.get("type", "event"))
-        details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
-        self.log_event("runtime", f"{kind} {details}".rstrip())
+        self.log_event("runtime", runtime_event_text(payload))
         if kind in ("session-opened", "service-built"):
             session = self.runtime.session(str(payload.get("session")))
             if session is not None:
@@ -294,12 +297,7 @@ class Console:
 
     def _on_diagnostics(self, payload: object) -> None:
         if isinstance(payload, dict):
-            keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
-            summary = " ".join(f"{k}={_short(payload.get(k))}" for k in keys if k in payload)
-            visible = payload.get("visibleNames")
-            if isinstance(visible, list):
-                summary += f" visible={len(visible)}"
-            self.log_event("diagnostics", summary)
+            self.log_event("diagnostics", diagnostics_text(payload))
         self._status_soon()
 
     def _on_debug(self, payload: object) -> None:
@@ -444,15 +442,3 @@ def _file_tail(label: str, path: str | None, total: int) -> str:
     if start:
         text = f"[earlier {label}: first {start} bytes are in {path}]\n" + text.split("\n", 1)[-1]
     return text
-
-
-def _short(value: object) -> str:
-    if isinstance(value, list | tuple):
-        return "+".join(str(v) for v in value) or "none"
-    if value is None:
-        return "—"
-    if isinstance(value, dict):
-        if all(isinstance(v, bool) for v in value.values()):
-            return "+".join(k for k, v in value.items() if v) or "none"
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)

@@ -18,7 +18,11 @@ import os
 import time
 from collections.abc import Callable, Mapping
 
-from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.host.events import (
+    EXECUTION_DIAGNOSTICS_CHANNEL,
+    diagnostics_text,
+    runtime_event_text,
+)
 from pct_runtime.journal.recorder import CallOrigin
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
@@ -204,8 +208,7 @@ class LiveHub:
             return
         kind = str(payload.get("type", "event"))
         if self.connections:  # nobody watching: no text to build
-            details = " ".join(f"{k}={_short(v)}" for k, v in payload.items() if k != "type")
-            self.note("runtime", f"{kind} {details}".rstrip())
+            self.note("runtime", runtime_event_text(payload))
         session_id = str(payload.get("session"))
         if kind in ("session-opened", "service-built"):
             session = self.runtime.session(session_id)
@@ -223,9 +226,7 @@ class LiveHub:
     def _on_diagnostics(self, payload: object) -> None:
         if not isinstance(payload, dict) or not self.connections:
             return
-        keys = ("model", "source", "ruleId", "effective", "approvalTransport", "cleanupPending")
-        text = " ".join(f"{k}={_short(payload[k])}" for k in keys if k in payload)
-        self.note("diagnostics", text)
+        self.note("diagnostics", diagnostics_text(payload))
         self.changed()
 
     # -- work -----------------------------------------------------------------------------
@@ -415,15 +416,3 @@ async def _write_line(writer: asyncio.StreamWriter, message: JSONObject) -> None
     writer.write(json.dumps(message).encode("utf-8") + b"\n")
     with contextlib.suppress(ConnectionError, OSError):
         await writer.drain()
-
-
-def _short(value: object) -> str:
-    if isinstance(value, list | tuple):
-        return "+".join(str(v) for v in value) or "none"
-    if value is None:
-        return "—"
-    if isinstance(value, dict):
-        if all(isinstance(v, bool) for v in value.values()):
-            return "+".join(k for k, v in value.items() if v) or "none"
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)

@@ -113,6 +113,29 @@ class Answering:
     def to_details(self) -> dict[str, object]:
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
+    def client_refusal(self, request: str, *, later: str, settled: str) -> str:
+        """What an MCP client's "no" to `request` was, as far as pct can tell.
+
+        MCP clients answer `decline` both for a person and for themselves (`codex exec` has
+        no one to ask, and declines in about 2 ms), so only an answer too fast for any person
+        says nobody was asked; then `later` tells the model how a person can be reached.
+        `settled` ends the text when a person may have answered.
+        """
+        client = f"The MCP client ({self.client})" if self.client else "The MCP client"
+        if self.action == "failed":
+            return f"{client} did not answer {request}. {later}"
+        verb = _REFUSAL_VERBS.get(self.action or "", "refused")
+        if self.automatic:
+            return (
+                f"{client} {verb} {request} by itself in {self.elapsed_ms} ms; no person was "
+                f"asked. {later}"
+            )
+        return f"{client} or its user {verb} {request}. {settled}"
+
+
+#: An MCP elicitation answer that is not a Yes, as a verb of the refusal text.
+_REFUSAL_VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}
+
 
 ANSWERING: ContextVar[Answering | None] = ContextVar("pct_ui_answering", default=None)
 

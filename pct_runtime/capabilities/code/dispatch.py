@@ -341,9 +341,6 @@ def unavailable_message(name: str, *, direct: bool) -> str:
     )
 
 
-_VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}
-
-
 def denied_message(name: str, note: Answering) -> str:
     """The model-facing refusal: who said no, as far as pct can tell, and what to do next.
 
@@ -360,22 +357,13 @@ def denied_message(name: str, note: Answering) -> str:
             f"The nested {name} was not approved. Nothing was changed; do not retry it "
             "without asking the user."
         )
-    client = f"The MCP client ({note.client})" if note.client else "The MCP client"
-    later = (
-        "Nothing was changed. Ask the user to open the pct console (pct-tui) to approve "
-        "nested patches, or to set Code Mode approval to always, then retry."
-    )
-    if note.action == "failed":
-        return f"{client} did not answer the approval request for the nested {name}. {later}"
-    verb = _VERBS.get(note.action or "", "refused")
-    if note.automatic:
-        return (
-            f"{client} {verb} the approval request for the nested {name} by itself in "
-            f"{note.elapsed_ms} ms; no person was asked. {later}"
-        )
-    return (
-        f"{client} or its user {verb} the approval request for the nested {name}. Nothing "
-        "was changed; do not retry it without asking the user."
+    return note.client_refusal(
+        f"the approval request for the nested {name}",
+        later=(
+            "Nothing was changed. Ask the user to open the pct console (pct-tui) to approve "
+            "nested patches, or to set Code Mode approval to always, then retry."
+        ),
+        settled="Nothing was changed; do not retry it without asking the user.",
     )
 
 

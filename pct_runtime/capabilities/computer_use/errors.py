@@ -105,9 +105,6 @@ class ComputerUseClientError(ToolError):
         self.unknown_outcome = unknown_outcome
 
 
-_VERBS = {"decline": "declined", "cancel": "cancelled", "accept": "answered No to"}
-
-
 def declined_text(app: str, note: Answering | None) -> str:
     """The refusal of a Computer Use access question: who said no, as far as pct can tell.
 
@@ -128,18 +125,10 @@ def declined_text(app: str, note: Answering | None) -> str:
             f"The user declined {target} in the pct console. Nothing was done; do not retry "
             "without asking the user."
         )
-    client = f"The MCP client ({note.client})" if note.client else "The MCP client"
-    if note.action == "failed":
-        return f"{client} did not answer {request}. {later}"
-    verb = _VERBS.get(note.action or "", "refused")
-    if note.automatic:
-        return (
-            f"{client} {verb} {request} by itself in {note.elapsed_ms} ms; no person was "
-            f"asked. {later}"
-        )
-    return (
-        f"{client} or its user {verb} {request}. Nothing was done; do not retry without asking "
-        "the user."
+    return note.client_refusal(
+        request,
+        later=later,
+        settled="Nothing was done; do not retry without asking the user.",
     )
 
 

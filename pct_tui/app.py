@@ -33,13 +33,13 @@ from pct_runtime.cli_commands.sandbox_opts import (
     add_sandbox_arguments,
     startup_sandbox,
 )
-from pct_runtime.cli_commands.terminal_text import visible
 from pct_runtime.config.paths import agent_dir as default_agent_dir
 from pct_runtime.config.paths import config_path
 from pct_runtime.config.reload import not_regular_message
 from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
+from pct_runtime.output.terminal_text import visible
 from pct_runtime.runtime import Runtime
 from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 
 if TYPE_CHECKING:  # the journal loads on use (start-up time of the other subcommands)
     from pct_runtime.journal import CallRecord

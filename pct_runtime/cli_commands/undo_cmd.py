@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from pct_runtime.cli_commands.errors import CliError
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
 

@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Label, RichLog
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 from pct_tui.console import EventRecord
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.fit_text import fit_words

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 from pct_tui.journal_access import CallRecord, JournalAccess, read_only_refusal
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history_view import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 
 
 def plain(value: object) -> object:

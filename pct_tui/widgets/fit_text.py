@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 
 ELLIPSIS = "…"
 

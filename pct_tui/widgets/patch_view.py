@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from pct_runtime.cli_commands.terminal_text import visible
+from pct_runtime.output.terminal_text import visible
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.apply_patch.preview import FileDiff

@@ -42,3 +42,7 @@ def test_two_runs_write_identical_pictures(tmp_path: Path) -> None:
     for name in first:
         assert first[name] == second[name], name
     assert b"+++ b/src/app.py" in first["approval-patch.svg"].replace(b"&#160;", b" ")
+    # The README shows the committed pictures: they must be what the script writes now.
+    committed = {p.name: p.read_bytes() for p in sorted((ROOT / "screenshots").glob("*.svg"))}
+    stale = sorted(n for n in first if committed.get(n) != first[n])
+    assert not stale, f"run `python scripts/screenshots.py` and commit: {stale}"

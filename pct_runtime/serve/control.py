@@ -78,9 +78,6 @@ class RuntimeEntry:
         return f"{self.kind} (pid {self.pid}, {self.mcp})"
 
 
-_pid_alive = pid_alive  # a runtime that exited but is not reaped never serves again
-
-
 def forget(entry: RuntimeEntry) -> None:
     """Remove a registry entry whose runtime is gone (never raises)."""
     with contextlib.suppress(OSError):
@@ -111,7 +108,7 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
         # A pid alive but started after the entry was written is another process (the
         # runtime died and its pid was reused, e.g. across a reboot): whoever listens on
         # that port now must never be sent the token.
-        if not _pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
+        if not pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue

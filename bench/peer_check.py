@@ -1,8 +1,9 @@
 """Benchmark: what refusing sandboxed peers costs a connection to pct's own ports.
 
 Every connection to the control channel and to the MCP HTTP endpoint is checked once, at
-accept, before a byte is read (`pct_runtime.host.peers`: its socket in /proc/net/tcp, the
-processes holding it, their seccomp filter count). Rows, each beside the same path with
+accept, before a byte is read (`pct_runtime.host.peers`: its socket by one sock_diag
+query, /proc/net/tcp only without one; the processes holding it, their seccomp filter
+count). Rows, each beside the same path with
 the check switched off (the peer):
 
 - the check alone, on a live loopback connection of this process;

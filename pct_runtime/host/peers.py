@@ -73,12 +73,17 @@ def own_seccomp_filters() -> int:
     return _own_filters
 
 
-def _proc_address(host: str, port: int) -> tuple[str, str]:
-    """The /proc/net table and its `HEXADDR:PORT` spelling of (host, port)."""
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """`host` without a scope id, an IPv4-mapped IPv6 address as the IPv4 one."""
     addr = ipaddress.ip_address(host.split("%", 1)[0])
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    packed = addr.packed
+        return addr.ipv4_mapped
+    return addr
+
+
+def _proc_address(host: str, port: int) -> tuple[str, str]:
+    """The /proc/net table and its `HEXADDR:PORT` spelling of (host, port)."""
+    packed = _ip(host).packed
     words = struct.unpack(f"={len(packed) // 4}I", packed)  # the kernel prints host order
     table = "tcp" if len(packed) == 4 else "tcp6"
     return table, "".join(f"{w:08X}" for w in words) + f":{port:04X}"
@@ -105,9 +110,7 @@ def _find_in_table(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, 
 
 
 def _packed(host: str) -> tuple[int, bytes]:
-    addr = ipaddress.ip_address(host.split("%", 1)[0])
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
+    addr = _ip(host)
     family = socket.AF_INET if addr.version == 4 else socket.AF_INET6
     return family, addr.packed
 

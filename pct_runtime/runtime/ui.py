@@ -68,12 +68,7 @@ class RoutedUI:
     @property
     def transport(self) -> str:
         """`console`, `elicitation`/the fallback's name, or `unavailable` (for diagnostics)."""
-        picked = self._pick()
-        if picked is _NO_UI:
-            return "unavailable"
-        if picked is self._console():
-            return "console"
-        return str(getattr(picked, "transport_name", "fallback"))
+        return self._route_name(self._pick())
 
     def _route_name(self, port: UIPort) -> str:
         if port is _NO_UI:

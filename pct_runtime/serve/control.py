@@ -78,9 +78,6 @@ class RuntimeEntry:
         return f"{self.kind} (pid {self.pid}, {self.mcp})"
 
 
-_pid_alive = pid_alive  # a runtime that exited but is not reaped never serves again
-
-
 def forget(entry: RuntimeEntry) -> None:
     """Remove a registry entry whose runtime is gone (never raises)."""
     with contextlib.suppress(OSError):
@@ -103,7 +100,7 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
                 mcp=str(raw.get("mcp", "")),
                 started=float(raw.get("started", 0.0)),
                 path=path,
-                transport=str(raw.get("transport") or _transport_of(str(raw.get("mcp", "")))),
+                transport=str(raw.get("transport") or transport_of(str(raw.get("mcp", "")))),
                 live=int(raw.get("live", 0)),
             )
         except (OSError, ValueError, KeyError, TypeError):
@@ -111,7 +108,7 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
         # A pid alive but started after the entry was written is another process (the
         # runtime died and its pid was reused, e.g. across a reboot): whoever listens on
         # that port now must never be sent the token.
-        if not _pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
+        if not pid_alive(entry.pid) or not alive_since(entry.pid, entry.started):
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
@@ -119,7 +116,8 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
     return entries
 
 
-def _transport_of(mcp: str) -> str:
+def transport_of(mcp: str) -> str:
+    """`stdio` or `http`, from a runtime's `mcp` address (`stdio` or its URL)."""
     return "stdio" if mcp == "stdio" else "http"
 
 
@@ -162,7 +160,7 @@ class ControlServer:
             "control": self.address,
             "mcp": self.mcp,
             "started": time.time(),
-            "transport": _transport_of(self.mcp),
+            "transport": transport_of(self.mcp),
             "live": self.live,
         }
         tmp = path.with_suffix(".tmp")
@@ -179,7 +177,7 @@ class ControlServer:
             return
         raw = json.loads(self.entry_path.read_text(encoding="utf-8"))
         raw["mcp"] = mcp
-        raw["transport"] = _transport_of(mcp)
+        raw["transport"] = transport_of(mcp)
         tmp = self.entry_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

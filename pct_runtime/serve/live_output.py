@@ -350,7 +350,8 @@ class WorkLog:
             if text is None:  # the capture lost it: skip to the next piece
                 offset = end
                 continue
-            out = text[offset - piece.start :][:limit]
+            at = offset - piece.start
+            out = text[at : at + limit]  # no copy of the piece's whole tail per read
             for later in self._pieces[index + 1 :]:  # fill from held, adjacent text (no I/O)
                 if len(out) >= limit or later.text is None or later.start != offset + len(out):
                     break

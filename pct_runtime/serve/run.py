@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.control import ControlServer
+from pct_runtime.serve.control import ControlServer, transport_of
 from pct_runtime.serve.live import control_token
 from pct_runtime.serve.live_hub import LiveHub
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION
@@ -50,7 +50,7 @@ class LiveControl:
         self.hub = LiveHub(
             runtime,
             kind="serve" if kind == "pct serve" else "console",
-            transport="stdio" if mcp == "stdio" else "http",
+            transport=transport_of(mcp),
             mcp=mcp,
             label=label,
         )

@@ -162,17 +162,6 @@ def _progress_message(record: JSONMapping) -> str:
     return text
 
 
-def _origin(transport: str, ctx: RequestContext) -> CallOrigin:
-    """The journal's origin of a call: transport and the client's `clientInfo`."""
-    info = getattr(getattr(ctx.session, "client_params", None), "client_info", None)
-    name, version = getattr(info, "name", None), getattr(info, "version", None)
-    return CallOrigin(
-        transport,
-        name if isinstance(name, str) else None,
-        version if isinstance(version, str) else None,
-    )
-
-
 def _wants_progress(ctx: RequestContext) -> bool:
     meta = ctx.meta
     if not meta:
@@ -327,7 +316,7 @@ class PctMCPServer:
                 tool_call_id=f"mcp-{ctx.request_id}",
                 progress=sink if queue is not None else None,
                 ui=ui,
-                origin=_origin(self.transport, ctx),
+                origin=CallOrigin(self.transport, ui.client_name, ui.client_version),
             )
         except ToolError as error:
             return error_to_mcp(error)

@@ -128,7 +128,6 @@ def full_surface(cfg: Mapping[str, Any], loaded: Iterable[str]) -> tuple[list[st
             ui_available=True,
             discovered=frozenset(loaded),
             platform="darwin",
-            computer_use_runtime_reason=None,
         )
     )
     specs = toolkit_specs()

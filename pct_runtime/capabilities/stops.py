@@ -19,7 +19,7 @@ _WHERE: dict[str, str] = {
 }
 
 
-def stopper_line(stopped_by: str, what: str, *, done: bool = True) -> str:
+def stopper_line(stopped_by: str, what: str, *, done: bool) -> str:
     """The line after the status: who stopped it, and not to rerun `what` unasked."""
     where = _WHERE.get(stopped_by, "a pct console")
     head = "stopped" if done else "stop requested"

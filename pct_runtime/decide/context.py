@@ -34,9 +34,8 @@ class ProjectionInputs:
     visible name. `host_admitted` is set for a child session: the names its host
     actually admitted (its `--tools` allowlist); everything else is absent to it.
     `host_reasons` are the capability descriptors' host probes by capability key
-    (`runtime.inputs`; None = usable); `computer_use_runtime_reason` is the same verdict
-    injected directly (tests), used when the probes gave none. `native_suppressed` are
-    the natives the last committed projection hid.
+    (`runtime.inputs`; None = usable; tests inject them directly). `native_suppressed`
+    are the natives the last committed projection hid.
     """
 
     config: ToolkitConfig
@@ -50,7 +49,6 @@ class ProjectionInputs:
     discovered: frozenset[str] = frozenset()
     native_suppressed: frozenset[str] = frozenset()
     platform: str = "linux"
-    computer_use_runtime_reason: str | None = None
     host_reasons: Mapping[str, str | None] = field(default_factory=dict)
     shell_available: bool = True
     host_admitted: frozenset[str] | None = None

@@ -224,7 +224,7 @@ def _computer_use(ctx: PlanContext) -> Decision:
         ctx.inputs.platform,
         ctx.inputs.ui_available,
         ctx.model,
-        ctx.inputs.host_reasons.get("computer_use", ctx.inputs.computer_use_runtime_reason),
+        ctx.inputs.host_reasons.get("computer_use"),
     )
 
 

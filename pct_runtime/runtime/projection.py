@@ -14,7 +14,7 @@ from typing import Literal
 
 from pct_runtime.decide.discovery import load_names
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.decide.registry import CAPABILITIES
+from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
 
 #: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
 INACTIVE_MESSAGES: Mapping[str, str] = {
@@ -93,9 +93,8 @@ def refusal_for(name: str, plan: ProjectionPlan) -> str:
     """
     if name in plan.deferred_hidden and not load_names([name], plan).rejected:
         return f'{name} is deferred by Tool Discovery; load it with find_tools (load: ["{name}"]).'
-    for row in CAPABILITIES:
-        if row.unavailable_prefix is None or name not in row.tools:
-            continue
+    row = BY_TOOL.get(name)
+    if row is not None and row.unavailable_prefix is not None:
         decision = plan.decisions.get(row.key)
         if decision is not None and decision.effective == "unavailable" and decision.reason:
             return f"{row.unavailable_prefix}{decision.reason}."

@@ -99,7 +99,7 @@ def plan(
             discovered=frozenset(discovered),
             native_suppressed=frozenset(suppressed),
             platform=platform,
-            computer_use_runtime_reason=cu_reason,
+            host_reasons={"computer_use": cu_reason},
             shell_available=shell,
             host_admitted=None if host_admitted is None else frozenset(host_admitted),
         )

@@ -50,8 +50,7 @@ def session_code(services: CodeServices) -> CodeManager:
         shell = session_shell(services)  # output, shell, code: closed in reverse order
 
         def approval_mode() -> str:
-            config = services.config()
-            return str(config.code_mode.approval_mode) if config is not None else "confirm"
+            return services.config().code_mode.approval_mode
 
         confined = services.read_only()
         adapters: list[CodeAdapter] = create_adapters(shell, apply_patch=not confined)

@@ -29,12 +29,7 @@ from pct_runtime.serve.live_client import (
 )
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
 from pct_runtime.serve.run import LiveControl
-
-
-def write_config(agent_dir: Path, obj: Any) -> None:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj), encoding="utf-8")
+from tests.e2e.pct_procs import write_config
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -14,9 +15,48 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import mcp_types as types
 
 PCT = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
+#: What every MCP HTTP request sends (add the bearer token).
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def initialize_request(client: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    }
+
+
+def exec_request(cmd: str, request_id: int, yield_time_ms: int = 5000) -> dict[str, object]:
+    args = {"cmd": cmd, "yield_time_ms": yield_time_ms}
+    params = {"name": "exec_command", "arguments": args}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+async def open_mcp(http: httpx.AsyncClient, url: str, token: str, client: str) -> dict[str, str]:
+    """Initialize an MCP session over HTTP; the headers of its further requests."""
+    auth = {**HEADERS, "Authorization": f"Bearer {token}"}
+    opened = await http.post(url, json=initialize_request(client), headers=auth)
+    assert opened.status_code == 200, opened.text
+    headers = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    await http.post(url, json=INITIALIZED, headers=headers)
+    return headers
+
+
+def low_fd_limit() -> None:
+    """`preexec_fn` of a flooded `pct serve`: 256 descriptors, so a flood reaches the limit."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -22,18 +21,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pct_procs import PCT, child_env, stop
+from pct_procs import PCT, child_env, exec_request, low_fd_limit, open_mcp, stop
 
 pytestmark = pytest.mark.e2e
 
-FD_LIMIT = 256
 FLOOD = 400
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-def _low_fd_limit() -> None:
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, hard))
 
 
 def _spawn(
@@ -53,33 +45,16 @@ def _spawn(
 
 
 async def _exec(url: str, token: str, cmd: str) -> str:
-    auth = {**HEADERS, "Authorization": f"Bearer {token}"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "flooded", "version": "1"},
-        },
-    }
     async with httpx.AsyncClient(timeout=20) as http:
-        opened = await http.post(url, json=init, headers=auth)
-        headers = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        await http.post(url, json=note, headers=headers)
-        args = {"cmd": cmd, "yield_time_ms": 5000}
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
-        call["params"] = {"name": "exec_command", "arguments": args}
-        return (await http.post(url, json=call, headers=headers)).text
+        headers = await open_mcp(http, url, token, "flooded")
+        return (await http.post(url, json=exec_request(cmd, 2), headers=headers)).text
 
 
 async def test_idle_control_connections_leave_mcp_and_shells_working(
     dirs: tuple[Path, Path],
 ) -> None:
     agent, work = dirs
-    proc = _spawn(agent, work, subprocess.PIPE, _low_fd_limit)
+    proc = _spawn(agent, work, subprocess.PIPE, low_fd_limit)
     writers: list[asyncio.StreamWriter] = []
     try:
         assert proc.stderr is not None

@@ -11,25 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import resource
 import subprocess
 from pathlib import Path
 from typing import IO
 
 import httpx
 import pytest
-from pct_procs import PCT, child_env, stop
+from pct_procs import PCT, child_env, exec_request, low_fd_limit, open_mcp, stop
 
 pytestmark = pytest.mark.e2e
 
-FD_LIMIT = 256
 FLOOD = 400
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-def _low_fd_limit() -> None:
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, hard))
 
 
 def _spawn(agent: Path, work: Path, stderr: IO[str]) -> subprocess.Popen[str]:
@@ -44,14 +36,8 @@ def _spawn(agent: Path, work: Path, stderr: IO[str]) -> subprocess.Popen[str]:
         stderr=stderr,
         text=True,
         start_new_session=True,
-        preexec_fn=_low_fd_limit,
+        preexec_fn=low_fd_limit,
     )
-
-
-def _call(cmd: str, request_id: int) -> dict[str, object]:
-    args = {"cmd": cmd, "yield_time_ms": 5000}
-    params = {"name": "exec_command", "arguments": args}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
 async def test_an_attached_agent_keeps_working_through_a_flood(
@@ -72,23 +58,9 @@ async def test_an_attached_agent_keeps_working_through_a_flood(
         url = text.split("serving MCP at ", 1)[1].split()[0]
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         token = (agent / "pct" / "token").read_text().strip()
-        auth = {**HEADERS, "Authorization": f"Bearer {token}"}
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "agent", "version": "1"},
-            },
-        }
         async with httpx.AsyncClient(timeout=20) as http:
-            opened = await http.post(url, json=init, headers=auth)
-            headers = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            await http.post(url, json=note, headers=headers)
-            first = await http.post(url, json=_call("echo before", 2), headers=headers)
+            headers = await open_mcp(http, url, token, "agent")
+            first = await http.post(url, json=exec_request("echo before", 2), headers=headers)
             assert "before" in first.text
 
             for _ in range(FLOOD):
@@ -96,7 +68,7 @@ async def test_an_attached_agent_keeps_working_through_a_flood(
                     connect = asyncio.open_connection("127.0.0.1", port)
                     _, writer = await asyncio.wait_for(connect, 5)
                     flood.append(writer)
-            during = await http.post(url, json=_call("echo during", 3), headers=headers)
+            during = await http.post(url, json=exec_request("echo during", 3), headers=headers)
             assert "during" in during.text, during.text[-500:]
         assert proc.poll() is None
     finally:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from pct_procs import http_server
+from pct_procs import HEADERS, INITIALIZED, exec_request, http_server, initialize_request
 
 from pct_runtime.host.peers import REFUSED
 from pct_runtime.host.sandbox.linux import landlock_abi
@@ -29,7 +29,6 @@ pytestmark = [
 
 #: The subscribe acceptance line as the job prints it.
 ACCEPTED = 'CONTROL {"ok": true'
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 #: What a model could run inside its sandbox: the token, the registry, both ports.
 ESCAPE = r"""
@@ -62,20 +61,10 @@ for path in glob.glob(os.path.join(agent, "pct", "runtimes", "*.json")):
 
 
 def _initialize(http: httpx.Client, url: str, auth: dict[str, str]) -> dict[str, str]:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "agent", "version": "1"},
-        },
-    }
-    opened = http.post(url, json=init, headers=auth)
+    opened = http.post(url, json=initialize_request("agent"), headers=auth)
     assert opened.status_code == 200, opened.text
     headers = {**auth, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-    http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    http.post(url, json=INITIALIZED, headers=headers)
     return headers
 
 
@@ -93,13 +82,7 @@ def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
         auth = {**HEADERS, "Authorization": f"Bearer {token}"}
         with httpx.Client(timeout=60) as http:
             headers = _initialize(http, url, auth)  # an unsandboxed client is served
-            args = {"cmd": f"{sys.executable} {script}", "yield_time_ms": 30000}
-            call = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "exec_command", "arguments": args},
-            }
+            call = exec_request(f"{sys.executable} {script}", 2, yield_time_ms=30000)
             reply = http.post(url, json=call, headers=headers)
             assert reply.status_code == 200, reply.text
             data = next(ln for ln in reply.text.splitlines() if ln.startswith("data: "))

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 from fake_responses import FakeResponses, Step, assistant_message, function_call
+from live_support import CODE_CONFIG, first
 from pct_procs import PCT, write_config
 from test_codex_agent import CODEX, NAMESPACE, codex_config
-from test_live_console import CODE_CONFIG, first
 
 from pct_runtime.serve.control import list_runtimes
 from pct_runtime.serve.live import control_token

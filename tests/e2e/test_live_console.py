@@ -9,17 +9,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import mcp_types as types
 import pytest
+from live_support import AGENT, CODE_CONFIG, agent_client, connect, first, snapshot
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from pct_procs import PCT, child_env, http_server, text_of, write_config
+from pct_procs import http_server, text_of, write_config
 
 from pct_runtime.serve.control import list_runtimes
 from pct_runtime.serve.live import control_token
@@ -27,8 +26,6 @@ from pct_runtime.serve.live_client import (
     ApprovalClosed,
     ApprovalInfo,
     LiveClient,
-    Snapshot,
-    Update,
 )
 from pct_runtime.serve.live_protocol import READ_ONLY_MESSAGE
 
@@ -36,41 +33,6 @@ pytestmark = pytest.mark.e2e
 
 PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
 DENIED = "*** Begin Patch\n*** Add File: notes/denied.md\n+never\n*** End Patch"
-AGENT = types.Implementation(name="test-agent", version="7.1")
-CODE_CONFIG = {
-    "applyPatch": {"enabled": True},
-    "shellSessions": {"enabled": True},
-    "codeMode": {"enabled": True, "approvalMode": "confirm"},
-}
-
-
-def agent_params(agent: Path, work: Path) -> StdioServerParameters:
-    return StdioServerParameters(command=PCT, args=["serve"], env=child_env(agent), cwd=work)
-
-
-def agent_client(agent: Path, work: Path, **kw: Any) -> Client:
-    return Client(agent_params(agent, work), mode="legacy", client_info=AGENT, **kw)
-
-
-async def connect(agent: Path, role: str = "console") -> LiveClient:
-    """The console's view: the one registered runtime (registered before MCP is served)."""
-    (entry,) = await asyncio.to_thread(list_runtimes, agent)
-    assert entry.transport == "stdio"
-    return await LiveClient.connect(entry, control_token(agent), role=role)  # type: ignore[arg-type]
-
-
-async def first(updates: AsyncIterator[Update], check: Callable[[Update], bool]) -> Any:
-    async def find() -> Update:
-        async for update in updates:
-            if check(update):
-                return update
-        raise AssertionError("the runtime went away")
-
-    return await asyncio.wait_for(find(), 30)
-
-
-def snapshot(check: Callable[[Snapshot], bool]) -> Callable[[Update], bool]:
-    return lambda u: isinstance(u, Snapshot) and check(u)
 
 
 async def test_console_lists_follows_and_stops_an_agents_job(dirs: tuple[Path, Path]) -> None:

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from live_support import CODE_CONFIG, agent_client, connect, first, snapshot
 from pct_procs import write_config
-from test_live_console import CODE_CONFIG, agent_client, connect, first, snapshot
 
 from pct_runtime.capabilities.apply_patch.executor import prepare_patch
 from pct_runtime.capabilities.apply_patch.preview import file_diffs

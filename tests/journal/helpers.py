@@ -1,10 +1,40 @@
-"""Building records for journal tests (not a test module)."""
+"""Building records, agent dirs and reading rows back for journal tests (not a test module)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
+from pathlib import Path
+from typing import Any
 
-from pct_runtime.journal import CallRecord, PatchFile, new_call_id
+from pct_runtime.journal import CallRecord, Journal, JournalQuery, PatchFile, new_call_id
+from pct_runtime.runtime import Runtime
+
+
+def make_root(tmp_path: Path, **config: Any) -> Path:
+    """`tmp_path` with an agent dir (apply_patch, shell, Code Mode asking always, plus
+    `config`) and an empty `work` dir."""
+    agent = tmp_path / "agent"
+    (agent / "extensions").mkdir(parents=True)
+    settings = {
+        "applyPatch": {"enabled": True},
+        "shellSessions": {"enabled": True},
+        "codeMode": {"enabled": True, "approvalMode": "always"},
+        **config,
+    }
+    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
+        json.dumps(settings), encoding="utf-8"
+    )
+    (tmp_path / "work").mkdir()
+    return tmp_path
+
+
+async def flushed_rows(runtime: Runtime) -> list[CallRecord]:
+    """The runtime's journal rows, oldest first, once its writer has flushed."""
+    assert await asyncio.to_thread(runtime.journal.flush)
+    with Journal.open(runtime.agent_dir) as journal:
+        return list(reversed(journal.query(JournalQuery(limit=1000))))
 
 
 def make_record(

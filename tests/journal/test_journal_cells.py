@@ -3,39 +3,18 @@ failed is `error` (with the nested call's code when one ended it), a stopped one
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 
 import pytest
 
-from pct_runtime.journal import CallRecord, Journal, JournalQuery
 from pct_runtime.journal.recorder import cell_outcome
 from pct_runtime.runtime import Runtime
+from tests.journal.helpers import flushed_rows, make_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    agent = tmp_path / "agent"
-    (agent / "extensions").mkdir(parents=True)
-    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
-        json.dumps(
-            {
-                "applyPatch": {"enabled": True},
-                "shellSessions": {"enabled": True},
-                "codeMode": {"enabled": True, "approvalMode": "always"},
-            }
-        ),
-        encoding="utf-8",
-    )
-    (tmp_path / "work").mkdir()
-    return tmp_path
-
-
-async def _rows(runtime: Runtime) -> list[CallRecord]:
-    assert await asyncio.to_thread(runtime.journal.flush)
-    with Journal.open(runtime.agent_dir) as journal:
-        return list(reversed(journal.query(JournalQuery(limit=100))))
+    return make_root(tmp_path)
 
 
 async def test_cell_states_become_outcomes(root: Path) -> None:
@@ -55,7 +34,7 @@ async def test_cell_states_become_outcomes(root: Path) -> None:
         cell = running.details["cell_id"]
         stopped = await session.call("wait", {"cell_id": cell, "terminate": True})
         assert stopped.details["status"] == "terminated"
-        rows = [r for r in await _rows(runtime) if r.path == "direct"]
+        rows = [r for r in await flushed_rows(runtime) if r.path == "direct"]
     assert [(r.tool, r.outcome, r.error_code) for r in rows] == [
         ("exec", "ok", None),
         ("exec", "error", "cell-failed"),

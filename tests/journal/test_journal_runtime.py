@@ -12,35 +12,18 @@ from mcp import Client
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.invocation import InvocationHooks
-from pct_runtime.journal import CallRecord, Journal, JournalQuery
+from pct_runtime.journal import Journal
 from pct_runtime.journal.summary import RESULT_LIMIT
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.server import PctMCPServer
+from tests.journal.helpers import flushed_rows, make_record, make_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    agent = tmp_path / "agent"
-    (agent / "extensions").mkdir(parents=True)
-    (agent / "extensions" / "pi-codex-toolkit.json").write_text(
-        json.dumps(
-            {
-                "applyPatch": {"enabled": True},
-                "shellSessions": {"enabled": True},
-                "codeMode": {"enabled": True, "approvalMode": "always"},
-                "toolDiscovery": {"enabled": True, "deferred": ["openai_generate_image"]},
-            }
-        ),
-        encoding="utf-8",
+    return make_root(
+        tmp_path, toolDiscovery={"enabled": True, "deferred": ["openai_generate_image"]}
     )
-    (tmp_path / "work").mkdir()
-    return tmp_path
-
-
-async def _rows(runtime: Runtime) -> list[CallRecord]:
-    assert await asyncio.to_thread(runtime.journal.flush)
-    with Journal.open(runtime.agent_dir) as journal:
-        return list(reversed(journal.query(JournalQuery(limit=1000))))
 
 
 async def test_every_tool_over_mcp_is_journaled(root: Path) -> None:
@@ -69,7 +52,7 @@ async def test_every_tool_over_mcp_is_journaled(root: Path) -> None:
             assert bad.is_error
             found = await client.call_tool("find_tools", {"query": "image"})
             assert not found.is_error, found.content
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
     finally:
         await runtime.aclose()
     tools = [(r.tool, r.path, r.outcome) for r in rows]
@@ -120,7 +103,7 @@ async def test_refusals_and_denials_are_journaled(root: Path) -> None:
             await session.call("exec_command", {"cmd": "rm -rf /"})
         with pytest.raises(ToolError):
             await session.call("no_such_tool", {"query": "x"})
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
     finally:
         await runtime.aclose()
     assert [(r.tool, r.outcome, r.error_code, r.transport) for r in rows] == [
@@ -147,7 +130,7 @@ async def test_console_actions_are_journaled(root: Path) -> None:
         session.record_action("stop", "shell job 1000")
         await session.close()
         session.record_action("end_session", f"session {session.id}")
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
     assert [(r.tool, r.transport, r.outcome, r.summary) for r in rows] == [
         ("stop", "console", "ok", "shell job 1000"),
         ("end_session", "console", "ok", f"session {session.id}"),
@@ -174,7 +157,7 @@ async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
             patch = f"*** Begin Patch\n*** Add File: {name}.txt\n+x\n*** End Patch"
             result = await session.call("apply_patch", {"patch": patch})
             assert result.text == f"Applied patch:\n- add {name}.txt"
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
         await asyncio.sleep(0)  # the report hops from the writer thread to the loop
     assert [(r.tool, r.outcome, r.undoable) for r in rows] == [("apply_patch", "ok", False)] * 2
     problems = [e for e in events if isinstance(e, dict) and e.get("type") == "journal-problem"]
@@ -185,8 +168,6 @@ async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
 
 async def test_retention_runs_when_a_runtime_starts(root: Path) -> None:
     import time
-
-    from tests.journal.helpers import make_record
 
     config = root / "agent" / "extensions" / "pi-codex-toolkit.json"
     data = json.loads(config.read_text())
@@ -199,7 +180,7 @@ async def test_retention_runs_when_a_runtime_starts(root: Path) -> None:
         journal.record(recent)
     async with Runtime(agent_dir=root / "agent", cwd=root / "work") as runtime:
         assert runtime.journal.settings.max_age_days == 7
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
     assert [r.call_id for r in rows] == [recent.call_id]
 
 
@@ -210,6 +191,6 @@ async def test_a_shell_jobs_recovery_file_is_recorded(root: Path) -> None:
             "exec_command", {"cmd": "seq 1 200000", "max_output_tokens": 256}
         )
         path = result.details["recovery"]["stdout"]["path"]  # type: ignore[index]
-        rows = await _rows(runtime)
+        rows = await flushed_rows(runtime)
     assert rows[-1].recovery_paths == (path,)
     assert len(rows[-1].result_text) <= RESULT_LIMIT  # bounded: the file holds the rest

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,7 @@ from pct_runtime.serve.live_client import (
 )
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
 from pct_runtime.serve.run import LiveControl
-
-
-def write_config(agent_dir: Path, obj: Any) -> None:
-    path = agent_dir / "extensions" / "pi-codex-toolkit.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj), encoding="utf-8")
+from tests.e2e.pct_procs import write_config
 
 
 @pytest.fixture
@@ -58,26 +53,29 @@ async def connect(runtime: Runtime, role: str = "console") -> LiveClient:
     return await LiveClient.connect(entry, control_token(runtime.agent_dir), role=role)  # type: ignore[arg-type]
 
 
-async def next_of(updates: AsyncIterator[Update], kind: type[Any], within: float = 10.0) -> Any:
-    async def find() -> Any:
+async def first_update(
+    updates: AsyncIterator[Update], check: Callable[[Update], bool], within: float = 10.0
+) -> Any:
+    async def find() -> Update:
         async for update in updates:
-            if isinstance(update, kind):
+            if check(update):
                 return update
         raise AssertionError("the updates ended")
 
     return await asyncio.wait_for(find(), within)
+
+
+async def next_of(updates: AsyncIterator[Update], kind: type[Any], within: float = 10.0) -> Any:
+    return await first_update(updates, lambda u: isinstance(u, kind), within)
 
 
 async def snapshot_where(
     updates: AsyncIterator[Update], check: Any, within: float = 10.0
 ) -> Snapshot:
-    async def find() -> Snapshot:
-        async for update in updates:
-            if isinstance(update, Snapshot) and check(update):
-                return update
-        raise AssertionError("the updates ended")
-
-    return await asyncio.wait_for(find(), within)
+    snapshot: Snapshot = await first_update(
+        updates, lambda u: isinstance(u, Snapshot) and check(u), within
+    )
+    return snapshot
 
 
 async def test_registry_entry_says_transport_and_protocol(

@@ -10,37 +10,18 @@ from pathlib import Path
 from textual.widgets import DataTable, OptionList
 
 from pct_runtime.serve.live_client import DiffInfo
-from pct_tui.app import PctApp
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
-from pct_tui.screens.output import OutputScreen
-from pct_tui.widgets.output_log import OutputLog
 from tests.tui.conftest import show, started, text, wait_for
-from tests.tui.remote.live_double import REFUSED, DoubleBackend, DoubleRuntime
-
-
-def make(agent_dir: Path, tmp_path: Path, *, monitor: bool = False) -> tuple[PctApp, DoubleBackend]:
-    backend = DoubleBackend()
-    app = PctApp(
-        agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path, live=backend, monitor=monitor
-    )
-    app.NOTIFICATION_TIMEOUT = 60
-    return app, backend
-
-
-def agent_runtime(backend: DoubleBackend, pid: int = 4242) -> DoubleRuntime:
-    runtime = backend.add(DoubleRuntime(pid))
-    runtime.open_session("pct-session-agent")
-    runtime.start_work("job-1", "pct-session-agent")
-    return runtime
-
-
-def keys(app: PctApp) -> list[str]:
-    table = app.screen.query_one("#work-table", DataTable)
-    return [str(key.value) for key in table.rows]
-
-
-def notes(app: PctApp) -> list[str]:
-    return [n.message for n in app._notifications]
+from tests.tui.remote.helpers import (
+    agent_rows,
+    agent_runtime,
+    connected,
+    keys,
+    make,
+    notes,
+    open_job_output,
+)
+from tests.tui.remote.live_double import REFUSED, DoubleRuntime
 
 
 async def test_sessions_and_status_group_every_runtime(agent_dir: Path, tmp_path: Path) -> None:
@@ -94,11 +75,7 @@ async def test_output_streams_from_the_owning_runtime_without_loss(
         await started(app, pilot)
         runtime = agent_runtime(backend)
         await runtime.write("job-1", "before the viewer opened\n")
-        await show(app, pilot, "4", "sessions")
-        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows")
-        await pilot.press("down", "down", "down", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, OutputScreen), "viewer")
-        log = app.screen.query_one(OutputLog)
+        log = await open_job_output(pilot, app)
         expected = "before the viewer opened\n"
         for n in range(300):  # many chunks, faster than frames
             line = f"line {n:04d} " + "x" * 200 + "\n"
@@ -122,8 +99,7 @@ async def test_stop_and_end_remotely_confirmed_and_failures_shown(
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await show(app, pilot, "4", "sessions")
-        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows")
+        await agent_rows(pilot, app)
         table = app.screen.query_one("#work-table", DataTable)
         await pilot.press("down", "down", "down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
@@ -163,7 +139,7 @@ async def test_remote_approvals_join_the_queue_and_close_when_answered_elsewhere
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        await connected(pilot, app)
         await wait_for(pilot, lambda: runtime.roles == ["console"], "console role")
         diff = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-old\n+new"
         runtime.ask(
@@ -205,7 +181,7 @@ async def test_events_of_other_runtimes_are_labelled(agent_dir: Path, tmp_path: 
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        await connected(pilot, app)
         runtime.event("runtime", "call-started tool=exec_command")
         await wait_for(
             pilot,
@@ -223,7 +199,7 @@ async def test_quitting_leaves_remote_requests_unanswered(agent_dir: Path, tmp_p
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        await connected(pilot, app)
         runtime.ask("req-1", "Computer Use access", "Allow Safari?")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "modal")
         await app.shutdown()
@@ -240,8 +216,7 @@ async def test_monitor_watches_and_refuses_every_act(agent_dir: Path, tmp_path: 
         assert "monitor (read-only)" in app.title
         assert "Monitor (read-only)" in text(app, "#attach")
         runtime = agent_runtime(backend)
-        await show(app, pilot, "4", "sessions")
-        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows")
+        await agent_rows(pilot, app)
         assert runtime.roles == ["monitor"]
         await pilot.press("down", "down", "down", "x")
         await wait_for(pilot, lambda: any("does not stop work" in n for n in notes(app)), "x")
@@ -272,11 +247,7 @@ async def test_an_open_viewer_says_when_its_runtime_goes_away(
         await started(app, pilot)
         runtime = agent_runtime(backend)
         await runtime.write("job-1", "still running\n")
-        await show(app, pilot, "4", "sessions")
-        await wait_for(pilot, lambda: len(keys(app)) == 4, "rows")
-        await pilot.press("down", "down", "down", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, OutputScreen), "viewer")
-        log = app.screen.query_one(OutputLog)
+        log = await open_job_output(pilot, app)
         await wait_for(pilot, lambda: "still running" in log.lines, "output")
         backend.remove(runtime)
         await wait_for(
@@ -321,7 +292,7 @@ async def test_a_remote_pick_says_who_asks_and_sends_the_choice(
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        await connected(pilot, app)
         runtime.ask("req-pick", "Pick a display", "", options=("Main", "Side"))
         await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "picker")
         await wait_for(pilot, lambda: bool(app.screen.query("#choice-note")), "note")

@@ -14,7 +14,7 @@ from pct_runtime.serve.live_client import DiffInfo
 from pct_tui.screens.approval import WATCH_NOTE, ConfirmScreen, WatchScreen
 from pct_tui.screens.help import MONITOR_TEXT, HelpScreen
 from tests.tui.conftest import started, text, wait_for
-from tests.tui.remote.test_remote_flows import agent_runtime, make
+from tests.tui.remote.helpers import agent_runtime, connected, make
 
 DIFFS = (
     DiffInfo("docs/new.md", "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1 @@\n+fresh", "add"),
@@ -90,7 +90,7 @@ async def test_remote_events_show_the_runtimes_own_time(agent_dir: Path, tmp_pat
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         runtime = agent_runtime(backend)
-        await wait_for(pilot, lambda: bool(app.remotes.all()), "connected")
+        await connected(pilot, app)
         runtime.event("runtime", "call-started tool=exec_command")  # at 1_700_000_000
         await wait_for(
             pilot,

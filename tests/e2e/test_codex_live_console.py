@@ -103,6 +103,7 @@ async def test_codex_cell_patch_approved_in_a_live_console(tmp_path: Path, appro
                 await codex.communicate()
         assert codex.returncode == 0, err[-2000:].decode(errors="replace")
         (read,) = fake.tool_outputs()
+    print(read)  # with -s: what Codex sent the model
     if approve:
         assert ": completed\nnested calls: 1 completed, 0 failed" in read, read
         assert (
@@ -160,6 +161,7 @@ async def test_codex_cell_patch_before_any_console_is_declined_at_once(tmp_path:
                 await codex.communicate()
         assert codex.returncode == 0, err[-2000:].decode(errors="replace")
         (read,) = fake.tool_outputs()
+    print(read)  # with -s: what Codex sent the model
     assert "(ToolError code: approval-denied)" in read, read
     assert "declined the approval request for the nested apply_patch by itself in" in read
     assert "no person was asked" in read
@@ -229,6 +231,7 @@ async def test_codex_reads_why_a_yielded_cell_still_runs(tmp_path: Path) -> None
                 await codex.communicate()
         assert codex.returncode == 0, err[-2000:].decode(errors="replace")
         running, done = fake.tool_outputs()
+    print(running, done, sep="\n---\n")  # with -s: what Codex sent the model
     assert ": running\n" in running, running
     assert (
         "nested apply_patch is waiting for approval (asked the pct console); nothing is "

@@ -29,6 +29,12 @@ FileDiffs = list["FileDiff"]
 Answer = bool | str | None
 
 
+def who_text(session_id: str | None, client: str | None, model: str | None) -> str:
+    """Who asks a question, the same words for this runtime's and another's: `session … ·
+    client … · model …`, with — for what the caller did not say."""
+    return f"session {session_id or '—'} · client {client or '—'} · model {model or '—'}"
+
+
 @dataclass(eq=False)
 class ApprovalRequest:
     """One question waiting for a person."""

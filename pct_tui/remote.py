@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from pct_runtime.host.ui import AskedDiff
-from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs
+from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs, who_text
 
 if TYPE_CHECKING:
     from pct_runtime.serve.control import RuntimeEntry
@@ -431,11 +431,9 @@ class RemoteRuntimes:
         if info.request_id in runtime.requests:
             return  # already in the queue (a question is re-sent to a new subscriber)
         session = runtime.session(info.session_id)
+        model = session.model if session is not None else None
         client = info.client or client_label(session)
-        model = session.model if session is not None and session.model else "—"
-        who = (
-            f"{runtime.label} · session {info.session_id or '—'} · client {client} · model {model}"
-        )
+        who = f"{runtime.label} · {who_text(info.session_id, client, model)}"
         request = ApprovalRequest(
             info.kind,
             info.title,

@@ -175,15 +175,6 @@ class PctApp(App[None]):
     def serve_error(self, value: str | None) -> None:
         self.facade.serve_error = value
 
-    @property
-    def load_message(self) -> str:
-        """The Status screen's config line, derived from the store now (never left over)."""
-        return self.facade.load_message
-
-    @property
-    def load_error(self) -> bool:
-        return self.facade.load_error
-
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
         await self.switch_mode("status")

@@ -146,6 +146,13 @@ class RemoteRuntime:
     def session(self, session_id: str | None) -> SessionInfo | None:
         return next((s for s in self.sessions if s.id == session_id), None)
 
+    def session_line(self, session_id: str) -> str:
+        """A session of this runtime as the Status and Sessions screens name it."""
+        session = self.session(session_id)
+        model = (session.model if session else None) or "—"
+        client = client_label(session)
+        return f"Session {session_id} of {self.label} · client {client} · model {model}"
+
     @property
     def status_text(self) -> str:
         return self.snapshot.status_text if self.snapshot is not None else "Connecting…"

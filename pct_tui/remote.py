@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -325,11 +325,8 @@ class RemoteRuntimes:
         except LiveError as exc:
             self._log("runtime", f"runtime discovery stopped: {exc}")
 
-    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
-        async def run() -> None:
-            await coro
-
-        task = asyncio.get_running_loop().create_task(run())
+    def _spawn(self, coro: Coroutine[None, None, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

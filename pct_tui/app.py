@@ -41,7 +41,7 @@ from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.output.terminal_text import visible
 from pct_runtime.runtime import Runtime
-from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
+from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI, who_text
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
@@ -174,15 +174,6 @@ class PctApp(App[None]):
     @serve_error.setter
     def serve_error(self, value: str | None) -> None:
         self.facade.serve_error = value
-
-    @property
-    def load_message(self) -> str:
-        """The Status screen's config line, derived from the store now (never left over)."""
-        return self.facade.load_message
-
-    @property
-    def load_error(self) -> bool:
-        return self.facade.load_error
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -376,9 +367,8 @@ class PctApp(App[None]):
             return ""
         session_id = asker.session_id
         session = self.runtime.session(session_id) if session_id else None
-        model = session.model.key if session is not None and session.model else "—"
-        client = asker.client or "—"
-        return f"session {session_id or '—'} · client {client} · model {model}"
+        model = session.model.key if session is not None and session.model else None
+        return who_text(session_id, asker.client, model)
 
     def _record_approval(self, request: ApprovalRequest, phase: str) -> None:
         files = ""

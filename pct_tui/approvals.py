@@ -29,6 +29,12 @@ FileDiffs = list["FileDiff"]
 Answer = bool | str | None
 
 
+def who_text(session_id: str | None, client: str | None, model: str | None) -> str:
+    """Who asks a question, the same words for this runtime's and another's: `session … ·
+    client … · model …`, with — for what the caller did not say."""
+    return f"session {session_id or '—'} · client {client or '—'} · model {model or '—'}"
+
+
 @dataclass(eq=False)
 class ApprovalRequest:
     """One question waiting for a person."""
@@ -146,20 +152,18 @@ class ConsoleUI:
     async def confirm(self, title: str, message: str) -> bool:
         asker = ASKER.get()
         request = ApprovalRequest("confirm", title, message, asker=asker, diffs=await _diffs(asker))
-        result = await self._ask(request)
+        result = await self.ask(request)
         return result is True
 
     async def select(self, title: str, options: Sequence[str]) -> str | None:
         choices = tuple(options)
         request = ApprovalRequest("select", title, "", choices, asker=ASKER.get())
-        result = await self._ask(request)
+        result = await self.ask(request)
         return result if isinstance(result, str) and result in choices else None
 
     async def ask(self, request: ApprovalRequest) -> Answer:
-        """Queue a prepared question (another runtime's) with the same events recorded."""
-        return await self._ask(request)
-
-    async def _ask(self, request: ApprovalRequest) -> Answer:
+        """Queue a question (confirm's, select's or another runtime's) and record it and
+        its answer."""
         self._record(request, "asked (read-only here)" if request.read_only else "asked")
         try:
             result = await self.queue.ask(request)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from pct_runtime.host.ui import AskedDiff
-from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs
+from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs, who_text
 
 if TYPE_CHECKING:
     from pct_runtime.serve.control import RuntimeEntry
@@ -145,6 +145,13 @@ class RemoteRuntime:
 
     def session(self, session_id: str | None) -> SessionInfo | None:
         return next((s for s in self.sessions if s.id == session_id), None)
+
+    def session_line(self, session_id: str) -> str:
+        """A session of this runtime as the Status and Sessions screens name it."""
+        session = self.session(session_id)
+        model = (session.model if session else None) or "—"
+        client = client_label(session)
+        return f"Session {session_id} of {self.label} · client {client} · model {model}"
 
     @property
     def status_text(self) -> str:
@@ -318,11 +325,8 @@ class RemoteRuntimes:
         except LiveError as exc:
             self._log("runtime", f"runtime discovery stopped: {exc}")
 
-    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
-        async def run() -> None:
-            await coro
-
-        task = asyncio.get_running_loop().create_task(run())
+    def _spawn(self, coro: Coroutine[None, None, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -431,11 +435,9 @@ class RemoteRuntimes:
         if info.request_id in runtime.requests:
             return  # already in the queue (a question is re-sent to a new subscriber)
         session = runtime.session(info.session_id)
+        model = session.model if session is not None else None
         client = info.client or client_label(session)
-        model = session.model if session is not None and session.model else "—"
-        who = (
-            f"{runtime.label} · session {info.session_id or '—'} · client {client} · model {model}"
-        )
+        who = f"{runtime.label} · {who_text(info.session_id, client, model)}"
         request = ApprovalRequest(
             info.kind,
             info.title,

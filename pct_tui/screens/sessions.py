@@ -232,12 +232,8 @@ class SessionsScreen(PctScreen):
         elif line.row is not None:
             detail.set_text("\n".join(line.row.recovery_lines()))
         elif runtime is not None:
-            remote = runtime.session(line.session_id)
-            model = (remote.model if remote else None) or "—"
             detail.set_text(
-                f"Session {line.session_id} of {runtime.label} · client "
-                f"{client_label(remote)} · model {model}\n"
-                "Enter on a job or cell opens its output."
+                f"{runtime.session_line(line.session_id)}\nEnter on a job or cell opens its output."
             )
         else:
             detail.set_text(f"Session {line.session_id}: Enter on a job or cell opens its output.")

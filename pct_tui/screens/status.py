@@ -12,7 +12,7 @@ from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from pct_tui.facade import RuntimeFacade
-from pct_tui.remote import RemoteRuntime, client_label
+from pct_tui.remote import RemoteRuntime
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
@@ -124,10 +124,7 @@ class StatusScreen(PctScreen):
             line = f"{runtime.label} · MCP {info.mcp}"
             text = runtime.status_text
         else:
-            session = runtime.session(session_id)
-            model = (session.model if session else None) or "—"
-            line = f"Session {session_id} of {runtime.label} · client {client_label(session)}"
-            line += f" · model {model}"
+            line = runtime.session_line(session_id)
             text = f"A fresh session of that runtime:\n{runtime.status_text}"
         self.query_one("#status-tools", FitText).set_text(line)
         self.query_one("#status-text", FitText).set_text(text)

@@ -27,7 +27,7 @@ async def test_palette_runs_pct_reload_and_status(agent_dir: Path) -> None:
         await pilot.pause(0.3)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.runtime.config.debug is True, "reload")
-        assert app.load_message == "Configuration loaded."
+        assert app.facade.load_message == "Configuration loaded."
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"/pct status")

@@ -15,9 +15,8 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
 
-from pct_runtime.capabilities.base import CallObservation, PatchWitness
+from pct_runtime.capabilities.base import CallObservation, CallPath, PatchWitness
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
 from pct_runtime.journal.store import new_call_id
@@ -78,7 +77,7 @@ class CallTrace:
         session_id: str | None,
         origin: CallOrigin,
         model: str | None,
-        path: Literal["direct", "nested"] = "direct",
+        path: CallPath = "direct",
         parent_call_id: str | None = None,
         summary: str | None = None,
     ) -> None:
@@ -90,7 +89,7 @@ class CallTrace:
         self._session_id = session_id
         self._origin = origin
         self._model = model
-        self._path: Literal["direct", "nested"] = path
+        self._path: CallPath = path
         self._parent = parent_call_id
         self._time = time.time()
         self._clock = time.monotonic()

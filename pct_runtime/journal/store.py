@@ -21,12 +21,11 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
-    CallPathName,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -42,6 +41,9 @@ from pct_runtime.journal.schema import (
     prepare,
 )
 from pct_runtime.journal.spool import new_call_id
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.base import CallPath
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -560,7 +562,7 @@ def _record(row: Sequence[object], files: tuple[PatchFile, ...]) -> CallRecord:
         model=text(row[6]),
         tool=str(row[7]),
         transport=str(row[8]),
-        path=cast(CallPathName, str(row[9])),
+        path=cast("CallPath", str(row[9])),
         parent_call_id=text(row[10]),
         summary=str(row[11]),
         outcome=cast(Outcome, str(row[12])),

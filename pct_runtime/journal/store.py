@@ -37,6 +37,7 @@ from pct_runtime.journal.schema import (
     SCHEMA_VERSION,
     JournalError,
     check_file,
+    is_busy,
     make_private,
     prepare,
 )
@@ -120,7 +121,7 @@ class Journal:
                 prepare(connection)
                 break
             except sqlite3.OperationalError as exc:
-                if attempt + 1 < _OPEN_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+                if attempt + 1 < _OPEN_ATTEMPTS and is_busy(exc):
                     time.sleep(0.05 * (attempt + 1))
                     continue
                 connection.close()
@@ -181,7 +182,7 @@ class Journal:
                     self._db.execute("BEGIN IMMEDIATE")
                     break
                 except sqlite3.OperationalError as exc:
-                    if attempt + 1 < _PATIENT_ATTEMPTS and _busy(exc):
+                    if attempt + 1 < _PATIENT_ATTEMPTS and is_busy(exc):
                         time.sleep(0.05 * (attempt + 1))
                         continue
                     raise
@@ -464,10 +465,6 @@ def _spooled(data: object) -> CallRecord | None:
 def _limit(limit: int) -> int:
     """A LIMIT SQLite takes: a huge `--limit` means all rows, never an OverflowError."""
     return max(0, min(int(limit), 2**62))
-
-
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _blob_name(image: str) -> str:

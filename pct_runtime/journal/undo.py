@@ -21,6 +21,7 @@ from pct_runtime.capabilities.apply_patch.staging import staging_name
 from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex
 from pct_runtime.journal.capture import CaptureError, read_image
 from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
+from pct_runtime.journal.schema import is_busy
 from pct_runtime.journal.store import Journal, JournalError, new_call_id
 
 _OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -157,7 +158,7 @@ def undo_patch(
             journal.record(undo_record)
             return UndoOutcome(True, message, undo_id)
         except sqlite3.OperationalError as exc:
-            if attempt + 1 < _RECORD_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+            if attempt + 1 < _RECORD_ATTEMPTS and is_busy(exc):
                 time.sleep(0.1 * (attempt + 1))
                 continue
             problem: Exception = exc

@@ -50,7 +50,8 @@ def _private_dirs(root: Path, shard: Path) -> None:
             raise NotADirectoryError(f"{folder} is not a directory (a link planted there?)")
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (`os.write` may write less than it is given)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -80,7 +81,7 @@ class BlobStore:
         staged = target.parent / f".{digest[:16]}-{uuid.uuid4().hex}.tmp"
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if durable:
                 os.fsync(fd)
         except BaseException:
@@ -135,7 +136,7 @@ class BlobStore:
             os.close(fd)
         out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
         try:
-            _write_all(out, data)
+            write_all(out, data)
             # The source's mode: the capture records the image's mode from this name (the
             # folder is 0700; a blob made of it is set 0600).
             os.fchmod(out, st.st_mode & 0o7777)

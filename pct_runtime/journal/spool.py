@@ -8,7 +8,7 @@ as `pending:` markers. Every process that opens the journal inserts what it find
 (`Journal.ingest_spool`: on open, before each read, before each batch of the runtime's
 writer, before retention) and removes the file once its row is committed.
 
-Light on purpose: json and os only.
+Light on purpose: json and os only (and `blobs`, which every importer loads anyway).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from pct_runtime.journal.blobs import write_all
 
 SPOOL_DIR_NAME = "journal-spool"
 SPOOL_VERSION = 1
@@ -61,9 +63,7 @@ def write(state_dir: Path, row: dict[str, object]) -> Path:
     data = json.dumps({"v": SPOOL_VERSION, **row}, separators=(",", ":")).encode()
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from pct_runtime.capabilities.apply_patch.staging import staging_name
-from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex
+from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex, write_all
 from pct_runtime.journal.capture import CaptureError, read_image
 from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
 from pct_runtime.journal.schema import is_busy
@@ -220,9 +220,7 @@ def _restore(
             staged[path] = temp
             try:
                 os.fchmod(fd, mode)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
             finally:
                 os.close(fd)
         late = recheck()

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, cast
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
+    OUTCOMES,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -437,7 +438,7 @@ def _spooled(data: object) -> CallRecord | None:
         )
         outcome = str(data["outcome"])
         error_code = data.get("error_code")
-        if outcome not in ("ok", "error", "denied", "cancelled"):
+        if outcome not in OUTCOMES:
             return None
         return CallRecord(
             call_id=str(data["call_id"]),
@@ -452,7 +453,7 @@ def _spooled(data: object) -> CallRecord | None:
             path="direct",
             parent_call_id=None,
             summary=str(data["summary"]),
-            outcome=cast(Outcome, outcome),
+            outcome=outcome,
             error_code=None if error_code is None else str(error_code),
             duration_ms=float(data["duration_ms"]),
             result_text=str(data["result_text"]),

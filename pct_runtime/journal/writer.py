@@ -200,10 +200,7 @@ class JournalWriter:
     def prune_soon(self) -> None:
         """Ask the writer thread to apply retention now (it also does at start and hourly)."""
         self._last_prune = 0.0
-        self.submit_marker()
-
-    def submit_marker(self) -> None:
-        if self.settings.enabled and not self._closed:
+        if self.settings.enabled and not self._closed:  # a None item wakes the thread
             self._ensure_thread()
             self._put(None, force=True)
 

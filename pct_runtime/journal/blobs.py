@@ -28,8 +28,8 @@ PENDING_GRACE_SECONDS = 3600.0
 PENDING_PREFIX = "pending:"
 #: An image whose pending file changed or vanished before it was hashed: never matches.
 LOST = "lost"
-_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -50,7 +50,8 @@ def _private_dirs(root: Path, shard: Path) -> None:
             raise NotADirectoryError(f"{folder} is not a directory (a link planted there?)")
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd` (`os.write` may write less than it is given)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -78,9 +79,9 @@ class BlobStore:
             pass
         _private_dirs(self.root, target.parent)
         staged = target.parent / f".{digest[:16]}-{uuid.uuid4().hex}.tmp"
-        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+        fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_CLOEXEC, 0o600)
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if durable:
                 os.fsync(fd)
         except BaseException:
@@ -93,7 +94,7 @@ class BlobStore:
         if not durable:
             return digest
         with contextlib.suppress(OSError):  # the rename itself durable too
-            dir_fd = os.open(target.parent, os.O_RDONLY | _OPEN_CLOEXEC)
+            dir_fd = os.open(target.parent, os.O_RDONLY | OPEN_CLOEXEC)
             try:
                 os.fsync(dir_fd)
             finally:
@@ -126,16 +127,16 @@ class BlobStore:
         return name, os.lstat(name)
 
     def _copy(self, path: str, name: str) -> None:
-        fd = os.open(path, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
         try:
             st = os.fstat(fd)
             with os.fdopen(fd, "rb", closefd=False) as handle:
                 data = handle.read()
         finally:
             os.close(fd)
-        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_CLOEXEC, 0o600)
         try:
-            _write_all(out, data)
+            write_all(out, data)
             # The source's mode: the capture records the image's mode from this name (the
             # folder is 0700; a blob made of it is set 0600).
             os.fchmod(out, st.st_mode & 0o7777)
@@ -148,7 +149,7 @@ class BlobStore:
     def sync_pending(self) -> None:
         """Make the pending names durable (one directory fsync for a whole patch)."""
         with contextlib.suppress(OSError):
-            dir_fd = os.open(self.pending_dir, os.O_RDONLY | _OPEN_CLOEXEC)
+            dir_fd = os.open(self.pending_dir, os.O_RDONLY | OPEN_CLOEXEC)
             try:
                 os.fsync(dir_fd)
             finally:
@@ -187,7 +188,7 @@ class BlobStore:
         if not name or "/" in name or name.startswith("."):
             return LOST
         try:
-            fd = os.open(self.pending_dir / name, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+            fd = os.open(self.pending_dir / name, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
         except FileNotFoundError:
             return LOST
         try:
@@ -216,7 +217,7 @@ class BlobStore:
     def read(self, digest: str) -> bytes | None:
         """The blob's bytes, or None when it is gone (pruned or never stored)."""
         try:
-            fd = os.open(self.path_of(digest), os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+            fd = os.open(self.path_of(digest), os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
         except OSError:
             return None
         try:

@@ -21,13 +21,16 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from pct_runtime.journal.blobs import PENDING_PREFIX, BlobStore, sha256_hex
+from pct_runtime.journal.blobs import (
+    OPEN_CLOEXEC,
+    OPEN_NOFOLLOW,
+    PENDING_PREFIX,
+    BlobStore,
+    sha256_hex,
+)
 
 if TYPE_CHECKING:  # `pct apply-patch` builds no record: its spool takes plain markers
     from pct_runtime.journal.records import FileImage, PatchFile
-
-_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 class CaptureError(Exception):
@@ -40,7 +43,7 @@ def read_image(path: str) -> tuple[bytes, int] | None:
     Never follows a symbolic link; raises `CaptureError` for anything but a regular file.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -139,7 +142,7 @@ class PatchCapture:
     def _resolve(self, taken: _Taken | None) -> FileImage | None:
         if taken is None:
             return None
-        fd = os.open(taken.pending, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        fd = os.open(taken.pending, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
         try:
             with os.fdopen(fd, "rb", closefd=False) as handle:
                 data = handle.read()

@@ -3,10 +3,11 @@
 The runtime starts a trace where every call passes (`RuntimeSession.call`); Code Mode's
 dispatcher starts one per nested call through the cell's `CallObserver`. Starting and
 finishing only read the clock and build a record: redaction and SQLite run on the writer
-thread. Errors map to outcomes: a policy or approval refusal is `denied`, a cancellation
-`cancelled`, any other `ToolError` `error` with its code. A Code Mode `exec`/`wait` answers
-without a `ToolError` even when its cell failed, so its outcome comes from the cell's state
-(`cell_outcome`): a History that shows a failed cell as `ok` misleads the operator.
+thread. Errors map to outcomes as in `pct apply-patch` (`spool.outcome_of`): a policy or
+approval refusal is `denied`, a cancellation `cancelled`, any other `ToolError` `error` with
+its code. A Code Mode `exec`/`wait` answers without a `ToolError` even when its cell failed,
+so its outcome comes from the cell's state (`cell_outcome`): a History that shows a failed
+cell as `ok` misleads the operator.
 """
 
 from __future__ import annotations
@@ -15,17 +16,16 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import cast
 
-from pct_runtime.capabilities.base import CallObservation, PatchWitness
+import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
+from pct_runtime.capabilities.base import CallObservation, CallPath, PatchWitness
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord, Outcome
-from pct_runtime.journal.store import new_call_id
 from pct_runtime.journal.summary import recovery_paths, summarize
 from pct_runtime.journal.writer import JournalWriter
 from pct_runtime.jsontypes import JSONMapping
 
-DENIED_CODES = frozenset({"policy-denied", "approval-denied"})
 CELL_TOOLS = frozenset({"exec", "wait"})
 #: A failed cell whose error names no code (a NameError, an assertion) gets this one.
 CELL_FAILED = "cell-failed"
@@ -41,14 +41,6 @@ class CallOrigin:
     transport: str
     client_name: str | None = None
     client_version: str | None = None
-
-
-def outcome_of(outcome: str, error_code: str | None) -> Outcome:
-    if outcome == "cancelled":
-        return "cancelled"
-    if outcome == "ok":
-        return "ok"
-    return "denied" if error_code in DENIED_CODES else "error"
 
 
 def cell_outcome(details: JSONMapping | None) -> tuple[str, str | None]:
@@ -78,19 +70,19 @@ class CallTrace:
         session_id: str | None,
         origin: CallOrigin,
         model: str | None,
-        path: Literal["direct", "nested"] = "direct",
+        path: CallPath = "direct",
         parent_call_id: str | None = None,
         summary: str | None = None,
     ) -> None:
         self.writer = writer
         self._summary = summary
-        self.call_id = new_call_id()
+        self.call_id = spool.new_call_id()
         self.tool = tool
         self._args = args
         self._session_id = session_id
         self._origin = origin
         self._model = model
-        self._path: Literal["direct", "nested"] = path
+        self._path: CallPath = path
         self._parent = parent_call_id
         self._time = time.time()
         self._clock = time.monotonic()
@@ -133,7 +125,7 @@ class CallTrace:
                 path=self._path,
                 parent_call_id=self._parent,
                 summary=self._summary or "",
-                outcome=outcome_of(outcome, error_code),
+                outcome=cast(Outcome, spool.outcome_of(outcome, error_code)),
                 error_code=error_code if outcome != "ok" else None,
                 duration_ms=(time.monotonic() - self._clock) * 1000,
                 result_text=text,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.base import CallPath
 
 Outcome = Literal["ok", "error", "denied", "cancelled"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "denied", "cancelled")
 Transport = Literal["stdio", "http", "console", "cli", "embedded"]
-CallPathName = Literal["direct", "nested"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class CallRecord:
     model: str | None
     tool: str
     transport: str
-    path: CallPathName
+    path: CallPath
     parent_call_id: str | None
     summary: str
     outcome: Outcome

@@ -27,6 +27,11 @@ class JournalError(Exception):
     """The journal could not be opened or written (locked, full disk, a newer schema)."""
 
 
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Another connection holds the lock: worth a short wait and another try."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,

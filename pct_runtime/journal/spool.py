@@ -8,7 +8,7 @@ as `pending:` markers. Every process that opens the journal inserts what it find
 (`Journal.ingest_spool`: on open, before each read, before each batch of the runtime's
 writer, before retention) and removes the file once its row is committed.
 
-Light on purpose: json and os only.
+Light on purpose: json and os only (and `blobs`, which every importer loads anyway).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pct_runtime.journal.blobs import OPEN_CLOEXEC, OPEN_NOFOLLOW, write_all
+
 SPOOL_DIR_NAME = "journal-spool"
 SPOOL_VERSION = 1
 #: A spooled row larger than this is not ours (rows are bounded far below): removed.
@@ -28,8 +30,6 @@ MAX_SPOOL_BYTES = 1_048_576
 #: A half-written spool file (a dead writer's private name) older than this is removed.
 STALE_SECONDS = 3600.0
 DENIED_CODES = frozenset({"policy-denied", "approval-denied"})
-_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def new_call_id() -> str:
@@ -59,11 +59,9 @@ def write(state_dir: Path, row: dict[str, object]) -> Path:
     name = f"{row['call_id']}.json"
     temp = folder / f".{name}.{os.getpid()}.tmp"
     data = json.dumps({"v": SPOOL_VERSION, **row}, separators=(",", ":")).encode()
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_CLOEXEC, 0o600)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_CLOEXEC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -125,7 +123,7 @@ def _real_dir(folder: Path) -> bool:
 
 def _load(path: Path) -> object:
     try:
-        fd = os.open(path, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
     except OSError:
         return None
     try:

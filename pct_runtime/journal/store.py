@@ -21,12 +21,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
-    CallPathName,
+    OUTCOMES,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -38,10 +38,14 @@ from pct_runtime.journal.schema import (
     SCHEMA_VERSION,
     JournalError,
     check_file,
+    is_busy,
     make_private,
     prepare,
 )
 from pct_runtime.journal.spool import new_call_id
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.base import CallPath
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -118,7 +122,7 @@ class Journal:
                 prepare(connection)
                 break
             except sqlite3.OperationalError as exc:
-                if attempt + 1 < _OPEN_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+                if attempt + 1 < _OPEN_ATTEMPTS and is_busy(exc):
                     time.sleep(0.05 * (attempt + 1))
                     continue
                 connection.close()
@@ -179,7 +183,7 @@ class Journal:
                     self._db.execute("BEGIN IMMEDIATE")
                     break
                 except sqlite3.OperationalError as exc:
-                    if attempt + 1 < _PATIENT_ATTEMPTS and _busy(exc):
+                    if attempt + 1 < _PATIENT_ATTEMPTS and is_busy(exc):
                         time.sleep(0.05 * (attempt + 1))
                         continue
                     raise
@@ -434,7 +438,7 @@ def _spooled(data: object) -> CallRecord | None:
         )
         outcome = str(data["outcome"])
         error_code = data.get("error_code")
-        if outcome not in ("ok", "error", "denied", "cancelled"):
+        if outcome not in OUTCOMES:
             return None
         return CallRecord(
             call_id=str(data["call_id"]),
@@ -449,7 +453,7 @@ def _spooled(data: object) -> CallRecord | None:
             path="direct",
             parent_call_id=None,
             summary=str(data["summary"]),
-            outcome=cast(Outcome, outcome),
+            outcome=outcome,
             error_code=None if error_code is None else str(error_code),
             duration_ms=float(data["duration_ms"]),
             result_text=str(data["result_text"]),
@@ -462,10 +466,6 @@ def _spooled(data: object) -> CallRecord | None:
 def _limit(limit: int) -> int:
     """A LIMIT SQLite takes: a huge `--limit` means all rows, never an OverflowError."""
     return max(0, min(int(limit), 2**62))
-
-
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _blob_name(image: str) -> str:
@@ -560,7 +560,7 @@ def _record(row: Sequence[object], files: tuple[PatchFile, ...]) -> CallRecord:
         model=text(row[6]),
         tool=str(row[7]),
         transport=str(row[8]),
-        path=cast(CallPathName, str(row[9])),
+        path=cast("CallPath", str(row[9])),
         parent_call_id=text(row[10]),
         summary=str(row[11]),
         outcome=cast(Outcome, str(row[12])),

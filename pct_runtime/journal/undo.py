@@ -18,13 +18,18 @@ import time
 from collections.abc import Callable
 
 from pct_runtime.capabilities.apply_patch.staging import staging_name
-from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex
+from pct_runtime.journal.blobs import (
+    OPEN_CLOEXEC,
+    OPEN_NOFOLLOW,
+    PENDING_PREFIX,
+    sha256_hex,
+    write_all,
+)
 from pct_runtime.journal.capture import CaptureError, read_image
 from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
+from pct_runtime.journal.schema import is_busy
 from pct_runtime.journal.store import Journal, JournalError, new_call_id
 
-_OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _RECORD_ATTEMPTS = 5
 _DIFF_LIMIT = 2_000_000  # bytes per side beyond which the diff says only "changed"
 
@@ -157,7 +162,7 @@ def undo_patch(
             journal.record(undo_record)
             return UndoOutcome(True, message, undo_id)
         except sqlite3.OperationalError as exc:
-            if attempt + 1 < _RECORD_ATTEMPTS and ("locked" in str(exc) or "busy" in str(exc)):
+            if attempt + 1 < _RECORD_ATTEMPTS and is_busy(exc):
                 time.sleep(0.1 * (attempt + 1))
                 continue
             problem: Exception = exc
@@ -214,14 +219,12 @@ def _restore(
             directory = os.path.dirname(path)
             os.makedirs(directory, mode=0o777, exist_ok=True)
             temp = os.path.join(directory, staging_name())
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_NOFOLLOW | OPEN_CLOEXEC
             fd = os.open(temp, flags, mode & 0o777)
             staged[path] = temp
             try:
                 os.fchmod(fd, mode)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
             finally:
                 os.close(fd)
         late = recheck()

@@ -30,6 +30,7 @@ from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord
 from pct_runtime.journal.redact import Redactor
+from pct_runtime.journal.schema import is_busy
 from pct_runtime.journal.settings import JournalSettings
 from pct_runtime.journal.store import Journal, JournalError
 from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT
@@ -199,10 +200,7 @@ class JournalWriter:
     def prune_soon(self) -> None:
         """Ask the writer thread to apply retention now (it also does at start and hourly)."""
         self._last_prune = 0.0
-        self.submit_marker()
-
-    def submit_marker(self) -> None:
-        if self.settings.enabled and not self._closed:
+        if self.settings.enabled and not self._closed:  # a None item wakes the thread
             self._ensure_thread()
             self._put(None, force=True)
 
@@ -312,7 +310,7 @@ class JournalWriter:
                         self._write(journal, [record])
                 return  # the same call id twice: the first one stands
             except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
+                if is_busy(exc):
                     if attempt + 1 < _WRITE_ATTEMPTS:
                         time.sleep(0.05 * (attempt + 1))
                         continue
@@ -329,7 +327,7 @@ class JournalWriter:
         try:
             journal.prune(self.settings.max_bytes, self.settings.max_age_days)
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):  # another process: retry soon
+            if is_busy(exc):  # another process: retry soon
                 self._last_prune -= PRUNE_EVERY_SECONDS - _PRUNE_RETRY_SECONDS
                 return
             self._problem("prune", f"pruning the journal failed ({exc}); retried in an hour")

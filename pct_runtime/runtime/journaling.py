@@ -13,8 +13,8 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal
 
+from pct_runtime.capabilities.base import CallPath
 from pct_runtime.journal import JournalSettings, JournalWriter, settings_for
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONObject
@@ -56,7 +56,7 @@ class RuntimeJournal:
         session_id: str,
         origin: CallOrigin,
         model: str | None,
-        path: Literal["direct", "nested"],
+        path: CallPath,
         summary: str | None = None,
     ) -> CallTrace | None:
         writer = self.writer

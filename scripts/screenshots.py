@@ -96,7 +96,7 @@ def fixed_ids() -> None:
 
 
 async def shoot(out: Path) -> list[str]:
-    from textual.widgets import Input, Select
+    from textual.widgets import Input, Select, Static
 
     from pct_runtime.host.ui import asking
     from pct_tui.app import PctApp
@@ -214,7 +214,12 @@ async def shoot(out: Path) -> list[str]:
             await pilot.pause(0.01)
         await save("history")
         await pilot.press("down", "enter")
-        await pilot.pause(0.3)  # the diff is read off the loop
+        for _ in range(1000):  # the diff is read off the loop: wait for it, not for a time
+            diffs = app.screen.query("#call-diff")
+            if diffs and not str(diffs.first(Static).content).startswith("Reading the stored"):
+                break
+            await pilot.pause(0.01)
+        await pilot.pause()
         await save("history-call")
         await pilot.press("escape")
         await app.shutdown()
@@ -272,14 +277,14 @@ REVIEW_TIMES: dict[float, str] = {}
 async def review_session(app: object) -> None:
     """The calls History shows: a command, two patches of one file, a refused patch; the
     last, so no other picture shows them."""
-    import pct_runtime.journal.recorder as recorder
+    import pct_runtime.journal.spool as spool
     from pct_runtime.capabilities.base import ToolError
     from pct_runtime.journal import Journal, JournalQuery
     from pct_tui.app import PctApp
 
     assert isinstance(app, PctApp)
     calls = itertools.count(1)  # call ids from here on: the demo's number of polls varies
-    recorder.new_call_id = lambda: f"c-{next(calls):010d}"  # type: ignore[assignment]
+    spool.new_call_id = lambda: f"c-{next(calls):010d}"  # type: ignore[assignment]  # the recorder's source
     review = await app.runtime.open_session("mcp", session_id="pct-session-review")
     for n, (tool, args) in enumerate(REVIEW_CALLS, 1):
         with contextlib.suppress(ToolError):  # the refused patch: journaled as an error

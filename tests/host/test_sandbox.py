@@ -232,19 +232,30 @@ def test_a_child_that_cannot_confine_itself_runs_nothing(tmp_path: Path) -> None
 
 @linux_only
 @needs_landlock
-async def test_a_spawner_that_cannot_confine_itself_spawns_nothing(
+async def test_a_server_that_cannot_confine_itself_spawns_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pct_runtime.host.sandbox.linux import LinuxConfinement
+    """The in-namespace server exits before answering when Landlock fails (here: the fd it
+    is handed is no ruleset), and the spawn is refused: nothing runs unconfined."""
+    from pct_runtime.host.sandbox import linux
     from pct_runtime.host.sandbox.spawn import spawn_process
 
-    monkeypatch.setattr(
-        LinuxConfinement, "_confine_calling_thread", lambda self: "landlock_restrict_self"
-    )
-    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)  # a fresh ruleset
-    refusal = r"the sandbox could not be applied .*; nothing ran"
-    with pytest.raises(OSError, match=refusal) as caught:
-        await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    real_init = linux.LinuxConfinement.__init__
+
+    def no_ruleset(self: linux.LinuxConfinement, *args: object) -> None:
+        real_init(self, *args)  # type: ignore[arg-type]
+        self.fd = null
+
+    monkeypatch.setattr(linux.LinuxConfinement, "__init__", no_ruleset)
+    (tmp_path / "fresh").mkdir()
+    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path / "fresh")  # a new ruleset
+    refusal = r"the sandbox could not be set up \(pct sandbox: landlock_add_rule.*; nothing ran"
+    try:
+        with pytest.raises(OSError, match=refusal) as caught:
+            await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
+    finally:
+        os.close(null)
     assert caught.value.errno == errno.EPERM
     assert not (tmp_path / "ran").exists()
 
@@ -257,10 +268,18 @@ def test_self_test_catches_a_sandbox_that_is_not_enforced(
     from pct_runtime.host.sandbox import linux
 
     assert linux.self_test(SandboxSettings("workspace-write")) is None
-    monkeypatch.setattr(linux.LinuxConfinement, "_confine_calling_thread", lambda self: None)
+
+    class Unconfined:
+        def popen(self, argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, **kwargs)  # type: ignore[call-overload]
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(linux.LinuxConfinement, "spawner", lambda self: Unconfined())
     reason = linux.self_test(SandboxSettings("workspace-write"))
     assert reason is not None
-    assert "accepted the Landlock ruleset but did not enforce it" in reason
+    assert "did not enforce it" in reason
 
 
 @linux_only
@@ -276,40 +295,33 @@ async def test_spawned_jobs_report_exit_codes_and_signals(tmp_path: Path) -> Non
 
 
 _PROC_PROBE = """
-for p in /proc/{pid}/fd/{fd} /proc/{pid}/task/{tid}/fd/{fd} /proc/{pid}/task/{tid}/mem; do
-  (echo INJECTED > $p) 2>/dev/null && echo "wrote $p"
+ls /proc/{pid} >/dev/null 2>&1 && echo "sees pct"
+for p in /proc/[0-9]*; do
+  [ $p = /proc/$$ ] || [ $p = /proc/self ] && continue
+  for f in $p/fd/*; do readlink $f >/dev/null 2>&1 && echo "opened $f"; done
 done
-python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, {tid}, 0, 0))"
+python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, 2, 0, 0))"
 """
 
 
 @linux_only
 @needs_landlock
-def test_a_job_cannot_reach_pct_through_the_spawner_thread(tmp_path: Path) -> None:
-    """The spawner thread shares the job's Landlock domain, so /proc/<pct>/task/<it> is
-    open to the job: it must hold no pct descriptor and refuse ptrace."""
+def test_a_job_cannot_reach_pct_nor_the_sandbox_server(tmp_path: Path) -> None:
+    """The job's PID namespace holds neither pct nor a descriptor of it; the server that
+    spawns jobs is undumpable (its /proc fds are closed to them) and ptrace is refused."""
     from pct_runtime.host.sandbox.spawn import popen
 
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
-    spawner = sandbox.spawner()
-    assert spawner is not None
-    tid = spawner._thread.native_id
-    private_r, private_w = os.pipe()  # stands for pct's MCP stdout
     out_r, out_w = os.pipe()
-    try:
-        script = _PROC_PROBE.format(pid=os.getpid(), tid=tid, fd=private_w)
-        proc = popen(sandbox, ["/bin/sh", "-c", script], stdout=out_w, stderr=out_w)
-        os.close(out_w)
-        assert proc.wait(30) == 0
-        with os.fdopen(out_r, "rb") as reader:
-            report = reader.read().decode()
-        os.close(private_w)
-        leaked = os.read(private_r, 100)
-    finally:
-        os.close(private_r)
-    assert "wrote" not in report
+    script = _PROC_PROBE.format(pid=os.getpid())
+    proc = popen(sandbox, ["/bin/sh", "-c", script], stdout=out_w, stderr=out_w)
+    os.close(out_w)
+    assert proc.wait(30) == 0
+    with os.fdopen(out_r, "rb") as reader:
+        report = reader.read().decode()
+    assert "sees pct" not in report
+    assert "opened" not in report
     assert "ptrace -1" in report
-    assert leaked == b""
 
 
 async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(

@@ -26,8 +26,9 @@ import tempfile
 import threading
 from pathlib import Path
 
+from pct_runtime.host.sandbox import bwrap
 from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
-from pct_runtime.host.sandbox.spawner import SpawnerThread
+from pct_runtime.host.sandbox.spawner import NamespaceSpawner
 
 #: Landlock ABI needed for a sound write sandbox: 3 adds TRUNCATE (Linux 6.2), without which
 #: `truncate(2)` could still empty any file the user owns.
@@ -45,6 +46,8 @@ _X32_OWN_NUMBERS = {
     "process_vm_writev": 540,
 }
 _AF_UNIX = 1
+_SOCK_DGRAM = 2
+_SOCK_TYPE_MASK = 0xF
 #: Socket calls a network-off job may not make at all (Unix sockets can reach outside
 #: services such as a Docker daemon, so connect/bind are refused for every family).
 _DENIED_SOCKET_CALLS = ("connect", "bind", "listen", "accept", "accept4", "sendmmsg")
@@ -122,6 +125,12 @@ def unsupported_reason(settings: SandboxSettings) -> str | None:
             f"aarch64 are supported), and --sandbox {settings.mode} needs them. Run on such a "
             "kernel, or pass --sandbox danger-full-access to run without a sandbox."
         )
+    _found, failure = bwrap.probed(settings.network)
+    if failure is not None:
+        return (
+            f"--sandbox {settings.mode} runs every job in bubblewrap namespaces, and {failure} "
+            "Or pass --sandbox danger-full-access to run without a sandbox."
+        )
     return None
 
 
@@ -161,6 +170,10 @@ class LinuxConfinement:
             | AccessFS.MAKE_SYM
             | AccessFS.REFER
         )
+        self.access = (
+            int(file_write & landlockpy.fs_for_abi(abi)),
+            int(tree_write & landlockpy.fs_for_abi(abi)),
+        )
         handled_net = AccessNet.NONE
         scoped = Scope.NONE
         if not settings.network:
@@ -180,11 +193,13 @@ class LinuxConfinement:
                 self._ruleset.allow_path(device, file_write)
         self.fd = self._ruleset.fileno()  # the kernel object a thread restricts itself to
         self.roots = roots
+        self.settings = settings
         self._filter_ref: object | None = None
         self._filter_keep: tuple[object, ...] = ()
+        self.seccomp_program = b""
         self._prepare_seccomp(network=settings.network)
         self._lock = threading.Lock()
-        self._spawner: SpawnerThread | None = None
+        self._spawner: NamespaceSpawner | None = None
         libc = _get_libc()
         self._prctl = libc.prctl
         self._syscall = libc.syscall
@@ -212,9 +227,16 @@ class LinuxConfinement:
             deny("socket", ArgCmp(0, CmpOp.NE, _AF_UNIX))
             deny("socketpair", ArgCmp(0, CmpOp.NE, _AF_UNIX))
             deny("sendto", ArgCmp(4, CmpOp.NE, 0))  # send() passes no address: allowed
+            # sendmsg's address is in memory seccomp cannot read; it only reaches a socket
+            # from an AF_UNIX datagram socket (stream and seqpacket ones refuse or ignore
+            # it), so no such socket may be made, alone or as a pair.
+            dgram = ArgCmp(1, CmpOp.MASKED_EQ, _SOCK_DGRAM, _SOCK_TYPE_MASK)
+            deny("socket", ArgCmp(0, CmpOp.EQ, _AF_UNIX), dgram)
+            deny("socketpair", ArgCmp(0, CmpOp.EQ, _AF_UNIX), dgram)
             for name in (*_DENIED_SOCKET_CALLS, *_DENIED_IO_URING):
                 deny(name)
         program = flt.program
+        self.seccomp_program = bytes(program)
         buf = (ctypes.c_char * len(program)).from_buffer_copy(program)
         fprog = _SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
         self._filter_keep = (buf, fprog)
@@ -238,15 +260,29 @@ class LinuxConfinement:
         if failed is not None:
             _fail_in_child(failed)
 
-    def spawner(self) -> SpawnerThread:
-        """The one thread that spawns this ruleset's jobs (started on first use)."""
+    def spawner(self) -> NamespaceSpawner:
+        """The one server that spawns this ruleset's jobs in its namespaces (on first use).
+
+        Raises OSError (nothing runs) when bubblewrap cannot work here.
+        """
         with self._lock:
             if self._spawner is None:
-                self._spawner = SpawnerThread(self._confine_calling_thread)
+                found, failure = bwrap.probed(self.settings.network)
+                if failure is not None or found is None:
+                    raise OSError(errno.EPERM, f"the sandbox cannot be set up: {failure}")
+                options = bwrap.layout(
+                    self.roots,
+                    network=self.settings.network,
+                    masks=bwrap.mask_dirs(),
+                    root_user=os.geteuid() == 0,
+                )
+                self._spawner = NamespaceSpawner(
+                    [found.path, *options], self.seccomp_program, self.fd, self.access
+                )
             return self._spawner
 
     def close(self) -> None:
-        """Stop the spawner thread and release the ruleset (only for throwaway rulesets)."""
+        """Stop the spawner and release the ruleset (only for throwaway rulesets)."""
         if self._spawner is not None:
             self._spawner.close()
         self._ruleset.close()

@@ -168,11 +168,34 @@ class NamespaceSpawner:
         proc.stderr.close()
         ours.settimeout(None)
         self._proc = proc
-        self._generation += 1
-        threading.Thread(
-            target=self._read, args=(ours, self._generation), name="pct-sandbox", daemon=True
-        ).start()
         return ours
+
+    def _launch(self) -> socket.socket:
+        """Start the server from a thread that lives as long as it does, then read its
+        answers there: bwrap's parent-death signal fires when the *thread* that forked it
+        ends, so no short-lived caller thread may be its parent."""
+        started: list[socket.socket | OSError] = []
+        ready = threading.Event()
+        self._generation += 1
+        generation = self._generation
+
+        def run() -> None:
+            try:
+                sock = self._start()
+            except OSError as exc:
+                started.append(exc)
+                ready.set()
+                return
+            started.append(sock)
+            ready.set()
+            self._read(sock, generation)
+
+        threading.Thread(target=run, name="pct-sandbox", daemon=True).start()
+        ready.wait()
+        result = started[0]
+        if isinstance(result, OSError):
+            raise result
+        return result
 
     def _read(self, sock: socket.socket, generation: int) -> None:
         while True:
@@ -272,7 +295,7 @@ class NamespaceSpawner:
         with self._lock:
             if self._sock is None:
                 try:
-                    self._sock = self._start()
+                    self._sock = self._launch()
                 except OSError as exc:
                     self.failure = str(exc)
                     raise

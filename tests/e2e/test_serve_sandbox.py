@@ -239,6 +239,34 @@ async def test_the_config_key_sets_the_mode(box: dict[str, Path]) -> None:
     assert (box["outside"] / "flag-wins.txt").exists()
 
 
+def test_a_bwrap_that_cannot_run_stops_pct_serve(box: dict[str, Path]) -> None:
+    """No user namespaces (simulated by a failing `bwrap` first on PATH): pct refuses to start
+    and says why and what to do, instead of running with Landlock and seccomp alone."""
+    fake = box["temp"] / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    path = f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    proc = subprocess.run(
+        [PCT, "serve", "--sandbox", "workspace-write"],
+        cwd=box["work"],
+        env=child_env(box["agent"], PATH=path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "cannot start with --sandbox workspace-write" in proc.stderr
+    assert "No permissions to create new namespace" in proc.stderr
+    assert "user.max_user_namespaces" in proc.stderr
+    assert "--sandbox danger-full-access" in proc.stderr
+
+
 def test_an_invalid_config_value_stops_pct_serve(box: dict[str, Path]) -> None:
     write_config(box["agent"], {"pct": {"sandbox": {"mode": "yes"}}})
     proc = subprocess.run(

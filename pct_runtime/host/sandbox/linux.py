@@ -27,7 +27,12 @@ import threading
 from pathlib import Path
 
 from pct_runtime.host.sandbox import bwrap
-from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
+from pct_runtime.host.sandbox.policy import (
+    WRITABLE_DEVICES,
+    SandboxSettings,
+    masked_dirs,
+    writable_roots,
+)
 from pct_runtime.host.sandbox.spawner import NamespaceSpawner
 
 #: Landlock ABI needed for a sound write sandbox: 3 adds TRUNCATE (Linux 6.2), without which
@@ -273,7 +278,7 @@ class LinuxConfinement:
                 options = bwrap.layout(
                     self.roots,
                     network=self.settings.network,
-                    masks=bwrap.mask_dirs(),
+                    masks=masked_dirs(),
                     root_user=os.geteuid() == 0,
                 )
                 self._spawner = NamespaceSpawner(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
+from pct_runtime.config.paths import agent_dir
 from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -92,6 +93,20 @@ def writable_roots(settings: SandboxSettings, cwd: Path) -> tuple[Path, ...]:
     roots = [Path(os.path.realpath(cwd))]
     roots += [root for root in temp_roots() if root not in roots]
     return tuple(roots)
+
+
+def masked_dirs() -> tuple[Path, ...]:
+    """Directories a job may neither read nor write: pct's state (token, journal, registry).
+
+    Created (0700) when missing, so a job cannot plant one under a writable root before pct
+    makes its own.
+    """
+    state = agent_dir() / "pct"
+    try:
+        state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return ()
+    return (Path(os.path.realpath(state)),)
 
 
 def settings_from_config(raw: JSONMapping) -> SandboxSettings | None:

@@ -1,16 +1,17 @@
-"""Linux enforcement: a Landlock ruleset for writes (and TCP), a seccomp filter for sockets.
+"""Linux enforcement: bubblewrap namespaces, then a Landlock ruleset and a seccomp filter.
 
 Everything costly happens once, in pct: the Landlock ruleset is created and filled here (its
-fd stays open for the life of pct) and the seccomp program is compiled here. They are applied
-(`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self`, `seccomp(SET_MODE_FILTER)`, all with
-arguments prepared in advance) to one confined spawner thread per ruleset (`spawner.py`);
-every job it spawns, and every descendant of that job (a `setsid` grandchild included),
-inherits the confinement. `apply_in_child` is the same sequence as a `preexec_fn`.
+fd stays open for the life of pct) and the seccomp program is compiled here. `spawner()`
+starts one bwrap per ruleset (`bwrap.py` for the namespaces) that loads the seccomp program
+and runs the in-namespace server (`nsserver.py`), which adds the sandbox's own devices to
+the ruleset, restricts itself and spawns every job; every descendant of a job (a `setsid`
+grandchild included) inherits all three. `apply_in_child` applies Landlock and seccomp alone
+as a `preexec_fn` (the self-test's building block, no namespaces).
 
 The seccomp filter always refuses ptrace-style access (`ptrace`, `process_vm_readv/writev`,
-`pidfd_getfd`, `process_madvise`): a job shares its Landlock domain with pct's spawner thread,
-whose memory is pct's. With network off it also refuses every socket family but AF_UNIX,
-Unix-socket connect/bind/listen/accept, addressed sends and io_uring.
+`pidfd_getfd`, `process_madvise`). With network off it also refuses every socket family but
+AF_UNIX, Unix-socket connect/bind/listen/accept, addressed sends, AF_UNIX datagram sockets
+and io_uring.
 
 Landlockpy and seccompy (pinned) build the ruleset and the BPF program.
 """
@@ -335,9 +336,9 @@ def self_test(settings: SandboxSettings) -> str | None:
             confinement.close()
         if target.exists():
             return (
-                "the kernel accepted the Landlock ruleset but did not enforce it (a confined "
-                "write outside the workspace succeeded). Run pct on a host where Landlock is "
-                "enforced, or pass --sandbox danger-full-access."
+                "the host accepted the sandbox but did not enforce it (a confined write "
+                "outside the workspace succeeded past the read-only mount and Landlock). Run "
+                "pct on a host where both are enforced, or pass --sandbox danger-full-access."
             )
         if not (inside / "allowed").exists():
             return (

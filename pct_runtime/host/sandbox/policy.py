@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
-from pct_runtime.config.paths import agent_dir
 from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -101,6 +100,8 @@ def masked_dirs() -> tuple[Path, ...]:
     Created (0700) when missing, so a job cannot plant one under a writable root before pct
     makes its own.
     """
+    from pct_runtime.config.paths import agent_dir  # deferred: the config package is heavy
+
     state = agent_dir() / "pct"
     try:
         state.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,7 +61,8 @@ class ConfinedPopen:
             os.close(pidfd)
         self._done.set()
         for callback in callbacks:
-            callback(code)
+            with contextlib.suppress(RuntimeError):  # a waiter's event loop already closed
+                callback(code)
 
     def on_exit(self, callback: Callable[[int], None]) -> None:
         """Call `callback(returncode)` once the process has exited (now, if it has)."""
@@ -116,10 +118,35 @@ class NamespaceSpawner:
 
     # -- the server ------------------------------------------------------------------------
     def _start(self) -> socket.socket:
+        # bwrap's diagnostics go to a file, not a pipe: a pipe closed after start-up would
+        # kill bwrap (and so the sandbox) with SIGPIPE on its first later message.
+        with tempfile.TemporaryFile() as errors:
+            ours, proc = self._spawn_server(errors.fileno())
+            ours.settimeout(_START_TIMEOUT)
+            try:
+                ready = ours.recv(1)
+            except OSError:
+                ready = b""
+            if ready != b"R":
+                ours.close()
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+                errors.seek(0)
+                said = " ".join(errors.read(4096).decode("utf-8", "replace").split())[:300]
+                raise OSError(
+                    errno.EPERM,
+                    f"the sandbox could not be set up ({said or 'bwrap exited'}); nothing ran",
+                )
+        ours.settimeout(None)
+        self._proc = proc
+        return ours
+
+    def _spawn_server(self, stderr: int) -> tuple[socket.socket, subprocess.Popen[bytes]]:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         read_prog, write_prog = os.pipe()
         try:
-            os.write(write_prog, self._program)
+            os.write(write_prog, self._program)  # a few hundred bytes: fits the pipe
             os.close(write_prog)
             write_prog = -1
             argv = [
@@ -139,36 +166,20 @@ class NamespaceSpawner:
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                stderr=stderr,
                 pass_fds=(theirs.fileno(), self._ruleset_fd, read_prog),
                 start_new_session=True,
                 cwd="/",
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             os.close(read_prog)
             if write_prog >= 0:
                 os.close(write_prog)
             theirs.close()
-        ours.settimeout(_START_TIMEOUT)
-        try:
-            ready = ours.recv(1)
-        except OSError:
-            ready = b""
-        if ready != b"R":
-            ours.close()
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            _, err = proc.communicate(timeout=_START_TIMEOUT)
-            said = " ".join(err.decode("utf-8", "replace").split())[:300]
-            raise OSError(
-                errno.EPERM,
-                f"the sandbox could not be set up ({said or 'bwrap exited'}); nothing ran",
-            )
-        assert proc.stderr is not None
-        proc.stderr.close()
-        ours.settimeout(None)
-        self._proc = proc
-        return ours
+        return ours, proc
 
     def _launch(self) -> socket.socket:
         """Start the server from a thread that lives as long as it does, then read its
@@ -182,8 +193,9 @@ class NamespaceSpawner:
         def run() -> None:
             try:
                 sock = self._start()
-            except OSError as exc:
-                started.append(exc)
+            except Exception as exc:  # handed to the caller, which must never wait forever
+                failed = exc if isinstance(exc, OSError) else OSError(errno.EIO, str(exc))
+                started.append(failed)
                 ready.set()
                 return
             started.append(sock)

@@ -41,6 +41,12 @@ def _abi() -> int:
 needs_landlock = pytest.mark.skipif(_abi() < 3, reason="no Landlock ABI 3 on this kernel")
 
 
+@pytest.fixture(autouse=True)
+def _private_agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox masks (and so creates) `<agent dir>/pct`: keep it out of the real home."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent-dir"))
+
+
 def test_config_key_is_optional_and_checked() -> None:
     assert settings_from_config({}) is None
     assert settings_from_config({"pct": {}}) is None

@@ -84,10 +84,10 @@ def enforcement(settings: SandboxSettings) -> str:
     if not settings.confined:
         return "none"
     if sys.platform.startswith("linux"):
-        from pct_runtime.host.sandbox import bwrap  # deferred: Linux only
+        from pct_runtime.host.sandbox.bwrap import probed  # deferred: Linux only
         from pct_runtime.host.sandbox.linux import landlock_abi
 
-        found, failure = bwrap.probed(settings.network)
+        found, failure = probed(settings.network)
         namespaces = found.label() if found is not None and failure is None else "no bubblewrap"
         return f"{namespaces} + Landlock ABI {landlock_abi()} + seccomp"
     if sys.platform == "darwin":

@@ -27,7 +27,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from pct_runtime.host.sandbox import bwrap
+from pct_runtime.host.sandbox.bwrap import layout, probed
 from pct_runtime.host.sandbox.policy import (
     WRITABLE_DEVICES,
     SandboxSettings,
@@ -131,7 +131,7 @@ def unsupported_reason(settings: SandboxSettings) -> str | None:
             f"aarch64 are supported), and --sandbox {settings.mode} needs them. Run on such a "
             "kernel, or pass --sandbox danger-full-access to run without a sandbox."
         )
-    _found, failure = bwrap.probed(settings.network)
+    _found, failure = probed(settings.network)
     if failure is not None:
         return (
             f"--sandbox {settings.mode} runs every job in bubblewrap namespaces, and {failure} "
@@ -273,10 +273,10 @@ class LinuxConfinement:
         """
         with self._lock:
             if self._spawner is None:
-                found, failure = bwrap.probed(self.settings.network)
+                found, failure = probed(self.settings.network)
                 if failure is not None or found is None:
                     raise OSError(errno.EPERM, f"the sandbox cannot be set up: {failure}")
-                options = bwrap.layout(
+                options = layout(
                     self.roots,
                     network=self.settings.network,
                     masks=masked_dirs(),

@@ -160,12 +160,15 @@ def test_write_stdin_answers_at_its_yield_and_the_job_stays_responsive(tmp_path:
 
 
 def test_sigkill_of_serve_leaves_no_process_and_no_capture_folder(tmp_path: Path) -> None:
-    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    agent, work, run = tmp_path / "agent", tmp_path / "work", tmp_path / "run"
     work.mkdir()
-    temp.mkdir()
+    run.mkdir(mode=0o700)
+    temp = run / "pct"  # the capture root under $XDG_RUNTIME_DIR
     write_config(agent, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
     mark = uuid.uuid4().hex
-    server = StdioServer(agent, work, **{MARK: mark, "TMPDIR": str(temp)})
+    (tmp_path / "tmp").mkdir()  # the OS temp dir: the runtime dir must lie outside it
+    env = {MARK: mark, "XDG_RUNTIME_DIR": str(run), "TMPDIR": str(tmp_path / "tmp")}
+    server = StdioServer(agent, work, **env)
     try:
         server.initialize()
         shell = server.call(
@@ -202,9 +205,11 @@ def test_sigkill_of_serve_leaves_no_process_and_no_capture_folder(tmp_path: Path
 
 
 def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> None:
-    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    agent, work, run = tmp_path / "agent", tmp_path / "work", tmp_path / "run"
     work.mkdir()
-    temp.mkdir()
+    run.mkdir(mode=0o700)
+    temp = run / "pct"  # the capture root under $XDG_RUNTIME_DIR
+    temp.mkdir(mode=0o700)
     write_config(agent, {"shellSessions": {"enabled": True}})
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -230,13 +235,14 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
         reused = entry(reborn.pid, time.time() - 3600, "reused00")
         live = entry(os.getpid(), time.time(), "live0000")  # this test process runs
         stale_dir = temp / f"pct-output-{gone.pid}-12345-abcdefgh"
-        stale_dir.mkdir()
+        stale_dir.mkdir(mode=0o700)
         (stale_dir / f"{uuid.uuid4()}.txt").write_text("old output", encoding="utf-8")
         live_dir = temp / f"pct-output-{process_tag()}-abcdefgh"
         live_dir.mkdir()
         legacy_dir = temp / "pct-output-abcdefgh"  # no process tag: not ours to judge
         legacy_dir.mkdir()
-        with serving(agent, work, TMPDIR=str(temp)):
+        (tmp_path / "tmp").mkdir()  # the OS temp dir: the runtime dir must lie outside it
+        with serving(agent, work, XDG_RUNTIME_DIR=str(run), TMPDIR=str(tmp_path / "tmp")):
             assert not dead.exists()
             assert not reused.exists()
             assert live.exists()

@@ -22,7 +22,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -105,8 +104,8 @@ class Box:
                 os.chown(os.path.join(dirpath, name), self.uid, self.uid, follow_symlinks=False)
 
 
-def _as_nobody(*argv: str) -> str | None:
-    """None when `argv` runs as nobody, else its error."""
+def _as_nobody(what: str, *argv: str) -> str | None:
+    """None when `argv` runs as nobody, else why not (`what` says what it tried)."""
     if os.geteuid() != 0:
         return "the runner is not root: it cannot drop to another user"
     if SETPRIV is None:
@@ -116,7 +115,8 @@ def _as_nobody(*argv: str) -> str | None:
         [*drop, *argv], capture_output=True, cwd=tempfile.gettempdir(), timeout=30
     )
     if probe.returncode != 0:
-        return f"{argv[0]} does not run as uid {NOBODY}: {probe.stderr.decode()[-200:]}"
+        last = (probe.stderr.decode().strip().splitlines() or ["?"])[-1]
+        return f"as uid {NOBODY}, {what} fails: {last}"
     return None
 
 
@@ -127,11 +127,11 @@ def _drop_privileges_works() -> tuple[str | None, str | None]:
     The watchdog is `sys.executable` run again by the server; a Python whose real path
     (e.g. under a 0700 home) another user cannot reach runs once through `setpriv` but
     cannot start itself again."""
-    serve = _as_nobody(PCT, "-h")
+    serve = _as_nobody("running pct", PCT, "-h")
     if serve is not None:
         return serve, serve
     code = "import os, sys; os.execv(sys.executable, [sys.executable, '-c', ''])"
-    return None, _as_nobody(sys.executable, "-c", code)
+    return None, _as_nobody(f"{sys.executable} starting itself again", sys.executable, "-c", code)
 
 
 @pytest.fixture(params=["runner", "nobody"])
@@ -306,38 +306,65 @@ def _needs_exchange(where: Path) -> None:
         b.rmdir()
 
 
-def victim(box: Box, name: str) -> Path:
-    """An outside folder of the box's user with `*.txt` files a sweep must never touch."""
+VICTIM = "victim.marker"  # not a `.txt`: no sweep ever removes it
+
+
+def restore(pairs: list[tuple[Path, Path]]) -> None:
+    """Put back each pair the race left exchanged."""
+    for a, b in pairs:
+        if (a / VICTIM).exists():
+            assert exchange(a, b)
+
+
+def victim(box: Box, name: str, same_names: tuple[str, ...] = ()) -> Path:
+    """An outside folder of the box's user with `*.txt` files a sweep must never touch,
+    some named like recovery files (`same_names`: exactly like those of a pct folder)."""
     path = box.outside / name
     path.mkdir()
+    (path / VICTIM).write_text("", encoding="utf-8")
     (path / "notes.txt").write_text("keep", encoding="utf-8")
-    (path / f"{uuid.uuid4()}.txt").write_text("keep, even named like a recovery file")
+    for file in (f"{uuid.uuid4()}.txt", *same_names):
+        (path / file).write_text("keep, even named like a recovery file", encoding="utf-8")
     return path
 
 
-class Racer:
-    """A thread exchanging each (pct folder, victim) pair until stopped (bounded)."""
+# The hostile job: its own process (no GIL shared with the test), as the box's user.
+RACE = """
+import ctypes, os, sys, time
+syscall = ctypes.CDLL(None, use_errno=True).syscall
+stop, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+pairs = [(a.encode(), b.encode()) for a, b in zip(sys.argv[3::2], sys.argv[4::2])]
+count = 0
+while time.monotonic() < deadline and not os.path.exists(stop):
+    for _ in range(100):
+        for a, b in pairs:
+            count += syscall(NR, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0
+print(count, flush=True)
+""".replace("NR", str(_RENAMEAT2)).replace("AT_FDCWD", str(_AT_FDCWD))
+RACE = RACE.replace("RENAME_EXCHANGE", str(_RENAME_EXCHANGE))
 
-    def __init__(self, pairs: list[tuple[Path, Path]], seconds: float = 20.0) -> None:
-        self._pairs = pairs
-        self._stop = threading.Event()
-        self._deadline = time.monotonic() + seconds
+
+class Racer:
+    """A process exchanging each (pct folder, victim) pair until stopped (bounded)."""
+
+    def __init__(self, box: Box, pairs: list[tuple[Path, Path]], seconds: float = 20.0) -> None:
+        self._stop = box.base / "stop-racing"
+        argv = [str(p) for pair in pairs for p in pair]
+        self._proc = subprocess.Popen(
+            [*box.prefix, sys.executable, "-c", RACE, str(self._stop), str(seconds), *argv],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.exchanges = 0
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> Racer:
-        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(30)
-
-    def _run(self) -> None:
-        while not self._stop.is_set() and time.monotonic() < self._deadline:
-            for a, b in self._pairs:
-                if exchange(a, b):
-                    self.exchanges += 1
+        self._stop.touch()
+        out, _ = self._proc.communicate(timeout=60)
+        self.exchanges = int(out.strip() or 0)
+        self._stop.unlink()
 
 
 def stale_folder(parent: Path, uid: int) -> Path:
@@ -366,12 +393,10 @@ def test_the_start_up_sweep_never_deletes_outside_under_rename_exchange(box: Box
             pairs.append((stale_folder(parent, box.uid), victim(box, f"{parent.name}-{i}")))
     box.give_away()
     kept = files_under(box.outside)
-    with Racer(pairs) as racer, box.serving() as server:
+    with Racer(box, pairs) as racer, box.serving() as server:
         server.call("exec_command", {"cmd": "true"})
     assert racer.exchanges > 0
-    for a, b in pairs:  # an odd count leaves a pair exchanged: put it back
-        if (b / "notes.txt").exists() is False and (a / "notes.txt").exists():
-            exchange(a, b)
+    restore(pairs)
     assert files_under(box.outside) == kept
     # Without the race the next start-up removes every stale folder of the capture root.
     with box.serving() as server:
@@ -386,19 +411,21 @@ def test_the_lifeline_sweep_never_deletes_outside_under_rename_exchange(box: Box
     server = box.server()
     try:
         server.initialize()
-        path = recovery_path(
-            server.call("exec_command", {"cmd": "sleep 300", "yield_time_ms": 200})
-        )
-        folder = path.parent
-        pairs = [(folder, victim(box, "lifeline"))]
+        names = []
+        for _ in range(16):  # a longer sweep: more chances for the race
+            text = server.call("exec_command", {"cmd": "sleep 300", "yield_time_ms": 50})
+            names.append(recovery_path(text).name)
+        folder = recovery_path(text).parent
+        pairs = [(folder, victim(box, "lifeline", tuple(names)))]
         box.give_away()
         kept = files_under(box.outside)
-        with Racer(pairs, seconds=5.0) as racer:
+        with Racer(box, pairs, seconds=5.0) as racer:
             time.sleep(0.05)
             os.kill(server.proc.pid, signal.SIGKILL)  # the watchdog sweeps now
             server.proc.wait(10)
             wait_until(lambda: not marked(box.mark) and not holders(box.base), 10.0)
         assert racer.exchanges > 0
+        restore(pairs)
         assert files_under(box.outside) == kept
         assert marked(box.mark) == []
     finally:

@@ -1,6 +1,6 @@
 """The capture root: the one folder every capture folder and recovery file lives under.
 
-The spec puts recovery files in the OS temp dir, but `$TMPDIR` and `/tmp` are writable roots of
+The spec puts recovery files in the OS temp dir, but `$TMPDIR` and the OS temp dir are writable roots of
 a `workspace-write` job, and a job that can rename entries there can swap pct's folder for a
 symlink. So the root is the user's private runtime temp dir, `$XDG_RUNTIME_DIR/pct/` (a
 per-user tmpfs, cleared at logout), when that is set, absolute, a real directory of ours with

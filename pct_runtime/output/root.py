@@ -1,12 +1,12 @@
 """The capture root: the one folder every capture folder and recovery file lives under.
 
-The spec puts recovery files in the OS temp dir, but `$TMPDIR` and the OS temp dir are writable roots of
-a `workspace-write` job, and a job that can rename entries there can swap pct's folder for a
-symlink. So the root is the user's private runtime temp dir, `$XDG_RUNTIME_DIR/pct/` (a
-per-user tmpfs, cleared at logout), when that is set, absolute, a real directory of ours with
-mode 0700 and not inside `$TMPDIR` or the OS temp dir; else `<agent dir>/pct/output/`. The
-sandbox hides `<agent dir>/pct/` from jobs; it binds `capture_root()` read-only so a job's
-shell can still read the files the model is pointed to.
+The spec puts recovery files in the OS temp dir, but `$TMPDIR` and the OS temp dir are
+writable roots of a `workspace-write` job, and a job that can rename entries there can swap
+pct's folder for a symlink. So the root is the user's private runtime temp dir,
+`$XDG_RUNTIME_DIR/pct/` (a per-user tmpfs, cleared at logout), when that is set, absolute, a
+real directory of ours with mode 0700 and not inside `$TMPDIR` or the OS temp dir; else
+`<agent dir>/pct/output/`. The sandbox hides `<agent dir>/pct/` from jobs; it binds
+`capture_root()` read-only so a job's shell can still read the files the model is pointed to.
 
 The root is opened once per process (`O_NOFOLLOW | O_DIRECTORY`, close-on-exec, so no job
 inherits it) and every later create, list or unlink is relative to that descriptor or to a

@@ -130,21 +130,29 @@ def _path_leads_to(ident: _FileIdentity) -> bool:
         return False
 
 
-def _make_folder(root: CaptureRoot) -> tuple[int, _FileIdentity]:
-    """Create this process's 0700 capture folder under `root`; return its descriptor."""
+def folder_name() -> str:
+    """A fresh capture folder name (screenshots replace it with a fixed one)."""
     # The owner's process tag in the name lets a later start-up tell a folder whose process
     # died (`sweep_stale_output_dirs`) from a live one.
-    prefix = f"{DIR_PREFIX}{process_tag()}-"
+    return f"{DIR_PREFIX}{process_tag()}-{secrets.token_hex(4)}"
+
+
+def _make_folder(root: CaptureRoot) -> tuple[int, _FileIdentity]:
+    """Create this process's 0700 capture folder under `root`; return its descriptor."""
     for _ in range(100):
-        name = prefix + secrets.token_hex(4)
+        name = folder_name()
         try:
             os.mkdir(name, 0o700, dir_fd=root.fd)
         except FileExistsError:
             continue
         fd = os.open(name, DIR_FLAGS, dir_fd=root.fd)
-        st = os.fstat(fd)
-        if stat.S_IMODE(st.st_mode) != 0o700:  # a tight umask only narrows it
-            os.fchmod(fd, 0o700)
+        try:
+            st = os.fstat(fd)
+            if stat.S_IMODE(st.st_mode) != 0o700:  # a tight umask narrows it
+                os.fchmod(fd, 0o700)
+        except OSError:
+            os.close(fd)
+            raise
         return fd, _FileIdentity(os.path.join(root.path, name), name, st.st_dev, st.st_ino)
     raise FileExistsError(f"no free capture folder name under {root.path}")
 

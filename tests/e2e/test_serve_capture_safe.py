@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,8 +214,7 @@ def recovery_path(text: str) -> Path:
     return Path(found.group(1))
 
 
-def wait_until(check: object, seconds: float = 15.0) -> None:
-    assert callable(check)
+def wait_until(check: Callable[[], object], seconds: float = 15.0) -> None:
     deadline = time.monotonic() + seconds
     while not check() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -151,5 +151,6 @@ def process_capture_root() -> CaptureRoot:
 
 def capture_root() -> Path:
     """Where this process's capture folders live: what a sandbox masks from jobs (or binds
-    read-only so they can read recovery files). Creates the root on first use."""
+    read-only so they can read recovery files). Creates the root on first use; raises
+    OSError when not even the agent-dir fallback can be made."""
     return Path(process_capture_root().path)

@@ -77,7 +77,7 @@ async def bare(cmd: str) -> bytes:
 
 
 async def bench_true(runs: int, temp: str) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     exec_tool, _ = create_shell_tools(manager)
     ctx = CallContext(cwd=Path.cwd())
@@ -203,7 +203,7 @@ def bench_codex_sandbox(codex: Path, runs: int) -> tuple[float, float] | None:
 async def bench_bulk(
     nbytes: int, temp: str, sandbox: Sandbox | None = None
 ) -> tuple[float, int, str]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell, sandbox=sandbox)
     baseline = rss()
     peak = [baseline]
@@ -245,7 +245,7 @@ async def bench_bulk_bare(nbytes: int) -> float:
 
 
 async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     ours: list[float] = []
     peer: list[float] = []

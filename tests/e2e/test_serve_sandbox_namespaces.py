@@ -9,6 +9,7 @@ changed.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -376,3 +377,42 @@ async def test_pcts_state_under_the_workspace_is_masked(box: dict[str, Path], us
     assert (state / "token").read_text(encoding="ascii") == "SECRET-TOKEN-1234\n"
     assert not (state / "journal-spool" / "forged.json").exists()
     assert not (state / "forged").exists()
+
+
+RECOVERY = """
+import json, sys
+path = sys.argv[1]
+out = {}
+try:
+    with open(path, "rb") as fh:
+        out["read"] = len(fh.read())
+except OSError as exc:
+    out["read"] = exc.errno
+try:
+    with open(path, "ab") as fh:
+        fh.write(b"forged")
+    out["append"] = "appended"
+except OSError as exc:
+    out["append"] = exc.errno
+print("RESULT", json.dumps(out))
+"""
+
+
+async def test_recovery_files_are_readable_never_writable(box: dict[str, Path], user: str) -> None:
+    """The capture root falls back to `<agent dir>/pct/output` (no $XDG_RUNTIME_DIR here),
+    inside the masked state dir: it is bound back read-only, so the model can still `cat`
+    the recovery file it is pointed to, and no job can forge one."""
+    async with _serve(box, user) as client:
+        big = await client.call_tool(
+            "exec_command",
+            {"cmd": "yes 0123456789 | head -c 400000", "yield_time_ms": 20000},
+        )
+        text = text_of(big)
+        line = next(ln for ln in text.splitlines() if "stdout recovery:" in ln and " — " in ln)
+        path = line.split(" — ", 1)[1].rsplit(" [", 1)[0]
+        assert path.startswith(str(box["agent"] / "pct" / "output")), line
+        result = await _probe(client, box, RECOVERY, path)
+    assert result["read"] == 400000, result
+    assert result["append"] != "appended", result
+    with contextlib.suppress(FileNotFoundError):  # pct may have removed it at session end
+        assert b"forged" not in await asyncio.to_thread(Path(path).read_bytes)

@@ -138,6 +138,13 @@ def test_macos_profile_denies_writes_outside_the_roots_and_the_network(
     assert "ttys" not in "".join(ln for ln in lines if ln.startswith("(allow"))
     assert '(deny file-read* file-write* (subpath (param "MASKED_0")))' in lines
     assert '(deny network-outbound network-bind (subpath "/"))' in lines  # Unix sockets
+    capture = macos.profile(
+        SandboxSettings("workspace-write"), roots, (Path("/w/agent/pct"),), (Path("/c"),)
+    ).splitlines()
+    masked = capture.index('(deny file-read* file-write* (subpath (param "MASKED_0")))')
+    # The capture root is readable even inside the masked dir, and never writable.
+    assert capture.index('(deny file-write* (subpath (param "READABLE_0")))') > masked
+    assert capture.index('(allow file-read* (subpath (param "READABLE_0")))') > masked
     read_only = macos.profile(SandboxSettings("read-only"), ())
     assert "(deny file-write-mode file-write-owner" in read_only
     assert "require-not" not in read_only  # no roots: refused everywhere
@@ -481,7 +488,8 @@ def test_the_namespace_layout_confines_what_landlock_cannot() -> None:
     assert "--unshare-net" in args
     assert "--bind-try /w /w" in joined
     # The mask comes after the writable binds, so it lies on top of them.
-    assert joined.index("--tmpfs /w/agent/pct --remount-ro /w/agent/pct") > joined.index("/w /w")
+    assert joined.index("--tmpfs /w/agent/pct") > joined.index("/w /w")
+    assert joined.index("--remount-ro /w/agent/pct") > joined.index("--tmpfs /w/agent/pct")
     assert "--die-with-parent" in args
     assert "--new-session" in args
     assert "--cap-drop ALL" in joined

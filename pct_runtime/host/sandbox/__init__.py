@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -98,14 +99,17 @@ def enforcement(settings: SandboxSettings) -> str:
 class Sandbox:
     """One session's confinement: the settings plus the roots derived from its directory."""
 
-    def __init__(self, settings: SandboxSettings, cwd: Path) -> None:
+    def __init__(self, settings: SandboxSettings, cwd: Path, readable: Sequence[Path] = ()) -> None:
+        """`readable`: trees jobs may read but not write, even under a writable root or a
+        masked one (pct's capture root)."""
         self.settings = settings
         self.roots = writable_roots(settings, cwd)
+        self.readable = tuple(Path(os.path.realpath(p)) for p in readable)
         self._linux: LinuxConfinement | None = None
         if settings.confined and sys.platform.startswith("linux"):
             from pct_runtime.host.sandbox.linux import confinement_for  # deferred: Linux only
 
-            self._linux = confinement_for(settings, cwd)
+            self._linux = confinement_for(settings, cwd, self.readable)
 
     @property
     def confined(self) -> bool:
@@ -128,7 +132,7 @@ class Sandbox:
         if self.settings.confined and sys.platform == "darwin":
             from pct_runtime.host.sandbox import macos  # deferred: macOS only
 
-            return macos.wrap(self.settings, self.roots, list(argv))
+            return macos.wrap(self.settings, self.roots, list(argv), self.readable)
         return list(argv)
 
     def summary(self) -> str:

@@ -9,7 +9,8 @@ utime, setxattr) outside the writable roots, the user's terminals under `/dev/pt
 - a private `/dev` (no host terminals) and `--new-session`;
 - a PID namespace with its own `/proc` (pct and the user's other processes are not there);
 - no network namespace of the host when network is off;
-- `<agent dir>/pct/` replaced by an empty read-only tmpfs, wherever it lies;
+- `<agent dir>/pct/` replaced by an empty read-only tmpfs, wherever it lies, and pct's
+  capture root bound read-only (jobs read recovery files, never write them);
 - no capabilities, even for root; `--die-with-parent`, so the sandbox ends with pct.
 
 The system `bwrap` on PATH is used when there is one, else the one bundled by the pinned
@@ -59,9 +60,19 @@ def locate() -> Bwrap | None:
 
 
 def layout(
-    roots: Sequence[Path], *, network: bool, masks: Sequence[Path] = (), root_user: bool
+    roots: Sequence[Path],
+    *,
+    network: bool,
+    masks: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
+    root_user: bool,
 ) -> list[str]:
-    """bwrap's options for one sandbox (everything before the command)."""
+    """bwrap's options for one sandbox (everything before the command).
+
+    `readable` trees are bound read-only last, over the writable roots and the masks: pct's
+    capture root, whose recovery files a job may read (`cat` the path the model was given)
+    but never change, even where it lies under `<agent dir>/pct/`.
+    """
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--proc", "/proc"]
     args += ["--unshare-ipc"]
     if not network:
@@ -69,7 +80,11 @@ def layout(
     for root in roots:
         args += ["--bind-try", str(root), str(root)]
     for mask in masks:
-        args += ["--tmpfs", str(mask), "--remount-ro", str(mask)]
+        args += ["--tmpfs", str(mask)]
+    for tree in readable:  # before the masks turn read-only: bwrap makes its mount point
+        args += ["--ro-bind-try", str(tree), str(tree)]
+    for mask in masks:
+        args += ["--remount-ro", str(mask)]
     args += ["--die-with-parent", "--new-session"]
     if root_user:
         args += ["--cap-drop", "ALL"]

@@ -157,7 +157,12 @@ def _fail_in_child(what: str) -> None:
 class LinuxConfinement:
     """A prepared Landlock ruleset plus seccomp program for one set of writable roots."""
 
-    def __init__(self, settings: SandboxSettings, roots: tuple[Path, ...]) -> None:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        roots: tuple[Path, ...],
+        readable: tuple[Path, ...] = (),
+    ) -> None:
         import landlockpy
         from landlockpy import AccessFS, AccessNet, Scope
 
@@ -200,6 +205,7 @@ class LinuxConfinement:
         self.fd = self._ruleset.fileno()  # the kernel object a thread restricts itself to
         self.roots = roots
         self.settings = settings
+        self.readable = readable
         self._filter_ref: object | None = None
         self._filter_keep: tuple[object, ...] = ()
         self.seccomp_program = b""
@@ -280,6 +286,7 @@ class LinuxConfinement:
                     self.roots,
                     network=self.settings.network,
                     masks=masked_dirs(),
+                    readable=self.readable,
                     root_user=os.geteuid() == 0,
                 )
                 self._spawner = NamespaceSpawner(
@@ -294,16 +301,18 @@ class LinuxConfinement:
         self._ruleset.close()
 
 
-_cache: dict[tuple[SandboxSettings, tuple[Path, ...]], LinuxConfinement] = {}
+_cache: dict[tuple[SandboxSettings, tuple[Path, ...], tuple[Path, ...]], LinuxConfinement] = {}
 
 
-def confinement_for(settings: SandboxSettings, cwd: Path) -> LinuxConfinement:
+def confinement_for(
+    settings: SandboxSettings, cwd: Path, readable: tuple[Path, ...] = ()
+) -> LinuxConfinement:
     """The prepared confinement for `settings` under `cwd` (one per distinct root set)."""
     roots = writable_roots(settings, cwd)
-    key = (settings, roots)
+    key = (settings, roots, readable)
     found = _cache.get(key)
     if found is None:
-        found = _cache[key] = LinuxConfinement(settings, roots)
+        found = _cache[key] = LinuxConfinement(settings, roots, readable)
     return found
 
 

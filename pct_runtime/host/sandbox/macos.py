@@ -46,10 +46,13 @@ _TERMINALS = (
 
 
 def profile(
-    settings: SandboxSettings, roots: tuple[Path, ...], masks: tuple[Path, ...] = ()
+    settings: SandboxSettings,
+    roots: tuple[Path, ...],
+    masks: tuple[Path, ...] = (),
+    readable: tuple[Path, ...] = (),
 ) -> str:
     """The Seatbelt profile text; roots are `(param "WRITABLE_ROOT_<i>")`, masked
-    directories `(param "MASKED_<i>")`."""
+    directories `(param "MASKED_<i>")`, read-only trees `(param "READABLE_<i>")`."""
     inside = [f'(subpath (param "WRITABLE_ROOT_{i}"))' for i in range(len(roots))]
     allowed = [*inside]
     allowed += [f'(literal "{device}")' for device in WRITABLE_DEVICES if device != "/dev/pts"]
@@ -65,6 +68,12 @@ def profile(
     if masks:
         hidden = " ".join(f'(subpath (param "MASKED_{i}"))' for i in range(len(masks)))
         lines.append(f"(deny file-read* file-write* {hidden})")
+    if readable:
+        # Later rules win: the capture root is readable even under a masked directory,
+        # and never writable.
+        trees = " ".join(f'(subpath (param "READABLE_{i}"))' for i in range(len(readable)))
+        lines.append(f"(deny file-write* {trees})")
+        lines.append(f"(allow file-read* {trees})")
     if not settings.network:
         lines.append("(deny network*)")
         # Unix-domain sockets are reached by path (journald, Docker, sd_notify).
@@ -72,11 +81,19 @@ def profile(
     return "\n".join(lines) + "\n"
 
 
-def wrap(settings: SandboxSettings, roots: tuple[Path, ...], argv: list[str]) -> list[str]:
+def wrap(
+    settings: SandboxSettings,
+    roots: tuple[Path, ...],
+    argv: list[str],
+    readable: tuple[Path, ...] = (),
+) -> list[str]:
     masks = masked_dirs()
     params: list[str] = []
     for i, root in enumerate(roots):
         params += ["-D", f"WRITABLE_ROOT_{i}={root}"]
     for i, mask in enumerate(masks):
         params += ["-D", f"MASKED_{i}={mask}"]
-    return [SANDBOX_EXEC, "-p", profile(settings, roots, masks), *params, "--", *argv]
+    for i, tree in enumerate(readable):
+        params += ["-D", f"READABLE_{i}={tree}"]
+    text = profile(settings, roots, masks, readable)
+    return [SANDBOX_EXEC, "-p", text, *params, "--", *argv]

@@ -72,6 +72,33 @@ class AskedDiff:
     source: str | None = None
 
 
+#: What a person answers: Yes/No to a confirm, the picked option of a select, None when
+#: dismissed.
+Answer = bool | str | None
+
+
+@dataclass(frozen=True)
+class Question:
+    """One thing a person is asked, with all a port needs to show it.
+
+    It travels explicitly from the asking step through the session's router (which adds
+    who asks) to whichever port answers — the embedded console, a live console over the
+    control socket, MCP elicitation — so a port shows a patch's diffs without knowing
+    which capability asked, and nothing rides along in a context variable.
+    """
+
+    title: str
+    message: str = ""
+    #: A select's choices; empty for a confirm.
+    options: tuple[str, ...] = ()
+    #: Each file of the change asked about, read by the asker before asking (files are
+    #: read in a thread there, never by a port on the loop).
+    diffs: tuple[AskedDiff, ...] = ()
+    #: Who asks, added by the session's UI router: the session and its MCP client's name.
+    session_id: str | None = None
+    client: str | None = None
+
+
 @dataclass(frozen=True)
 class Asker:
     """Who is asking, and about what — for a UI that can show more than title and text.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -23,12 +23,12 @@ class UIPort(Protocol):
         """True when confirm/select can reach a person (a dialog-capable context)."""
         ...
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         """Ask a yes/no question. Returns False on No, dismissal or cancellation."""
         ...
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        """Pick one option; None when dismissed."""
+    async def select(self, question: Question) -> str | None:
+        """Pick one of `question.options`; None when dismissed."""
         ...
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
@@ -50,10 +50,10 @@ class NoUI:
     def available(self) -> bool:
         return False
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         raise UIUnavailableError("no interactive UI is attached")
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
+    async def select(self, question: Question) -> str | None:
         raise UIUnavailableError("no interactive UI is attached")
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
@@ -97,26 +97,6 @@ class Question:
     #: Who asks, added by the session's UI router: the session and its MCP client's name.
     session_id: str | None = None
     client: str | None = None
-
-
-@dataclass(frozen=True)
-class Asker:
-    """Who is asking, and about what — for a UI that can show more than title and text.
-
-    Set by the session's UI router (`session_id`, the MCP `client` name) and by a
-    capability around its question (`subject`, e.g. the preflighted patch). A port that
-    does not care simply ignores it; the `UIPort` protocol is unchanged.
-    """
-
-    session_id: str | None = None
-    client: str | None = None
-    subject: object | None = None
-    #: Each file of the change asked about, for a port that shows diffs without knowing
-    #: the capability; it reads files, so call it in a thread.
-    diffs: Callable[[], Sequence[AskedDiff]] | None = None
-
-
-ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)
 
 
 @dataclass
@@ -184,14 +164,3 @@ def note_answer(**fields: object) -> None:
     if note is not None:
         for key, value in fields.items():
             setattr(note, key, value)
-
-
-@contextlib.contextmanager
-def asking(**fields: object) -> Iterator[None]:
-    """Add `fields` to the current `Asker` while the block runs (a question is pending)."""
-    current = ASKER.get() or Asker()
-    token = ASKER.set(dataclasses.replace(current, **fields))  # type: ignore[arg-type]
-    try:
-        yield
-    finally:
-        ASKER.reset(token)

@@ -1,7 +1,8 @@
 """The UI port: how a capability asks a person something without knowing who answers.
 
-Implementations: the Textual console (modal screens), MCP elicitation when the attached
-client supports it, and `NoUI` (headless: approvals fail before any change).
+Implementations: the Textual console (modal screens), a live console over the control
+socket, MCP elicitation when the attached client supports it, and `NoUI` (headless:
+approvals fail before any change). Each is handed the whole `Question`, diffs included.
 """
 
 from __future__ import annotations

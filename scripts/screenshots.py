@@ -135,10 +135,12 @@ async def shoot(out: Path) -> list[str]:
         runtime = app.runtime
         session = await runtime.open_session("mcp", session_id="pct-session-demo")
         calls = itertools.count(1)
+        # All output at the end, so one poll sees it and the exit together: a poll returns
+        # at new output, so output spread over time made the poll count (Events) vary.
         done = await session.call(
             "exec_command",
             {
-                "cmd": "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 3",
+                "cmd": "sleep 0.6; echo line 1; echo line 2; echo line 3; exit 3",
                 "yield_time_ms": 250,
             },
             tool_call_id=f"call-demo-{next(calls)}",

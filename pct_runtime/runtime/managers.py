@@ -19,8 +19,11 @@ from pct_runtime.output import OutputOwner, capture_root
 from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
+    # What a viewer holds of them, named here so a viewer needs no capability import.
+    from pct_runtime.capabilities.code.manager import CellView as CellView
     from pct_runtime.capabilities.code.manager import CodeManager
     from pct_runtime.capabilities.shell import ShellManager
+    from pct_runtime.capabilities.shell.job import ShellJob as ShellJob
 
 _log = logging.getLogger(__name__)
 

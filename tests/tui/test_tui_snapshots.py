@@ -20,6 +20,7 @@ from filelock import FileLock
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from pct_runtime.host.ui import Question
 from pct_tui.app import PctApp
 from pct_tui.serving import AttachInfo, attach_commands
 from pct_tui.widgets.fit_text import FitText
@@ -236,7 +237,7 @@ def _ask(title: str, message: str) -> Before:
 
         app = pilot.app
         assert isinstance(app, PctApp)
-        pending.append(asyncio.ensure_future(app.ui.confirm(title, message)))
+        pending.append(asyncio.ensure_future(app.ui.confirm(Question(title, message))))
         while not app.screen.query("#buttons"):  # the modal is composed (any load)
             await pilot.pause(0.01)
         await pilot.pause()
@@ -300,7 +301,7 @@ def test_patch_approval_with_a_real_diff(
         import asyncio
 
         from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-        from pct_runtime.host.ui import asking
+        from pct_runtime.capabilities.apply_patch.preview import question_diffs
 
         app = pilot.app
         assert isinstance(app, PctApp)
@@ -310,10 +311,14 @@ def test_patch_approval_with_a_real_diff(
         prepared = prepare_patch(PATCH, project)
         message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
         await app.runtime.open_session("mcp", session_id="pct-session-demo")
-        with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
-            pending.append(
-                asyncio.ensure_future(app.ui.confirm("Code Mode: apply patch?", message))
-            )
+        question = Question(
+            "Code Mode: apply patch?",
+            message,
+            diffs=tuple(question_diffs(prepared)),
+            session_id="pct-session-demo",
+            client="codex-mcp-client",
+        )
+        pending.append(asyncio.ensure_future(app.ui.confirm(question)))
         while not app.screen.query("#patch-diff"):
             await pilot.pause(0.01)
 

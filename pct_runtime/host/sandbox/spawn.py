@@ -75,14 +75,14 @@ async def spawn_process(
     """Start `argv` confined by `sandbox` (None: unconfined); `kwargs` are `Popen`'s.
 
     Returns an object with `pid` and `async wait() -> returncode`. Raises OSError when the
-    process could not be started, including when the sandbox could not be applied. Like
-    `asyncio.create_subprocess_exec`, the fork and exec happen synchronously.
+    process could not be started, including when the sandbox could not be applied. In a
+    sandbox the event loop runs on while the sandbox's server starts the process.
     """
     spawner = sandbox.spawner() if sandbox is not None else None
     if spawner is None:
         wrapped = sandbox.wrap(argv) if sandbox is not None else list(argv)
         return await asyncio.create_subprocess_exec(*wrapped, **kwargs)
-    return ConfinedProcess(spawner.popen(argv, **kwargs))
+    return ConfinedProcess(await spawner.popen_async(argv, **kwargs))
 
 
 def popen(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> SpawnedPopen:

@@ -16,6 +16,7 @@ next spawn starts a new one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import json
@@ -26,9 +27,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from pct_runtime.host.procs import pidfd_pid
 
@@ -36,6 +38,21 @@ SERVER_SCRIPT = Path(__file__).with_name("nsserver.py")
 _STD_STREAMS = ("stdin", "stdout", "stderr")
 _START_TIMEOUT = 15.0
 _MAX_MESSAGE = 1 << 16
+
+
+Reply = Union["ConfinedPopen", dict[str, object]]
+
+
+def _result(reply: Reply) -> ConfinedPopen:
+    if isinstance(reply, ConfinedPopen):
+        return reply
+    code = reply.get("error")
+    raise OSError(code if isinstance(code, int) else errno.EIO, str(reply.get("message")))
+
+
+def _settle(future: asyncio.Future[Reply], reply: Reply) -> None:
+    if not future.done():
+        future.set_result(reply)
 
 
 class ConfinedPopen:
@@ -110,8 +127,9 @@ class NamespaceSpawner:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._replies: list[ConfinedPopen | dict[str, object]] = []
-        self._reply_ready = threading.Condition()
+        # One waiter per request sent, in order: the server answers in the order it reads.
+        self._waiters: deque[Callable[[Reply], None]] = deque()
+        self._wait_lock = threading.Lock()
         self._children: dict[int, ConfinedPopen] = {}
         self._generation = 0
         self.failure: str | None = None
@@ -226,7 +244,7 @@ class NamespaceSpawner:
                 if child is not None:
                     child._exited(int(obj.get("code", -signal.SIGKILL)))
                 continue
-            reply: ConfinedPopen | dict[str, object] = obj if isinstance(obj, dict) else {}
+            reply: Reply = obj if isinstance(obj, dict) else {}
             if isinstance(obj, dict) and isinstance(obj.get("pid"), int) and fds:
                 # Registered here, before the next message: its exit may be that message.
                 for extra in fds[1:]:
@@ -243,15 +261,19 @@ class NamespaceSpawner:
             else:
                 for fd in fds:
                     os.close(fd)
-            with self._reply_ready:
-                self._replies.append(reply)
-                self._reply_ready.notify_all()
+            with self._wait_lock:
+                waiter = self._waiters.popleft() if self._waiters else None
+            if waiter is not None:
+                waiter(reply)
         # The server is gone, and with it its PID namespace: every child is dead.
-        with self._reply_ready:
+        gone: Reply = {"error": errno.EPIPE, "message": "the sandbox server is gone"}
+        with self._wait_lock:
             if self._generation == generation:
                 self._sock = None
-            self._replies.append({"error": errno.EPIPE, "message": "the sandbox server is gone"})
-            self._reply_ready.notify_all()
+            waiters = list(self._waiters)
+            self._waiters.clear()
+        for waiter in waiters:
+            waiter(gone)
         for child in list(self._children.values()):
             child._exited(-signal.SIGKILL)
         self._children.clear()
@@ -268,6 +290,34 @@ class NamespaceSpawner:
         start_new_session, and `preexec_fn` only as the lifeline's parent-death hook (the
         server then arms PR_SET_PDEATHSIG itself). Raises OSError when nothing ran.
         """
+        done = threading.Event()
+        got: list[Reply] = []
+
+        def deliver(reply: Reply) -> None:
+            got.append(reply)
+            done.set()
+
+        self._submit(argv, kwargs, deliver)
+        done.wait()
+        return _result(got[0])
+
+    async def popen_async(self, argv: Sequence[str], **kwargs: Any) -> ConfinedPopen:
+        """`popen` that waits for the server's answer without blocking the event loop, so
+        other calls go on while the sandbox is busy."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Reply] = loop.create_future()
+
+        def deliver(reply: Reply) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(_settle, answer, reply)
+
+        self._submit(argv, kwargs, deliver)
+        return _result(await answer)
+
+    def _submit(
+        self, argv: Sequence[str], kwargs: dict[str, Any], deliver: Callable[[Reply], None]
+    ) -> None:
+        """Send one spawn request; `deliver` gets its answer (from the reader thread)."""
         sent: list[int] = []
         std: list[int] = []
         null: int | None = None
@@ -298,13 +348,13 @@ class NamespaceSpawner:
                 "session": bool(kwargs.get("start_new_session")),
                 "pdeathsig": kwargs.get("preexec_fn") is not None,
             }
-            return self._request(json.dumps(request).encode(), sent)
+            self._send(json.dumps(request).encode(), sent, deliver)
         finally:
             if null is not None:
-                os.close(null)
+                os.close(null)  # the message carries its own copy
 
-    def _request(self, message: bytes, fds: list[int]) -> ConfinedPopen:
-        with self._lock:
+    def _send(self, message: bytes, fds: list[int], deliver: Callable[[Reply], None]) -> None:
+        with self._lock:  # one sender at a time: a waiter's place is its message's place
             if self._sock is None:
                 try:
                     self._sock = self._launch()
@@ -312,20 +362,14 @@ class NamespaceSpawner:
                     self.failure = str(exc)
                     raise
             sock = self._sock
-            with self._reply_ready:
-                self._replies.clear()
+            with self._wait_lock:
+                self._waiters.append(deliver)
             try:
                 socket.send_fds(sock, [message], fds)
             except OSError as exc:
+                with self._wait_lock, contextlib.suppress(ValueError):
+                    self._waiters.remove(deliver)
                 raise OSError(errno.EPIPE, f"the sandbox server is gone ({exc})") from None
-            with self._reply_ready:
-                while not self._replies:
-                    self._reply_ready.wait()
-                reply = self._replies.pop(0)
-            if isinstance(reply, ConfinedPopen):
-                return reply
-            code = reply.get("error")
-            raise OSError(code if isinstance(code, int) else errno.EIO, str(reply.get("message")))
 
     def close(self) -> None:
         """End the server (and so every process of this sandbox)."""

@@ -132,10 +132,19 @@ def stop(proc: subprocess.Popen[Any]) -> None:
 class StdioServer:
     """`pct serve` over stdio, JSON-RPC lines read by a thread so every wait has a timeout."""
 
-    def __init__(self, agent: Path, work: Path, *, prefix: Sequence[str] = (), **env: str) -> None:
-        """`prefix` goes before the command (e.g. `setpriv` to serve as another user)."""
+    def __init__(
+        self,
+        agent: Path,
+        work: Path,
+        *,
+        prefix: Sequence[str] = (),
+        args: Sequence[str] = (),
+        **env: str,
+    ) -> None:
+        """`prefix` goes before the command (e.g. `setpriv` to serve as another user), `args`
+        after `serve` (e.g. `--sandbox workspace-write`)."""
         self.proc = subprocess.Popen(
-            [*prefix, PCT, "serve"],
+            [*prefix, PCT, "serve", *args],
             cwd=work,
             env=child_env(agent, **env),
             stdin=subprocess.PIPE,

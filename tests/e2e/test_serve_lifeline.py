@@ -183,3 +183,81 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
         for proc in (reborn, orphan, owned):
             proc.kill()
             proc.wait()
+
+
+def _landlock_abi() -> int:
+    from pct_runtime.host.sandbox.linux import landlock_abi
+
+    return landlock_abi()
+
+
+def with_argv(needle: bytes) -> list[int]:
+    """Live processes whose argv contains `needle` (for those that scrubbed their env)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        if needle in argv and stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.skipif(_landlock_abi() < 3, reason="no Landlock ABI 3: pct refuses --sandbox")
+def test_sandboxed_jobs_stop_on_terminate_and_die_with_a_killed_server(tmp_path: Path) -> None:
+    """In the sandbox's PID namespace pct signals the job by its own pid for it; a killed
+    server takes the whole namespace down, even a process that left the group and scrubbed
+    its environment (which the lifeline's marker sweep cannot find)."""
+    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
+    mark = uuid.uuid4().hex
+    hidden = f"{uuid.uuid4().int % 9000 + 1000}.5".encode()
+    sandbox = ("--sandbox", "workspace-write")
+    server = StdioServer(agent, work, args=sandbox, **{MARK: mark, "TMPDIR": str(temp)})
+    try:
+        server.initialize()
+        trapped = server.call(
+            "exec_command",
+            {"cmd": "trap 'echo got-term; exit 7' TERM; sleep 300 & wait", "yield_time_ms": 500},
+        )
+        sid = session_of(trapped)
+        stopped = server.call("write_stdin", {"session_id": sid, "terminate": True})
+        assert stopped.startswith(f"session_id {sid}: terminated"), stopped
+        assert "got-term" in stopped, stopped
+        shell = server.call(
+            "exec_command",
+            {
+                "cmd": f"env -i setsid -f sleep {hidden.decode()}; setsid sleep 300 & wait",
+                "yield_time_ms": 500,
+            },
+        )
+        assert "running" in shell.splitlines()[0], shell
+        cell = server.call(
+            "exec",
+            {"code": "import random\nrandom._os.system('sleep 300')", "yield_time_ms": 500},
+        )
+        assert "running" in cell, cell
+        deadline = time.monotonic() + 10
+        while not with_argv(hidden) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert with_argv(hidden)
+        assert len(marked(mark)) >= 4, marked(mark)  # shell, sleep, zygote, cell (and more)
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+        deadline = time.monotonic() + 15
+        while (marked(mark) or with_argv(hidden)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked(mark) == [], "processes outlived the server"
+        assert with_argv(hidden) == [], "the scrubbed setsid process outlived the server"
+    finally:
+        kill_marked(mark)
+        for pid in with_argv(hidden):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        stop(server.proc)

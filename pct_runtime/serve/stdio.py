@@ -38,8 +38,8 @@ from pydantic import ValidationError
 _log = logging.getLogger(__name__)
 
 # Longest line (one JSON-RPC message) read from stdin: 64 MiB. HTTP bodies stop at 4 MiB;
-# stdio allows 16 times that for big `apply_patch` patches (JSON escaping can double a
-# patch), while a client that never sends a newline cannot make pct buffer without bound.
+# stdio allows 16 times that for big patches (JSON escaping can double one), while a
+# client that never sends a newline cannot make pct buffer without bound.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
 _BATCH = (

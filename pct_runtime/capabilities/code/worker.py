@@ -315,7 +315,10 @@ class _CellRuntime:
             if kind == "bad":
                 reason = f"The reply to this call could not be read in the cell: {msg.get('m')}"
                 fut.set_exception(
-                    ToolError("reply-unreadable", f"{reason}. The call ran; do not rerun it.")
+                    ToolError(
+                        "reply-unreadable",
+                        f"{reason}. Its outcome is unknown: check its effects before rerunning it.",
+                    )
                 )
             elif msg.get("ok"):
                 fut.set_result(msg.get("v"))

@@ -189,7 +189,7 @@ def test_a_host_reply_the_cell_cannot_parse_fails_only_that_call() -> None:
             assert error.code == "reply-unreadable"
             assert error.message == (
                 "The reply to this call could not be read in the cell: it is nested too deeply "
-                "to parse. The call ran; do not rerun it."
+                "to parse. Its outcome is unknown: check its effects before rerunning it."
             )
             assert second.result() == {"x": 1}
         finally:

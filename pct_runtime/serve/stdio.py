@@ -27,7 +27,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 
 import anyio
 import mcp_types as types
@@ -42,6 +42,7 @@ _log = logging.getLogger(__name__)
 # client that never sends a newline cannot make pct buffer without bound.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
+_DRAIN_SECONDS = 5.0
 _BATCH = (
     "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
     "send each message as its own line."
@@ -63,6 +64,7 @@ class StdioTransport:
         self._out_fd = stdout_fd
         self._max_line = max_line
         self._write_lock = asyncio.Lock()
+        self._nonblocking_in = False
         self._nonblocking_out = False
         self._out_gone = False
         self._pollable = True  # stdin can be waited on (not a regular file)
@@ -86,8 +88,11 @@ class StdioTransport:
             if out_fd is None:
                 out_fd = _claim(1, os.dup(2), restore)
             self._in_fd, self._out_fd = in_fd, out_fd
-            was_blocking = os.get_blocking(out_fd)
+            in_blocking, was_blocking = os.get_blocking(in_fd), os.get_blocking(out_fd)
+            self._nonblocking_in = _exclusive_stream(in_fd)
             self._nonblocking_out = _exclusive_stream(out_fd)
+            if self._nonblocking_in:
+                os.set_blocking(in_fd, False)
             if self._nonblocking_out:
                 os.set_blocking(out_fd, False)
             try:
@@ -95,16 +100,23 @@ class StdioTransport:
                     SessionMessage | Exception
                 ](0)
                 write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+                reading, writing = anyio.CancelScope(), anyio.CancelScope()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._read_loop, read_send)
-                    tg.start_soon(self._write_loop, write_recv, read_send)
+                    tg.start_soon(_scoped, reading, self._read_loop(read_send))
+                    tg.start_soon(_scoped, writing, self._write_loop(write_recv, read_send))
                     try:
                         yield read_recv, write_send
                     finally:
-                        tg.cancel_scope.cancel()
+                        # Stop reading; answers already made still go out (as with the SDK),
+                        # for a few seconds at most if the client stopped reading.
+                        reading.cancel()
+                        write_send.close()
+                        writing.deadline = anyio.current_time() + _DRAIN_SECONDS
             finally:
-                if self._nonblocking_out:
-                    with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):
+                    if self._nonblocking_in:
+                        os.set_blocking(in_fd, in_blocking)
+                    if self._nonblocking_out:
                         os.set_blocking(out_fd, was_blocking)
         finally:
             for fd, private in reversed(restore):
@@ -153,8 +165,18 @@ class StdioTransport:
                         parts.append(bytes(view[start:size]))
 
     async def _read_into(self, view: memoryview) -> int:
+        """Read what is there into `view`. A non-blocking stdin is read first and waited on
+        only when empty (a big line then costs no wait per pipe-full); a blocking one is
+        waited on first, so the read cannot block the loop."""
         fd = self._in_fd
         assert fd is not None
+        if self._nonblocking_in:
+            try:
+                return os.readv(fd, [view])
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                return self._read_failed(exc)
         while True:
             if self._pollable:
                 loop = asyncio.get_running_loop()
@@ -173,8 +195,11 @@ class StdioTransport:
             except BlockingIOError:
                 continue
             except OSError as exc:
-                _log.warning("reading stdin failed (%s); closing the MCP connection", exc)
-                return 0
+                return self._read_failed(exc)
+
+    def _read_failed(self, exc: OSError) -> int:
+        _log.warning("reading stdin failed (%s); closing the MCP connection", exc)
+        return 0
 
     def _overflow(self) -> None:
         self.closed_reason = (
@@ -292,6 +317,11 @@ class StdioTransport:
             except OSError as exc:
                 _log.warning("writing stdout failed (%s); ending the MCP session", exc)
                 self._out_gone = True
+
+
+async def _scoped(scope: anyio.CancelScope, work: Coroutine[object, object, None]) -> None:
+    with scope:
+        await work
 
 
 def _claim(fd: int, diversion: int, restore: list[tuple[int, int]]) -> int:

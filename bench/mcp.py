@@ -3,7 +3,9 @@
 1. Round-trip latency of a trivial `tools/call` over stdio and over streamable HTTP, with
    the official MCP Python client driving both servers. pct's call is `write_stdin` to an
    unknown shell session (argument normalization, admission, the shell manager's lookup,
-   error mapping); the peer's is `echo`. Goal: pct ≤ 1.2× the peer.
+   error mapping); the peer's is `echo`. The same calls with a 4 MiB argument time reading
+   and parsing one big stdin line (pct's own stdio transport against the SDK's
+   `stdio_server`). Goal: pct ≤ 1.2× the peer.
 2. Time from spawning the server to its `initialize` response (stdio). Goal: pct ≤ 1.0 s.
 
 Run: `python bench/mcp.py [--calls N] [--spawns N]`. Prints a table; exits 0.
@@ -141,6 +143,11 @@ async def http_process(argv: list[str], env: dict[str, str], cwd: Path) -> Async
 
 PCT_CALL = ("write_stdin", {"session_id": "pct-shell-000000000000", "chars": ""})
 PEER_CALL = ("echo", {"text": "x"})
+# The same calls with a 4 MiB argument (one 4 MiB stdin line) and a short answer: the
+# transport's line reading and parsing dominate.
+BIG = "x" * (4 * 1024 * 1024)
+PCT_BIG_CALL = ("write_stdin", {"session_id": "pct-shell-000000000000", "chars": BIG})
+PEER_BIG_CALL = ("echo", {"text": "x", "pad": BIG})
 
 
 async def stdio_samples(
@@ -178,6 +185,7 @@ async def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--spawns", type=int, default=5)
     opts = parser.parse_args()
+    big_calls = max(10, opts.calls // 10)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         env = prepare_agent_dir(root)
@@ -196,6 +204,11 @@ async def main() -> int:
                 "tools/call over stdio",
                 lambda: stdio_samples([PCT, "serve"], env, work, PCT_CALL, opts.calls),
                 lambda: stdio_samples(MINIMAL, env, work, PEER_CALL, opts.calls),
+            ),
+            (
+                "4 MiB tools/call, stdio",
+                lambda: stdio_samples([PCT, "serve"], env, work, PCT_BIG_CALL, big_calls),
+                lambda: stdio_samples(MINIMAL, env, work, PEER_BIG_CALL, big_calls),
             ),
             (
                 "tools/call over HTTP",
@@ -237,7 +250,8 @@ async def main() -> int:
         f"  (goal: pct median <= 1000 ms)"
     )
     print(
-        f"\n{opts.calls}x2 calls per server and transport; {opts.spawns} spawns each; "
+        f"\n{opts.calls}x2 calls per server and transport ({big_calls}x2 of 4 MiB); "
+        f"{opts.spawns} spawns each; "
         f"load avg {os.getloadavg()[0]:.2f}"
     )
     return 0

@@ -81,7 +81,7 @@ async def serve_stdio(
     structured_content: bool = False,
     sandbox: SandboxSettings | None = None,
 ) -> int:
-    from mcp.server.stdio import stdio_server
+    from pct_runtime.serve.stdio import StdioTransport
 
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
@@ -97,15 +97,16 @@ async def serve_stdio(
         await runtime.aclose()
 
     stop_on_signals(cleanup, first=runtime.journal.drain)
+    transport = StdioTransport()
     try:
-        async with stdio_server() as (read, write):
+        async with transport.open() as (read, write):
             await mcp.server.run(read, write, mcp.server.create_initialization_options())
     finally:
         runtime.journal.drain()  # stdin closed: the agent may SIGKILL us any moment
         await control.aclose()
         await mcp.aclose()
         await runtime.aclose()
-    return 0
+    return 0 if transport.closed_reason is None else 1
 
 
 async def serve_http(
@@ -162,8 +163,8 @@ def stop_on_signals(
     SIGKILLs its server ~5 ms after SIGTERM), then `cleanup` (end every session: shell jobs,
     code cells, recovery files, the registry entry), then exit 0.
 
-    The stdio transport reads stdin in a worker thread that a cancellation cannot
-    interrupt, so a signal cleans up directly instead of waiting for the transport.
+    A signal cleans up directly instead of waiting for the transport to see the end of
+    its input, which an agent that sends the signal may never close.
     """
     loop = asyncio.get_running_loop()
     started: list[asyncio.Task[None]] = []

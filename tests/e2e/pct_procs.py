@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -206,3 +207,90 @@ def serving(
         yield server
     finally:
         stop(server.proc)
+
+
+class RawStdio:
+    """`pct serve` over stdio driven with raw bytes. A thread reads stdout lines, so every
+    wait has a timeout; stderr goes to a file (`stderr_text()`). Use it as a context
+    manager: the process is always reaped."""
+
+    def __init__(self, agent_dir: Path, cwd: Path, *args: str) -> None:
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self.proc = subprocess.Popen(
+            [PCT, "serve", *args],
+            cwd=cwd,
+            env=child_env(agent_dir),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[bytes] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._next = 100
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(b"")
+
+    def __enter__(self) -> RawStdio:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        stop(self.proc)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self._err.close()
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: object) -> None:
+        self.write(json.dumps(message).encode() + b"\n")
+
+    def line(self, timeout: float = 20.0) -> Any:
+        """The next stdout line, parsed; b"" at end of output. Fails after `timeout`."""
+        try:
+            raw = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line on stdout within {timeout} s") from None
+        return json.loads(raw) if raw else raw
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send a request; its answer (lines for other ids are skipped)."""
+        self._next += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        while True:
+            reply = self.line()
+            assert reply != b"", "stdout closed before the answer"
+            if isinstance(reply, dict) and reply.get("id") == self._next:
+                return reply
+
+    def initialize(self) -> None:
+        self.send(initialize_request("raw"))
+        assert self.line()["id"] == 1
+        self.send(INITIALIZED)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A tool call's text and details."""
+        result = self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        details: dict[str, Any] = result.get("_meta", {}).get("pct/details", {})
+        return result["content"][0]["text"], details
+
+    def stderr_text(self) -> str:
+        self._err.seek(0)
+        return self._err.read().decode("utf-8", "replace")

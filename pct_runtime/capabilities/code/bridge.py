@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -20,6 +21,7 @@ import sys
 from collections import deque
 from pathlib import Path
 
+from pct_runtime.capabilities.code.worker import MAX_DEPTH, nested_deeper_than
 from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
 from pct_runtime.host.procs import pidfd_pid
@@ -34,8 +36,16 @@ WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 # Largest JSON payload (nested-call arguments or reply) one frame may carry: 256 KiB.
 PAYLOAD_BYTES = 256 * 1024
-# Largest frame a cell may send: a full payload plus envelope slack.
+# Largest frame a cell may send: a full payload plus envelope slack. The worker never
+# writes more (larger arguments travel as a `big` size, text in 8,192-character chunks).
 MAX_FRAME_BYTES = PAYLOAD_BYTES + 16 * 1024
+# A `\uD800`-`\uDFFF` escape: JSON allows it, but a lone one is no Unicode text.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CHANNEL_HINT = (
+    "Use print(), text(), tools.* and the last expression instead of writing to Code Mode's "
+    "channel."
+)
 _HEADER = struct.Struct("!I")
 _START_TIMEOUT = 10.0
 # Idle, never-used cell processes kept ready (each serves exactly one cell, then exits).
@@ -47,7 +57,8 @@ class WorkerStartError(RuntimeError):
 
 
 class FrameError(RuntimeError):
-    """A cell sent a frame that breaks the protocol (too large or not a JSON object)."""
+    """A cell sent a frame that breaks the protocol (too large, too deep, not a JSON
+    object). The message is model-facing: it becomes the failed cell's error."""
 
 
 class Zygote:
@@ -288,6 +299,49 @@ def encode_json(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
 
 
+def decode_frame(body: bytes) -> JSONObject:
+    """One frame body as a JSON object, or `FrameError`.
+
+    Depth is checked before parsing, so a frame nested 100,000 deep is refused without a
+    RecursionError. Lone surrogates (from escapes) become U+FFFD: they are no text, and
+    every later encode of them (captures, MCP) would fail.
+    """
+    if nested_deeper_than(body, MAX_DEPTH):
+        raise FrameError(
+            f"The cell wrote a frame nested deeper than {MAX_DEPTH} levels; Code Mode stopped "
+            "it. Return flatter data."
+        )
+    try:
+        value = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise FrameError(
+            f"The cell wrote a frame that is not UTF-8 JSON ({exc}); Code Mode stopped it. "
+            f"{_CHANNEL_HINT}"
+        ) from None
+    if not isinstance(value, dict):
+        raise FrameError(
+            f"The cell wrote a frame that is not a JSON object; Code Mode stopped it. "
+            f"{_CHANNEL_HINT}"
+        )
+    if _SURROGATE_ESCAPE.search(body):
+        cleaned = _without_surrogates(value)
+        assert isinstance(cleaned, dict)
+        return cleaned
+    return value
+
+
+def _without_surrogates(value: object) -> object:
+    """`value` with every lone surrogate in its strings and keys replaced by U+FFFD (its
+    depth is already bounded by `MAX_DEPTH`)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_SURROGATE.sub("\ufffd", k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 class CellChannel:
     """The framed JSON channel to one cell process."""
 
@@ -310,7 +364,10 @@ class CellChannel:
         self._writer.write(_HEADER.pack(len(data)) + data)
 
     async def recv(self) -> JSONObject | None:
-        """The next frame, or None at end of stream (the cell process is gone)."""
+        """The next frame, or None at end of stream (the cell process is gone).
+
+        Raises `FrameError` for a frame no honest worker writes; the stream is then out of
+        step, so the caller stops the cell."""
         try:
             header = await self._reader.readexactly(4)
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -318,19 +375,16 @@ class CellChannel:
             return None
         (size,) = _HEADER.unpack(header)
         if size > MAX_FRAME_BYTES:
-            raise FrameError(f"frame of {size} bytes exceeds {MAX_FRAME_BYTES}")
+            raise FrameError(
+                f"The cell wrote a frame of {size} bytes, above the {MAX_FRAME_BYTES}-byte "
+                f"limit; Code Mode stopped it. {_CHANNEL_HINT}"
+            )
         try:
             body = await self._reader.readexactly(size)
         except (asyncio.IncompleteReadError, ConnectionError):
             self.eof.set()
             return None
-        try:
-            value = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise FrameError(f"malformed frame: {exc}") from exc
-        if not isinstance(value, dict):
-            raise FrameError("frame is not an object")
-        return value
+        return decode_frame(body)
 
     def kill(self) -> None:
         """SIGKILL the cell's process group (the cell and whatever it started).

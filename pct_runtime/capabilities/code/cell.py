@@ -15,8 +15,9 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 from pct_runtime.capabilities.base import CallContext, ToolResult
-from pct_runtime.capabilities.code.bridge import CellChannel
+from pct_runtime.capabilities.code.bridge import CellChannel, FrameError
 from pct_runtime.capabilities.code.render import CallCounts, Observation, render
+from pct_runtime.capabilities.code.worker import MAX_DEPTH, nested_deeper_than
 from pct_runtime.host.ui import Answering
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import Capture, RecoveryRecord, RollingPreview, truncate_text
@@ -66,6 +67,9 @@ class Cell:
     result_parts: list[str] = field(default_factory=list)
     result_bytes: int = 0
     has_result: bool = False
+    #: The result parsed by `check_result` (`result_parsed` says whether it was).
+    result_value: object = None
+    result_parsed: bool = False
     error_parts: list[str] = field(default_factory=list)
     error_bytes: int = 0
     stop_reason: str | None = None
@@ -123,6 +127,33 @@ class Cell:
             self.result_bytes += size
         else:
             self.error_bytes += size
+
+    def check_result(self) -> None:
+        """Parse the result the program reported, once, before the cell counts as finished.
+
+        A worker that reports a result that is not JSON, or nested deeper than `MAX_DEPTH`,
+        fails the cell here (`FrameError`, its result dropped) instead of failing every
+        read of it. A clipped result is shown as text and not parsed.
+        """
+        if not self.has_result or self.result_bytes > RESULT_BYTES:
+            return
+        text = "".join(self.result_parts)
+        problem = None
+        if nested_deeper_than(text.encode("utf-8", "replace")):
+            problem = f"a result nested deeper than {MAX_DEPTH} levels"
+        else:
+            try:
+                self.result_value = json.loads(text)
+                self.result_parsed = True
+            except (ValueError, RecursionError):
+                problem = "a result that is not JSON"
+        if problem is not None:
+            self.has_result = False
+            self.result_parts.clear()
+            raise FrameError(
+                f"The cell reported {problem}; Code Mode dropped it and failed the cell. "
+                "Return flatter, JSON-serializable data."
+            )
 
     def append_stop_reason(self, reason: str) -> None:
         """End the error with why the cell stopped, keeping the reason within the error bound."""
@@ -197,9 +228,8 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         "recovery": {k: v.to_dict() for k, v in recovery.items()},
     }
     if obs.result is not None:
-        details["result"] = (
-            json.loads(result_text) if not result_clipped else {"clipped": result_text}
-        )
+        parsed = cell.result_parsed and not result_clipped
+        details["result"] = cell.result_value if parsed else {"clipped": result_text}
     if obs.error:
         details["error"] = obs.error
     if cell.shells:

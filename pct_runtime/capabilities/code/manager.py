@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -63,6 +64,8 @@ __all__ = [
     "CellView",
     "CodeManager",
 ]
+
+_log = logging.getLogger(__name__)
 
 MAX_RUNNING_CELLS = 4
 MAX_UNREAD_TERMINAL = 16
@@ -314,11 +317,18 @@ class CodeManager:
                     await (cell.result_cap if kind == "rs" else cell.error_cap).ready()
                     cell.append_bounded(kind, text)
                 elif kind == "d":
+                    cell.check_result()
                     cell.program_reported = True
                     await self._finish(cell, "completed" if msg.get("ok") else "failed")
                     break
         except FrameError as exc:
-            protocol_error = f"the worker broke the cell protocol ({exc})"
+            protocol_error = str(exc)
+        except Exception as exc:  # a frame nothing expected must still end the cell
+            _log.exception("Code Mode cell %s: reading its frames failed", cell.id)
+            protocol_error = (
+                f"Code Mode could not handle a frame of the cell ({type(exc).__name__}: {exc}) "
+                "and stopped it."
+            )
         if not cell.program_reported:
             cell.channel.kill()
             if protocol_error is None and cell.stop_reason is None:

@@ -21,6 +21,9 @@ Cell → host: `{"t":"o","s":text}` (emitted text, ≤ 8,192 characters per chun
 `{"t":"c","i":id,"n":name,"a":args}` (nested call; `"big":bytes` instead of `a` when the
 serialized arguments exceed the payload bound), `{"t":"rs","s":...}` / `{"t":"es","s":...}`
 (result / error text chunks), then `{"t":"d","ok":bool,"has_result":bool}`.
+Arguments and results nest at most `MAX_DEPTH` lists/dicts deep: the host refuses deeper
+frames (a tampered cell could otherwise send one that no recursive parser survives), so the
+cell checks first and raises a clear error instead.
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ ALLOWED_MODULES = (
 
 CHUNK_CHARS = 8192
 PAYLOAD_LIMIT = 256 * 1024
+# Deepest nesting of lists/dicts in a frame, nested-call arguments or a result. Real tool
+# arguments and results nest a handful of levels; 64 leaves room and keeps every parse far
+# from Python's recursion limit.
+MAX_DEPTH = 64
 FLUSH_INTERVAL = 0.02
 _HEADER = struct.Struct("!I")
 _REMOVED_BUILTINS = (
@@ -78,6 +85,41 @@ _REMOVED_BUILTINS = (
     "credits",
     "license",
 )
+
+
+_JSON_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_REPLY_ID = rb'\{"t":"r","i":(-?\d+)[,}]'
+
+
+def nested_deeper_than(data: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether the JSON text `data` nests lists/objects more than `limit` deep.
+
+    Found without recursion or a parse, so a 100,000-deep frame costs one scan instead of
+    a RecursionError. Brackets inside strings do not count. Most frames have fewer
+    brackets than `limit` at all and return after two counts.
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    import re
+
+    brackets = re.sub(_JSON_STRING, b"", data).translate(None, _NOT_BRACKETS)
+    depth = 0
+    for byte in brackets:
+        if byte == 0x5B or byte == 0x7B:  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _depth_message(what: str) -> str:
+    return (
+        f"{what} nested deeper than {MAX_DEPTH} levels of lists/dicts, which Code Mode does "
+        "not carry. Return or pass flatter data (or a json.dumps string)."
+    )
 
 
 def _send(sock: socket.socket, obj: object) -> None:
@@ -106,8 +148,13 @@ class _Reader:
             (size,) = _HEADER.unpack_from(self.buf)
             if len(self.buf) < 4 + size:
                 break
-            out.append(json.loads(bytes(self.buf[4 : 4 + size])))
+            body = bytes(self.buf[4 : 4 + size])
             del self.buf[: 4 + size]
+            try:
+                msg = json.loads(body)
+            except (ValueError, RecursionError) as exc:
+                msg = _unreadable(body, exc)
+            out.append(msg if isinstance(msg, dict) else _unreadable(body, None))
         return out
 
     def next_blocking(self) -> dict[str, object]:
@@ -117,6 +164,19 @@ class _Reader:
                 if len(msgs) > 1:  # only the first frame (`run`) is read this way
                     raise RuntimeError("unexpected frames before run")
                 return msgs[0]
+
+
+def _unreadable(body: bytes, exc: BaseException | None) -> dict[str, object]:
+    """A host frame this process cannot parse (a reply nested too deep for Python's
+    parser): the call it answers, when its id can be read, fails instead of waiting forever."""
+    import re
+
+    found = re.match(_REPLY_ID, body)
+    if isinstance(exc, RecursionError):
+        why = "it is nested too deeply to parse"
+    else:
+        why = f"it is not a JSON object ({exc})" if exc is not None else "it is not a JSON object"
+    return {"t": "bad", "i": int(found.group(1)) if found else None, "m": why}
 
 
 class ToolError(Exception):
@@ -220,19 +280,22 @@ class _CellRuntime:
         self.calls[call_id] = fut
         try:
             encoded = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:
+            del self.calls[call_id]
+            raise ValueError(_depth_message(f"tools.{name} arguments are")) from None
         except (TypeError, ValueError) as exc:
             del self.calls[call_id]
             raise TypeError(f"tools.{name} arguments must be JSON-serializable: {exc}") from None
-        size = len(encoded.encode("utf-8", "replace"))
+        raw = encoded.encode("utf-8", "replace")
+        size = len(raw)
+        if size <= PAYLOAD_LIMIT and nested_deeper_than(raw, MAX_DEPTH - 1):  # inside the frame
+            del self.calls[call_id]
+            raise ValueError(_depth_message(f"tools.{name} arguments are"))
         with self.lock:
             if size > PAYLOAD_LIMIT:
                 _send(self.sock, {"t": "c", "i": call_id, "n": name, "big": size})
             else:
-                data = b'{"t":"c","i":%d,"n":%s,"a":%s}' % (
-                    call_id,
-                    json.dumps(name).encode(),
-                    encoded.encode("utf-8", "replace"),
-                )
+                data = b'{"t":"c","i":%d,"n":%s,"a":%s}' % (call_id, json.dumps(name).encode(), raw)
                 self.sock.sendall(_HEADER.pack(len(data)) + data)
         return fut
 
@@ -242,12 +305,22 @@ class _CellRuntime:
         except EOFError:
             os._exit(3)  # the host went away: nothing to report to
         for msg in msgs:
-            if msg.get("t") != "r":
+            kind = msg.get("t")
+            if kind not in ("r", "bad"):
                 continue
-            fut = self.calls.pop(int(msg["i"]), None)  # type: ignore[call-overload]
+            call_id = msg.get("i")
+            fut = self.calls.pop(call_id, None) if isinstance(call_id, int) else None
             if fut is None or fut.done():
                 continue
-            if msg.get("ok"):
+            if kind == "bad":
+                reason = f"The reply to this call could not be read in the cell: {msg.get('m')}"
+                fut.set_exception(
+                    ToolError(
+                        "reply-unreadable",
+                        f"{reason}. Its outcome is unknown: check its effects before rerunning it.",
+                    )
+                )
+            elif msg.get("ok"):
                 fut.set_result(msg.get("v"))
             else:
                 fut.set_exception(ToolError(str(msg.get("code")), str(msg.get("m")), msg.get("d")))
@@ -474,10 +547,16 @@ def run_cell(sock: socket.socket, memory_limit: int) -> int:
                 encoded = json.dumps(
                     value, ensure_ascii=False, separators=(",", ":"), default=_json_default
                 )
+                too_deep = nested_deeper_than(encoded.encode("utf-8", "replace"))
+            except RecursionError:  # deeper than json.dumps itself can go
+                too_deep = True
             except (TypeError, ValueError) as exc:
-                encoded = json.dumps(f"<unserializable result: {exc}>")
-            has_result = True
-            rt._send_chunks("rs", encoded)
+                encoded, too_deep = json.dumps(f"<unserializable result: {exc}>"), False
+            if too_deep:
+                ok, error_text = False, _depth_message("The cell's result is") + "\n"
+            else:
+                has_result = True
+                rt._send_chunks("rs", encoded)
         if not ok:
             rt._send_chunks("es", error_text)
         with rt.lock:

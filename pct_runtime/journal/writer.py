@@ -262,6 +262,8 @@ class JournalWriter:
             self.dropped += len(batch)
             return
         journal.ingest_quietly()  # `pct apply-patch` rows first: they happened before
+        for notice in journal.take_notices():  # each quarantined row is said once
+            self._problem(f"spool:{notice}", notice)
         records = [item.resolve() for item in batch]
         self._write(journal, [self.redact(record) for record in records])
 

@@ -84,3 +84,14 @@ def sign_row(agent: Path, row: dict[str, object]) -> dict[str, object]:
         os.close(fd)
     assert key is not None
     return {**row, "mac": spool.mac_of(key, row)}
+
+
+def damage(db: Path) -> None:
+    """Garbage over every page but the first (the schema stays readable, so the journal
+    opens and its first read fails), as a bad disk or a stray write would leave it."""
+    data = db.read_bytes()
+    page = int.from_bytes(data[16:18], "big") or 65536
+    assert len(data) > page, "a one-page journal has nothing to damage"
+    with db.open("r+b") as handle:
+        handle.seek(page)
+        handle.write(os.urandom(len(data) - page))

@@ -96,6 +96,8 @@ class OneShotTrace:
         except Exception:  # a summary must never lose the row
             summary = "(summary unavailable)"
         redact = Redactor(self._agent_dir)
+        if any(redact(path) != path for path in self._capture.paths):
+            self._capture.discard()  # a file name held a secret: recorded, not undoable
         images = self._capture.pending_images()
         row: dict[str, object] = {
             "call_id": spool.new_call_id(),

@@ -36,9 +36,9 @@ _SHAPES = (
     # AWS access key id, with the secret key written next to it (a credentials CSV line).
     _START + r"(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"(?:[\s,:;=\"'|]{1,5}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+]))?(?![A-Za-z0-9])",
-    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
+    _START + r"AIza[0-9A-Za-z_\-]{30,}",  # Google API key
     _START + r"xox[abeprs]-[A-Za-z0-9-]{10,}",  # Slack
-    r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+    _START + r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
     # A PEM private key, to its END line (or to the cut, when the text ends first).
     r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
     r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",

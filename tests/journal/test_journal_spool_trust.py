@@ -224,3 +224,31 @@ def test_a_planted_key_link_stops_the_spool_and_the_patch_still_applies(tmp_path
     assert (work / "a.txt").read_text() == "two\n"
     assert "the call was not recorded" in done.stderr
     assert not _spool(agent).exists() or not list(_spool(agent).glob("*.json"))
+
+
+def test_a_runtime_writer_reports_a_quarantined_row_once(
+    patched: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from pct_runtime.journal import JournalWriter
+    from tests.journal.helpers import make_record
+
+    agent, _work = patched
+    victim = tmp_path / "v.txt"
+    victim.write_text("v\n")
+    reports: list[str] = []
+    writer = JournalWriter(agent, report=reports.append)
+    try:
+        for n in range(2):
+            forged = _forged_add(victim, f"c-00000000e{n}")
+            _write(agent, f"c-00000000e{n}.json", json.dumps(forged).encode())
+            writer.submit(make_record())
+            assert writer.flush()
+    finally:
+        writer.close()
+    assert reports == [
+        "1 spooled journal row failed its check and was quarantined: "
+        "c-00000000e0.json (no authenticator)",
+        "1 spooled journal row failed its check and was quarantined: "
+        "c-00000000e1.json (no authenticator)",
+    ]
+    assert victim.read_text() == "v\n"

@@ -152,7 +152,7 @@ def test_one_shot_spools_without_sqlite_or_a_thread(tmp_path: Path) -> None:
         "{'patch': 'x'}); "
         "t.finish(outcome='error', error_code='approval-denied', "
         "text='token=sk-abcdefghijklmnopqrstu'); "
-        "print(sorted(m for m in ('sqlite3', 'pct_runtime.journal.records', "
+        "print(sorted(m for m in ('sqlite3', 'hashlib', 'pct_runtime.journal.records', "
         "'pct_runtime.journal.store') if m in sys.modules), threading.active_count())"
     )
     out = subprocess.run(

@@ -252,3 +252,11 @@ def test_a_runtime_writer_reports_a_quarantined_row_once(
         "c-00000000e1.json (no authenticator)",
     ]
     assert victim.read_text() == "v\n"
+
+
+@pytest.mark.parametrize("size", [0, 1, 32, 64, 65, 200])
+def test_the_built_in_hmac_is_hmac_sha256(size: int) -> None:
+    import hmac
+
+    key, message = os.urandom(size), os.urandom(size * 3 + 5)
+    assert spool.hmac_sha256(key, message) == hmac.new(key, message, "sha256").hexdigest()

@@ -255,16 +255,17 @@ class Spooled:
 
 
 class Spool:
-    """The spool folder held open (an fd) while its rows are read, inserted and removed."""
+    """The spool folder held open (fds of it and of `pct/`) while its rows are read, inserted
+    and removed; the key is read only when there is a row to check."""
 
-    def __init__(self, folder: int, key: bytes | None) -> None:
+    def __init__(self, state: int, folder: int) -> None:
+        self._state = state
         self._fd = folder
-        self._key = key
+        self._key: bytes | None = None
 
     @classmethod
     def open(cls, state_dir: Path) -> Spool | None:
-        """None when there is no spool (or it is a planted link: never read through one).
-        Raises SpoolError when the key file is one pct cannot trust."""
+        """None when there is no spool (or it is a planted link: never read through one)."""
         try:
             state_fd = open_dir(state_dir)
         except OSError:
@@ -274,19 +275,13 @@ class Spool:
         except OSError:
             os.close(state_fd)
             return None
-        try:
-            key = load_key(state_fd, create=False)
-        except BaseException:
-            os.close(folder)
-            raise
-        finally:
-            os.close(state_fd)
-        return cls(folder, key)
+        return cls(state_fd, folder)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        for fd in (self._fd, self._state):
+            if fd >= 0:
+                os.close(fd)
+        self._fd = self._state = -1
 
     def __enter__(self) -> Spool:
         return self
@@ -295,7 +290,9 @@ class Spool:
         self.close()
 
     def rows(self, now: float | None = None) -> list[Spooled]:
-        """Every spooled file, oldest name first, checked; stale private names removed."""
+        """Every spooled file, oldest name first, checked; stale private names removed.
+        Raises SpoolError when the key file is one pct cannot trust (nothing is checked:
+        the rows wait)."""
         try:
             names = sorted(os.listdir(self._fd))
         except OSError:
@@ -311,6 +308,8 @@ class Spool:
                 continue
             if name == QUARANTINE_DIR_NAME:
                 continue
+            if self._key is None:
+                self._key = load_key(self._state, create=False) or b""
             found.append(self._check(name))
         return found
 
@@ -350,7 +349,7 @@ class Spool:
         mac = row.get(MAC_FIELD)
         if not isinstance(mac, str):
             return Spooled(name, None, "no authenticator")
-        if self._key is None or not hmac.compare_digest(mac, mac_of(self._key, row)):
+        if not self._key or not hmac.compare_digest(mac, mac_of(self._key, row)):
             return Spooled(name, None, "bad authenticator")
         if row.get("v") != SPOOL_VERSION or f"{row.get('call_id')}.json" != name:
             return Spooled(name, None, "not a row of this pct")

@@ -327,22 +327,22 @@ class Journal:
         then remove their files. A file that fails its check is quarantined and reported
         once (a `journal-check` row, and `notices`). Returns rows inserted.
         Raises `sqlite3.Error`."""
-        try:
-            opened = spool.Spool.open(self.path.parent)
-        except OSError as exc:  # a key file pct cannot trust: rows wait, nothing inserted
-            self._notice(
-                f"the journal's spool key cannot be used ({exc}); rows `pct apply-patch` "
-                f"spooled wait; remove {self.path.parent / spool.KEY_NAME} and pct makes a "
-                "new one (rows signed with the old key are then quarantined)"
-            )
-            return 0
+        opened = spool.Spool.open(self.path.parent)
         if opened is None:
             return 0
         with opened as folder:
-            return self._ingest(folder)
+            try:
+                found = folder.rows()
+            except OSError as exc:  # a key file pct cannot trust: rows wait, none inserted
+                self._notice(
+                    f"the journal's spool key cannot be used ({exc}); rows `pct apply-patch` "
+                    f"spooled wait; remove {self.path.parent / spool.KEY_NAME} and pct makes "
+                    "a new one (rows signed with the old key are then quarantined)"
+                )
+                return 0
+            return self._ingest(folder, found)
 
-    def _ingest(self, folder: spool.Spool) -> int:
-        found = folder.rows()
+    def _ingest(self, folder: spool.Spool, found: list[spool.Spooled]) -> int:
         good: list[tuple[str, CallRecord]] = []
         failed: list[spool.Spooled] = []
         for item in found:

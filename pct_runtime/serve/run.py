@@ -150,7 +150,14 @@ async def serve_http(
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     mcp = PctMCPServer(runtime, structured_content=structured_content)
-    token = load_or_create_token(runtime.agent_dir)
+    try:
+        token = load_or_create_token(runtime.agent_dir)
+    except OSError as exc:
+        await runtime.aclose()
+        raise OSError(
+            f"the bearer token cannot be made in {runtime.agent_dir / 'pct'} "
+            f"({exc.strerror or exc}); set PCT_TOKEN, or make that folder writable"
+        ) from None
     # Signals stop uvicorn gracefully and then run the cleanup below (uvicorn's own
     # handling re-raises the signal after serving, which would skip it).
     http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=False)

@@ -137,3 +137,25 @@ def test_log_and_undo_say_the_journal_is_off_on_a_read_only_agent_dir(
     )
     assert undo.returncode == 1
     assert undo.stderr == f"pct: nothing undone: the journal is off: {state} {why}\n"
+
+
+def test_http_serve_on_a_read_only_agent_dir_needs_pct_token(
+    read_only: tuple[Path, Path, list[str]],
+) -> None:
+    agent, work, prefix = read_only
+    done = subprocess.run(
+        [*prefix, PCT, "serve", "--http", "127.0.0.1:0"],
+        cwd=work,
+        env=child_env(agent),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    why = "Read-only file system" if prefix else "Permission denied"
+    assert done.stderr == (
+        f"pct: cannot serve: the bearer token cannot be made in {agent / 'pct'} ({why}); "
+        "set PCT_TOKEN, or make that folder writable\n"
+    )

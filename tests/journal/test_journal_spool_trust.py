@@ -260,3 +260,25 @@ def test_the_built_in_hmac_is_hmac_sha256(size: int) -> None:
 
     key, message = os.urandom(size), os.urandom(size * 3 + 5)
     assert spool.hmac_sha256(key, message) == hmac.new(key, message, "sha256").hexdigest()
+
+
+def test_a_widened_key_leaves_the_rows_waiting_and_says_what_to_do(tmp_path: Path) -> None:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("one\n")
+    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    key = agent / "pct" / spool.KEY_NAME
+    key.chmod(0o644)
+    log = _pct(agent, "log")
+    assert log.returncode == 0
+    assert log.stdout == ""
+    assert log.stderr == (
+        f"pct: the journal's spool key cannot be used ({spool.KEY_NAME} is readable by others "
+        f"(mode 644)); rows `pct apply-patch` spooled wait; remove {key} and pct makes a new "
+        "one (rows signed with the old key are then quarantined)\n"
+    )
+    assert len(list(_spool(agent).glob("c-*.json"))) == 1  # waiting, not lost
+    key.chmod(0o600)
+    log = _pct(agent, "log")
+    assert "apply_patch" in log.stdout
+    assert log.stderr == ""

@@ -349,7 +349,9 @@ class Spool:
         mac = row.get(MAC_FIELD)
         if not isinstance(mac, str):
             return Spooled(name, None, "no authenticator")
-        if not self._key or not hmac.compare_digest(mac, mac_of(self._key, row)):
+        expected = mac_of(self._key, row).encode() if self._key else b""
+        # Bytes: compare_digest refuses a str with non-ASCII characters (a forger's choice).
+        if not expected or not hmac.compare_digest(mac.encode(errors="replace"), expected):
             return Spooled(name, None, "bad authenticator")
         if row.get("v") != SPOOL_VERSION or f"{row.get('call_id')}.json" != name:
             return Spooled(name, None, "not a row of this pct")

@@ -352,6 +352,8 @@ class Journal:
             else:
                 good.append((item.name, record))
         moved = [item for item in failed if folder.quarantine(item.name)]
+        if moved:  # said even when the row below cannot be written (a locked journal)
+            self._notice(quarantine_message(moved))
         inserted = 0
         if good or moved:
             with self._write_patiently() as db:
@@ -365,8 +367,6 @@ class Journal:
                 if moved:
                     where = str(spool.spool_dir(self.path.parent))
                     _insert(db, quarantine_record(moved, time.time(), where))
-        if moved:
-            self._notice(quarantine_message(moved))
         for name, _record in good:
             folder.remove(name)
         return inserted

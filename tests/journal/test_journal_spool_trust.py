@@ -137,6 +137,11 @@ def test_a_signed_row_is_ingested_and_a_forged_one_beside_it_is_not(
             lambda a, r: json.dumps(sign_row(a, {**r, "call_id": "c-0000000004", "tool": 7})),
             "wrong type",
         ),
+        (
+            "c-0000000006.json",
+            lambda a, r: json.dumps({**r, "mac": "\u00e9" * 64}),
+            "bad authenticator",
+        ),
         # A valid row copied under another call's name.
         ("c-0000000005.json", lambda a, r: json.dumps(sign_row(a, r)), "not a row of this pct"),
         ("notes.json", lambda a, r: b"{}", "not a name pct writes"),

@@ -64,7 +64,7 @@ async def bare(cmd: str) -> bytes:
 
 
 async def bench_true(runs: int, temp: str) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     exec_tool, _ = create_shell_tools(manager)
     ctx = CallContext(cwd=Path.cwd())
@@ -101,7 +101,7 @@ def producer(nbytes: int) -> str:
 
 async def bench_true_sandboxed(runs: int, temp: str, sandbox: Sandbox) -> tuple[float, float]:
     """Median `exec_command true` round trip: sandboxed manager, then the unsandboxed one."""
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     plain = ShellManager(owner, same_shell)
     boxed = ShellManager(owner, same_shell, sandbox=sandbox)
     times: dict[str, list[float]] = {"plain": [], "boxed": []}
@@ -130,7 +130,7 @@ async def bench_true_sandboxed(runs: int, temp: str, sandbox: Sandbox) -> tuple[
 async def bench_bulk(
     nbytes: int, temp: str, sandbox: Sandbox | None = None
 ) -> tuple[float, int, str]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell, sandbox=sandbox)
     baseline = rss()
     peak = [baseline]
@@ -172,7 +172,7 @@ async def bench_bulk_bare(nbytes: int) -> float:
 
 
 async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     ours: list[float] = []
     peer: list[float] = []

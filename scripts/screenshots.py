@@ -64,6 +64,7 @@ def fixed_ids() -> None:
     import pct_runtime.capabilities.code.manager as code_manager
     import pct_runtime.capabilities.shell.manager as shell_manager
     import pct_runtime.output.capture as capture
+    from pct_runtime.output.root import open_given_root
 
     counter = itertools.count(1)
 
@@ -80,19 +81,15 @@ def fixed_ids() -> None:
         def uuid4() -> str:
             return f"00000000-0000-0000-0000-{next(files):012d}"
 
-    class _Temp:  # the private recovery directory, under the fixed agent dir's parent
-        @staticmethod
-        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
-            # fixed: no pid or start time in the name
-            path = AGENT_DIR.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
-            path.mkdir(mode=0o700)
-            return str(path)
+    # The recovery folders: fixed names (no pid or start time), under the agent dir's parent.
+    root = open_given_root(AGENT_DIR.parent)
 
     shell_manager.secrets = _Secrets  # type: ignore[assignment]
     code_manager.secrets = _Secrets  # type: ignore[assignment]
     fixed_history()
     capture.uuid = _UUID  # type: ignore[assignment]
-    capture.tempfile = _Temp  # type: ignore[assignment]
+    capture.process_capture_root = lambda: root
+    capture.folder_name = lambda: f"{capture.DIR_PREFIX}{next(dirs)}"
 
 
 async def shoot(out: Path) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -62,6 +63,7 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
     import pct_runtime.capabilities.shell.manager as shell_manager
     import pct_runtime.output.capture as capture
+    from pct_runtime.output.root import open_given_root
 
     monkeypatch.setattr(shell_manager, "secrets", FixedSecrets)
     files = itertools.count(1)
@@ -72,17 +74,13 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         def uuid4() -> str:
             return f"00000000-0000-0000-0000-{next(files):012d}"
 
-    class FixedTemp:  # the private recovery directory
-        @staticmethod
-        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
-            # fixed: no pid or start time in the name
-            path = AGENT.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
-            path.mkdir(mode=0o700)
-            return str(path)
-
+    # The recovery folders: fixed names (no pid or start time), under the agent dir's parent.
+    root = open_given_root(AGENT.parent)
     monkeypatch.setattr(capture, "uuid", FixedUUID)
-    monkeypatch.setattr(capture, "tempfile", FixedTemp)
+    monkeypatch.setattr(capture, "process_capture_root", lambda: root)
+    monkeypatch.setattr(capture, "folder_name", lambda: f"{capture.DIR_PREFIX}{next(dirs)}")
     yield AGENT
+    os.close(root.fd)
     shutil.rmtree(AGENT.parent, ignore_errors=True)
 
 

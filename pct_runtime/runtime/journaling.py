@@ -42,7 +42,7 @@ class RuntimeJournal:
         """Re-read `pct.journal`; switch the writer on, off or to new limits."""
         settings = await asyncio.to_thread(settings_for, self.agent_dir)
         if settings.enabled and self.writer is None:
-            problem = await asyncio.to_thread(state_problem, self.agent_dir)
+            problem = await asyncio.to_thread(state_problem, self.agent_dir, create=False)
             if problem is not None:  # `pct serve` says it once, with the control registry
                 settings = replace(settings, enabled=False, off_reason=problem)
         self.settings = settings

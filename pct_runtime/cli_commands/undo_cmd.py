@@ -30,6 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
     from pct_runtime.journal import Journal, JournalError, undo_patch
     from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import journal_exists
@@ -38,14 +41,24 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not value.strip():
             raise CliError(f"{name} is empty: give a call id from `pct log`, or leave it out")
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
+    reason, unwritable = off_reason(root)
+    if unwritable:  # an undo is recorded, and its images kept: nothing changes without it
+        say(f"nothing undone: the journal is off: {reason}")
+        return 1
+    if reason is not None:
+        say(f"the journal is off: {reason}; undo still uses the calls recorded before")
     if not journal_exists(root):
-        print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
+        say("nothing to undo: no journal yet (no call was recorded).")
         return 1
     try:
         with Journal.open(root) as journal:
             outcome = undo_patch(journal, args.call_id, session=args.session, transport="cli")
+            print_notices(journal)
     except JournalError as exc:
-        print(f"pct: {exc}", file=sys.stderr)
+        say(str(exc))
+        return 1
+    except sqlite3.Error as exc:
+        say(unreadable(root, exc))
         return 1
     message = "\n".join(visible(line) for line in outcome.message.split("\n"))  # model's paths
     if outcome.ok:

@@ -130,6 +130,11 @@ class PatchCapture:
         if self._report is not None:
             self._report(message)
 
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The files the patch named (before its commit: none)."""
+        return tuple(self._paths)
+
     def discard(self) -> None:
         """Remove every pending name (a failed capture keeps nothing)."""
         for taken in (*self._before.values(), *self._after.values()):

@@ -27,6 +27,22 @@ class JournalError(Exception):
     """The journal could not be opened or written (locked, full disk, a newer schema)."""
 
 
+def is_damaged(exc: sqlite3.Error) -> bool:
+    """SQLite found pages it cannot read (not a lock, not a full disk)."""
+    text = str(exc)
+    return not isinstance(exc, sqlite3.OperationalError) and (
+        "malformed" in text or "not a database" in text or "corrupt" in text
+    )
+
+
+def damaged(path: Path, exc: sqlite3.Error) -> JournalError:
+    """What a reader says about a damaged journal: what, where, and what to do."""
+    return JournalError(
+        f"the journal {path} is damaged ({exc}); move it aside (mv {path} {path}.damaged) "
+        "and pct starts a new journal"
+    )
+
+
 def is_busy(exc: sqlite3.OperationalError) -> bool:
     """Another connection holds the lock: worth a short wait and another try."""
     return "locked" in str(exc) or "busy" in str(exc)

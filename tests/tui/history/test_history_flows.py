@@ -16,10 +16,12 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select
 
 import pct_tui.screens.history as history_module
+from pct_runtime.journal.store import db_path
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history import EMPTY, NO_MATCH, NOT_RECORDING, TITLE, HistoryScreen
 from pct_tui.screens.history_call import CallScreen
+from tests.journal.helpers import damage
 from tests.tui.conftest import show, started, text, wait_for, write_config
 from tests.tui.history.journal_fill import apply_and_record, call, record
 
@@ -286,6 +288,26 @@ async def test_an_unreadable_journal_is_reported_not_fatal(agent_dir: Path, tmp_
             lambda: text(app, "#history-detail").startswith("The call journal could not be read:"),
             "error text",
         )
+        await show(app, pilot, "1", "status")  # the console goes on
+
+
+async def test_a_damaged_journal_says_what_to_do_and_the_console_goes_on(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    for n in range(40):
+        record(agent_dir, call(summary=f"echo {n} " + "x" * 500, result="y" * 500))
+    damage(db_path(agent_dir))
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "6", "history")
+        expected = (
+            f"The call journal could not be read: the journal {db_path(agent_dir)} is damaged"
+        )
+        await wait_for(
+            pilot, lambda: text(app, "#history-detail").startswith(expected), "damaged text"
+        )
+        assert "move it aside" in text(app, "#history-detail")
         await show(app, pilot, "1", "status")  # the console goes on
 
 

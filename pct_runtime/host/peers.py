@@ -39,12 +39,16 @@ REFUSED_DETAIL = (
     "unsandboxed terminal instead."
 )
 
+#: How `listener_owned_by` begins when no socket listens there at all.
+NOTHING_LISTENS = "nothing listens on"
+
 _PROC = "/proc"
 _NETLINK_SOCK_DIAG = 4
 _SOCK_DIAG_BY_FAMILY = 20
 _NLM_F_REQUEST = 1
 _NLMSG_ERROR = 2
 _NO_COOKIE = 0xFFFFFFFF
+_TCP_LISTEN = 10
 _diag_works = hasattr(socket, "AF_NETLINK")
 _own_filters: int | None = None
 
@@ -118,7 +122,9 @@ def _packed(host: str) -> tuple[int, bytes]:
     return family, addr.packed
 
 
-def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+def _find_by_diag(
+    peer: tuple[str, int], local: tuple[str, int], states: int = 0xFFFFFFFF
+) -> tuple[int, int] | None:
     """One sock_diag lookup of the exact connection: (uid, inode), or None if none.
 
     Raises OSError when the kernel offers no sock_diag (the caller reads the table).
@@ -127,7 +133,7 @@ def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, i
     local_family, dst = _packed(local[0])
     if family != local_family:
         return None
-    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF)
+    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, states)
     req += struct.pack(">HH", peer[1], local[1]) + src.ljust(16, b"\0") + dst.ljust(16, b"\0")
     req += struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
     header = struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0)
@@ -333,6 +339,42 @@ def _filters_of(pid: int) -> int:
         return int(_status_of(pid).get("Seccomp_filters", "0") or 0)
     except ValueError:
         return 0
+
+
+def _listener(host: str, port: int) -> tuple[int, int] | None:
+    """(uid, inode) of the TCP socket listening on (host, port), or None."""
+    any_host = "::" if _ip(host).version == 6 else "0.0.0.0"
+    if _diag_works:
+        try:
+            return _find_by_diag((host, port), (any_host, 0), 1 << _TCP_LISTEN)
+        except OSError:
+            pass
+    return _find_in_table((host, port), (any_host, 0))
+
+
+def listener_inode(host: str, port: int) -> int | None:
+    """The inode of this user's TCP listener on (host, port) (None: none, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    found = _listener(host, port)
+    return found[1] if found is not None and found[0] == os.getuid() else None
+
+
+def listener_owned_by(host: str, port: int, pid: int) -> str | None:
+    """Why the TCP listener on (host, port) is not process `pid`'s, or None when it is: a
+    registry entry is trusted with the token only when the pid it names holds the
+    listening socket (one sock_diag lookup, then that one process's descriptors)."""
+    if not sys.platform.startswith("linux"):
+        return None  # no /proc to ask: loopback is all that is checked there
+    found = _listener(host, port)
+    if found is None:
+        return f"{NOTHING_LISTENS} {host}:{port}"
+    uid, inode = found
+    if uid != os.getuid():
+        return f"{host}:{port} belongs to another user (uid {uid})"
+    if _filters_if_holding(pid, f"socket:[{inode}]") is None:
+        return f"{host}:{port} is not held by pid {pid}"
+    return None
 
 
 def sandboxed_peer(peer: object, local: object) -> bool:

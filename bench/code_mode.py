@@ -62,7 +62,7 @@ function once() {
 def pct(runs: int, idle_s: float) -> list[float]:
     async def main() -> list[float]:
         with tempfile.TemporaryDirectory() as tmp:
-            owner = OutputOwner(temp_root=tmp)
+            owner = OutputOwner(root=tmp)
             manager = CodeManager(owner, [])
             ctx = CallContext(cwd=Path(tmp))
             await manager.warm()

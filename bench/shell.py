@@ -10,32 +10,45 @@
     OS temp dir), so disk write speed bounds this number; the table also shows the run with
     the file on tmpfs (/dev/shm) when available.
 (c) 16 concurrent `exec_command` jobs (`echo`) to completion vs 16 concurrent bare spawns.
-(d) `--sandbox workspace-write` beside `danger-full-access` in the same run: the `true` round
-    trip of (a) and the throughput of (b), each against the unsandboxed manager. Goal: ≤ 1.2×
-    the unsandboxed time. Skipped (with the reason) where the kernel cannot enforce it.
+(d) `pct serve --sandbox workspace-write` beside a plain `pct serve`, both real processes
+    driven over stdio in the same run, calls alternating: the `exec_command true` round trip
+    (goal: the sandbox adds ≤ 6 ms) and the calls per second with 8 in flight (goal: ≥ 0.9×
+    the unsandboxed rate); then the output throughput of (b) in-process, sandboxed vs not.
+    Where Codex's native binary is installed (node_modules/@openai/codex-linux-x64), its own
+    `codex sandbox -- true` against a bare `true` spawn, for scale. Skipped (with the reason)
+    where the host cannot enforce the sandbox.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+# `python bench/shell.py` puts bench/ first on sys.path, where bench/mcp.py would shadow
+# the MCP client package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pct_runtime.capabilities.base import CallContext
-from pct_runtime.capabilities.shell import (
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from pct_runtime.capabilities.base import CallContext  # noqa: E402
+from pct_runtime.capabilities.shell import (  # noqa: E402
     ShellConfig,
     ShellManager,
     create_shell_tools,
 )
-from pct_runtime.host.sandbox import Sandbox, SandboxSettings, unsupported_reason
-from pct_runtime.output import OutputOwner
+from pct_runtime.host.sandbox import Sandbox, SandboxSettings, unsupported_reason  # noqa: E402
+from pct_runtime.output import OutputOwner  # noqa: E402
 
 MB = 1_000_000
 # create_subprocess_shell always uses /bin/sh; run ours through the same shell so the
@@ -64,7 +77,7 @@ async def bare(cmd: str) -> bytes:
 
 
 async def bench_true(runs: int, temp: str) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     exec_tool, _ = create_shell_tools(manager)
     ctx = CallContext(cwd=Path.cwd())
@@ -99,38 +112,98 @@ def producer(nbytes: int) -> str:
     return f"yes {line} | head -c {nbytes}"
 
 
-async def bench_true_sandboxed(runs: int, temp: str, sandbox: Sandbox) -> tuple[float, float]:
-    """Median `exec_command true` round trip: sandboxed manager, then the unsandboxed one."""
-    owner = OutputOwner(temp_root=temp)
-    plain = ShellManager(owner, same_shell)
-    boxed = ShellManager(owner, same_shell, sandbox=sandbox)
-    times: dict[str, list[float]] = {"plain": [], "boxed": []}
+def _stdio_params(root: Path, *args: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env["PI_CODING_AGENT_DIR"] = str(root / "agent")
+    pct = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
+    return StdioServerParameters(command=pct, args=["serve", *args], env=env, cwd=root / "work")
 
-    async def once(name: str, manager: ShellManager) -> None:
-        t = time.perf_counter()
-        result = await manager.start({"cmd": "true"}, cwd=Path.cwd())
-        times[name].append(time.perf_counter() - t)
-        assert result.details["status"] == "completed"
-        assert result.details["exit_code"] == 0, result.text
 
-    for _ in range(10):
-        await once("plain", plain)
-        await once("boxed", boxed)
-    times = {"plain": [], "boxed": []}
-    for i in range(runs):
-        pair = [("boxed", boxed), ("plain", plain)]
-        for name, manager in pair if i % 2 == 0 else reversed(pair):
-            await once(name, manager)
-    await boxed.close()
-    await plain.close()
-    await owner.close()
-    return statistics.median(times["boxed"]), statistics.median(times["plain"])
+async def _call_true(client: Client) -> float:
+    t = time.perf_counter()
+    result = await client.call_tool("exec_command", {"cmd": "true", "yield_time_ms": 10000})
+    elapsed = time.perf_counter() - t
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    assert "exit_code: 0" in text, text
+    return elapsed
+
+
+async def _rate(client: Client, calls: int, in_flight: int = 8) -> float:
+    """`exec_command true` calls completed per second with `in_flight` outstanding."""
+    t = time.perf_counter()
+    for _ in range(calls // in_flight):
+        await asyncio.gather(*(_call_true(client) for _ in range(in_flight)))
+    return (calls // in_flight) * in_flight / (time.perf_counter() - t)
+
+
+async def bench_stdio_sandboxed(runs: int) -> tuple[float, float, float, float]:
+    """Median round trip and calls/s: sandboxed `pct serve`, then the plain one."""
+    with tempfile.TemporaryDirectory(prefix="pct-bench-") as tmp:
+        root = Path(tmp)
+        (root / "work").mkdir()
+        (root / "agent" / "extensions").mkdir(parents=True)
+        (root / "agent" / "extensions" / "pi-codex-toolkit.json").write_text(
+            json.dumps({"shellSessions": {"enabled": True}}), encoding="utf-8"
+        )
+        boxed_params = _stdio_params(root, "--sandbox", "workspace-write")
+        async with (
+            Client(_stdio_params(root), mode="legacy") as plain,
+            Client(boxed_params, mode="legacy") as boxed,
+        ):
+            pair = [("boxed", boxed), ("plain", plain)]
+            for _ in range(10):  # warm up both (the sandbox starts its server on first use)
+                for _, client in pair:
+                    await _call_true(client)
+            times: dict[str, list[float]] = {"plain": [], "boxed": []}
+            for i in range(runs):
+                for name, client in pair if i % 2 == 0 else reversed(pair):
+                    times[name].append(await _call_true(client))
+            rates: dict[str, list[float]] = {"plain": [], "boxed": []}
+            for i in range(6):
+                for name, client in pair if i % 2 == 0 else reversed(pair):
+                    rates[name].append(await _rate(client, max(16, runs // 4)))
+    return (
+        statistics.median(times["boxed"]),
+        statistics.median(times["plain"]),
+        statistics.median(rates["boxed"]),
+        statistics.median(rates["plain"]),
+    )
+
+
+def codex_binary() -> Path | None:
+    """Codex's native Linux binary under node_modules, if installed."""
+    root = Path(__file__).resolve().parents[1] / "node_modules" / "@openai"
+    nested = root / "codex" / "node_modules" / "@openai"
+    for base in (root / "codex-linux-x64", nested / "codex-linux-x64"):
+        for found in sorted(base.glob("**/codex")):
+            if found.is_file() and os.access(found, os.X_OK):
+                return found
+    return None
+
+
+def bench_codex_sandbox(codex: Path, runs: int) -> tuple[float, float] | None:
+    """Median `codex sandbox -- true` and bare `true` spawn times (None if it fails here)."""
+    with tempfile.TemporaryDirectory(prefix="pct-bench-codex-") as home:
+        env = {**os.environ, "CODEX_HOME": home}
+        argv = [str(codex), "sandbox", "--", "true"]
+        quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL}
+        if subprocess.run(argv, env=env, stderr=subprocess.DEVNULL, **quiet).returncode:
+            return None
+        times: dict[str, list[float]] = {"codex": [], "bare": []}
+        for _ in range(runs):
+            t = time.perf_counter()
+            subprocess.run(argv, env=env, stderr=subprocess.DEVNULL, check=True, **quiet)
+            times["codex"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run(["true"], check=True, **quiet)
+            times["bare"].append(time.perf_counter() - t)
+    return statistics.median(times["codex"]), statistics.median(times["bare"])
 
 
 async def bench_bulk(
     nbytes: int, temp: str, sandbox: Sandbox | None = None
 ) -> tuple[float, int, str]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell, sandbox=sandbox)
     baseline = rss()
     peak = [baseline]
@@ -172,7 +245,7 @@ async def bench_bulk_bare(nbytes: int) -> float:
 
 
 async def bench_concurrent(temp: str, rounds: int) -> tuple[float, float]:
-    owner = OutputOwner(temp_root=temp)
+    owner = OutputOwner(root=temp)
     manager = ShellManager(owner, same_shell)
     ours: list[float] = []
     peer: list[float] = []
@@ -206,28 +279,48 @@ async def sandbox_rows(
     reason = unsupported_reason(settings)
     if reason is not None:
         return [("(d) --sandbox workspace-write", "skipped", reason[:60], "", "")]
-    sandbox = Sandbox(settings, Path.cwd())
-    boxed, plain = await bench_true_sandboxed(runs, temp, sandbox)
+    boxed, plain, boxed_rate, plain_rate = await bench_stdio_sandboxed(runs)
     rows = [
         (
-            "(d) exec_command `true`, workspace-write (median)",
+            "(d) stdio exec_command `true`, workspace-write (median)",
             f"{boxed * 1e3:.2f} ms",
             f"{plain * 1e3:.2f} ms full access",
-            f"{boxed / plain:.2f}×",
-            "≤ 1.20×",
-        )
+            f"{(boxed - plain) * 1e3:+.2f} ms",
+            "≤ +6 ms",
+        ),
+        (
+            "    stdio calls/s, 8 in flight, workspace-write",
+            f"{boxed_rate:.0f}/s",
+            f"{plain_rate:.0f}/s full access",
+            f"{boxed_rate / plain_rate:.2f}×",
+            "≥ 0.90×",
+        ),
     ]
-    plain_rate, _, _ = await bench_bulk(nbytes, temp)
-    boxed_rate, _, _ = await bench_bulk(nbytes, temp, sandbox)
+    sandbox = Sandbox(settings, Path.cwd())
+    plain_mb, _, _ = await bench_bulk(nbytes, temp)
+    boxed_mb, _, _ = await bench_bulk(nbytes, temp, sandbox)
     rows.append(
         (
             f"    {mb} MB through one job, workspace-write",
-            f"{boxed_rate:.0f} MB/s",
-            f"{plain_rate:.0f} MB/s full access",
-            f"{plain_rate / boxed_rate:.2f}× time",
-            "≤ 1.20×",
+            f"{boxed_mb:.0f} MB/s",
+            f"{plain_mb:.0f} MB/s full access",
+            f"{boxed_mb / plain_mb:.2f}×",
+            "≥ 0.90×",
         )
     )
+    codex = codex_binary()
+    measured = bench_codex_sandbox(codex, max(20, runs // 5)) if codex is not None else None
+    if measured is not None:
+        codex_true, bare_true = measured
+        rows.append(
+            (
+                "    Codex `codex sandbox -- true` (median)",
+                f"{codex_true * 1e3:.2f} ms",
+                f"{bare_true * 1e3:.2f} ms bare `true`",
+                f"{(codex_true - bare_true) * 1e3:+.2f} ms",
+                "",
+            )
+        )
     return rows
 
 

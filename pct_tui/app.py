@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -25,7 +24,6 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker
 
-from pct_runtime.capabilities.registry import descriptors
 from pct_runtime.cli import CliError
 from pct_runtime.cli_commands.host_checks import load_host_model
 from pct_runtime.cli_commands.sandbox_opts import (
@@ -40,8 +38,7 @@ from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.output.terminal_text import visible
-from pct_runtime.runtime import Runtime
-from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI, who_text
+from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
@@ -56,7 +53,7 @@ from pct_tui.screens.quit_guard import QuitScreen
 from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
-from pct_tui.serving import AttachInfo, EmbeddedServing
+from pct_tui.serving import AttachInfo, EmbeddedServing, build_runtime, preload
 from pct_tui.watcher import watch_config
 
 
@@ -122,10 +119,7 @@ class PctApp(App[None]):
         serve = serve and not monitor
         if agent_dir is None and path is not None:
             agent_dir = Path(path).parent.parent
-        # The console owns the terminal: debug records go to the Events screen only.
-        self.runtime = Runtime(
-            agent_dir=agent_dir, model=model, cwd=cwd, debug_stream=None, sandbox=sandbox
-        )
+        self.runtime = build_runtime(agent_dir=agent_dir, model=model, cwd=cwd, sandbox=sandbox)
         # The header always names the sandbox, so full access is never invisible.
         self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
         if monitor:
@@ -138,21 +132,26 @@ class PctApp(App[None]):
         #: The screens' one door onto the runtime.
         self.facade = RuntimeFacade(self.console_state, attach_info)
         self.discover = discover
+        self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
+        self.ui = ConsoleUI(
+            self.approvals,
+            self._notify_from_runtime,
+            self._record_approval,
+            who=self.facade.own.who_asks,
+        )
         self.remotes = RemoteRuntimes(
             live if live is not None else RegistryBackend(self.runtime.agent_dir),
             role="monitor" if monitor else "console",
             changed=self._remotes_changed,
             log=self.console_state.log_event,
-            ask=lambda request: self.ui.ask(request),
-            withdraw=lambda request: self.approvals.withdraw(request),
+            ask=self.ui.ask,
+            approvals=self.approvals,
             notify=lambda text: self.notify(text, severity="error", timeout=10),
         )
         self.facade.remotes = self.remotes
         self._remotes_pending = False
         for mode, screen in self.SCREENS_BY_MODE.items():
             self.add_mode(mode, partial(screen, self.facade))
-        self.approvals = ApprovalQueue(self._show_request, self._hide_request, self._count)
-        self.ui = ConsoleUI(self.approvals, self._notify_from_runtime, self._record_approval)
         self._request_screens: dict[int, Screen[bool] | Screen[str | None] | Screen[None]] = {}
         self._detach_ui: Callable[[], None] | None = None
         self._http_worker: Worker[None] | None = None
@@ -185,7 +184,7 @@ class PctApp(App[None]):
 
     async def _boot(self) -> None:
         # Import the serving stack in a thread so the event loop keeps drawing.
-        await asyncio.to_thread(_preload, self.serving is not None)
+        await asyncio.to_thread(preload, self.serving is not None)
         try:
             if self.serving is not None:
                 self.attach_info = await self.serving.start()
@@ -338,7 +337,7 @@ class PctApp(App[None]):
                 request.title,
                 request.message,
                 pending=len(self.approvals),
-                who=self.who_asks(request),
+                who=request.who,
                 diffs=request.diffs,
                 options=request.options,
             )
@@ -347,34 +346,21 @@ class PctApp(App[None]):
                 request.title,
                 request.message,
                 pending=len(self.approvals),
-                who=self.who_asks(request),
+                who=request.who,
                 diffs=request.diffs,
             )
         else:
-            # Another runtime's question says who asks, as a confirm does.
-            note = f"Asked by {request.origin}" if request.origin else ""
+            # A pick says who asks, as a confirm does.
+            note = f"Asked by {request.who}" if request.who else ""
             screen = ChoiceScreen(request.title, request.options, note=note)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)
-
-    def who_asks(self, request: ApprovalRequest) -> str:
-        """`session … · client … · model …` (— for what the caller did not say; empty when
-        the question came from outside any session)."""
-        if request.origin is not None:
-            return request.origin
-        asker = request.asker
-        if asker is None:
-            return ""
-        session_id = asker.session_id
-        session = self.runtime.session(session_id) if session_id else None
-        model = session.model.key if session is not None and session.model else None
-        return who_text(session_id, asker.client, model)
 
     def _record_approval(self, request: ApprovalRequest, phase: str) -> None:
         files = ""
         if request.diffs:
             files = " files=" + ",".join(d.path for d in request.diffs)
-        who = self.who_asks(request)
+        who = request.who
         self.console_state.log_event(
             "approval", f"{phase}: {request.title}{f' ({who})' if who else ''}{files}"
         )
@@ -419,14 +405,6 @@ class PctApp(App[None]):
         del markup  # screens pass True by default
         shown = visible(message, lines=True)
         super().notify(shown, title=title, severity=severity, timeout=timeout, markup=False)
-
-
-def _preload(serving: bool) -> None:
-    # Every capability the runtime will bind (the registry loads them once), off the loop.
-    descriptors()
-    if serving:
-        for name in ("pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"):
-            importlib.import_module(name)
 
 
 def main() -> None:

@@ -1,32 +1,50 @@
-"""The console's `UIPort`: approvals as modal screens, one at a time, in arrival order.
+"""The console's `UIPort` and its one approval queue: every question — this console's
+runtime's and every other runtime's — as a modal, one at a time, in arrival order.
 
-A capability awaits `confirm()`; the request (an `asyncio.Future`) joins a queue, and the
+A capability awaits `confirm()`; the request (an `asyncio.Future`) joins the queue, and the
 app shows the oldest one as a modal. Answering resolves the future and shows the next.
-A request whose caller went away (an MCP cancellation) leaves the queue, and its modal is
-dismissed if it was showing, so no stale prompt lingers.
+A request whose caller went away (an MCP cancellation, another runtime closing it or going
+away) leaves the queue, and its modal is dismissed if it was showing, so no stale prompt
+lingers.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-from pct_runtime.host.ui import ASKER, AskedDiff, Asker, NotifyLevel
+from pct_runtime.host.ui import Answer, NotifyLevel, Question
+from pct_tui.widgets.patch_view import FileDiff
 
-if TYPE_CHECKING:
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
+__all__ = ["Answer", "ApprovalQueue", "ApprovalRequest", "ConsoleUI", "drawn_diffs", "who_text"]
 
 RequestKind = Literal["confirm", "select"]
 
 
-#: A patch's per-file diffs as the approval modal draws them.
-FileDiffs = list["FileDiff"]
+class AskedFile(Protocol):
+    """One file of a change as a runtime sends it (`host.ui.AskedDiff`, the live
+    protocol's `DiffInfo`)."""
 
-#: What a modal answers: Yes/No for a confirm, the picked option (None: dismissed).
-Answer = bool | str | None
+    @property
+    def path(self) -> str: ...
+    @property
+    def diff(self) -> str: ...
+    @property
+    def operation(self) -> str: ...
+    @property
+    def source(self) -> str | None: ...
+
+
+def drawn_diffs(diffs: Iterable[AskedFile]) -> tuple[FileDiff, ...]:
+    """A change's per-file diffs in the shape the approval modal draws, the same for this
+    runtime's question and another's."""
+    return tuple(
+        FileDiff(d.operation, d.path, d.source, tuple(d.diff.split("\n")) if d.diff else ())
+        for d in diffs
+    )
 
 
 def who_text(session_id: str | None, client: str | None, model: str | None) -> str:
@@ -37,18 +55,20 @@ def who_text(session_id: str | None, client: str | None, model: str | None) -> s
 
 @dataclass(eq=False)
 class ApprovalRequest:
-    """One question waiting for a person."""
+    """One question waiting for a person, from whichever runtime asked."""
 
     kind: RequestKind
     title: str
     message: str
     options: tuple[str, ...] = ()
-    #: Who asks (session, MCP client) and about what, when the caller said so.
-    asker: Asker | None = None
-    #: For a preflighted patch: each file's diff against its current content.
-    diffs: list[FileDiff] | None = None
-    #: Who asks, for a question from another runtime (its label, session and client).
-    origin: str | None = None
+    #: Who asks (`session … · client … · model …`, after the runtime's label for another
+    #: runtime's question); empty when the question came from outside any session.
+    who: str = ""
+    #: For a patch: each file's diff against its current content.
+    diffs: tuple[FileDiff, ...] = ()
+    #: The other runtime that asked and its id of the question; None for this console's.
+    source: object | None = None
+    ref: str | None = None
     #: Shown to a `--monitor` console: watched, never answered here.
     read_only: bool = False
     future: asyncio.Future[Answer] = field(
@@ -78,10 +98,18 @@ class ApprovalQueue:
     def __len__(self) -> int:
         return len(self._pending) + (1 if self.current is not None else 0)
 
-    async def ask(self, request: ApprovalRequest) -> Answer:
+    def put(self, request: ApprovalRequest) -> None:
+        """Queue `request` now (another runtime's question is in the queue from the moment
+        it arrives, so its close or a re-send finds it)."""
+        if request.future.done() or request is self.current or request in self._pending:
+            return
         self._pending.append(request)
         self._changed(len(self))
         self._next()
+
+    async def ask(self, request: ApprovalRequest) -> Answer:
+        """Queue `request` unless it is already waiting, then wait for its answer."""
+        self.put(request)
         try:
             return await asyncio.shield(request.future)
         except asyncio.CancelledError:
@@ -110,9 +138,21 @@ class ApprovalQueue:
         self._changed(len(self))
         self._next()
 
+    def find(self, source: object, ref: str) -> ApprovalRequest | None:
+        """The waiting request another runtime knows as `ref`, if any."""
+        return next((r for r in self._all() if r.source is source and r.ref == ref), None)
+
+    def withdraw_from(self, source: object) -> None:
+        """Take out every question of a runtime that went away (or that we left)."""
+        for request in [r for r in self._all() if r.source is source]:
+            self.withdraw(request)
+
+    def _all(self) -> list[ApprovalRequest]:
+        return [*([self.current] if self.current else []), *self._pending]
+
     def cancel_all(self) -> None:
         """At shutdown: every pending question is answered No (dismissed)."""
-        for request in [*([self.current] if self.current else []), *self._pending]:
+        for request in self._all():
             if not request.future.done():
                 request.future.set_result(False if request.kind == "confirm" else None)
         self._pending.clear()
@@ -139,27 +179,35 @@ class ConsoleUI:
         queue: ApprovalQueue,
         notify: Callable[[str, NotifyLevel], None],
         record: Callable[[ApprovalRequest, str], None] = lambda request, phase: None,
+        who: Callable[[Question], str] = lambda question: "",
     ) -> None:
         self.queue = queue
         self._notify = notify
         self._record = record
+        self._who = who
         self.enabled = True
 
     @property
     def available(self) -> bool:
         return self.enabled
 
-    async def confirm(self, title: str, message: str) -> bool:
-        asker = ASKER.get()
-        request = ApprovalRequest("confirm", title, message, asker=asker, diffs=await _diffs(asker))
-        result = await self.ask(request)
-        return result is True
+    def request(self, kind: RequestKind, question: Question) -> ApprovalRequest:
+        """This runtime's question as the queue holds it (who asks, the drawn diffs)."""
+        return ApprovalRequest(
+            kind,
+            question.title,
+            question.message if kind == "confirm" else "",
+            question.options if kind == "select" else (),
+            who=self._who(question),
+            diffs=drawn_diffs(question.diffs),
+        )
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        choices = tuple(options)
-        request = ApprovalRequest("select", title, "", choices, asker=ASKER.get())
-        result = await self.ask(request)
-        return result if isinstance(result, str) and result in choices else None
+    async def confirm(self, question: Question) -> bool:
+        return await self.ask(self.request("confirm", question)) is True
+
+    async def select(self, question: Question) -> str | None:
+        result = await self.ask(self.request("select", question))
+        return result if isinstance(result, str) and result in question.options else None
 
     async def ask(self, request: ApprovalRequest) -> Answer:
         """Queue a question (confirm's, select's or another runtime's) and record it and
@@ -180,30 +228,3 @@ class ConsoleUI:
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._notify(message, level)
-
-
-async def _diffs(asker: Asker | None) -> list[FileDiff] | None:
-    """The real diff of a preflighted patch (read in a thread; None when not a patch)."""
-    if asker is None or asker.subject is None:
-        return None
-    try:  # any failure here still shows the modal, with the raw patch
-        # Deferred for start-up time: apply_patch loads after the first frame.
-        from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
-        from pct_runtime.capabilities.apply_patch.preview import file_diffs
-
-        if not isinstance(asker.subject, PreparedPatch):
-            return None
-        return await asyncio.to_thread(file_diffs, asker.subject)
-    except Exception:
-        return None
-
-
-def remote_file_diffs(diffs: Sequence[AskedDiff]) -> FileDiffs | None:
-    """Another runtime's per-file diffs in the shape the approval modal draws (the same
-    operation, path and move source the embedded console would show)."""
-    if not diffs:
-        return None
-    # Deferred for start-up time: apply_patch loads after the first frame.
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
-
-    return [FileDiff(d.operation, d.path, d.source, tuple(d.diff.splitlines())) for d in diffs]

@@ -16,7 +16,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from textual.signal import Signal
@@ -32,12 +32,12 @@ from pct_runtime.host.events import (
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
 from pct_runtime.runtime.managers import built_code, built_shell
 from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
+from pct_tui.work import LocalWork
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from pct_runtime.capabilities.code.manager import CellView
-    from pct_runtime.capabilities.shell.job import ShellJob
+    from pct_runtime.runtime.managers import CellView, ShellJob
 
 MAX_EVENTS = 2000
 LOGGERS = ("pct_runtime", "pct_tui", "mcp", "uvicorn", "starlette")
@@ -63,98 +63,6 @@ class SaveOutcome:
     ok: bool
     message: str
     code: str | None = None
-
-
-@dataclass(eq=False)
-class WorkRow:
-    """A shell job or a code cell of one session, as the sessions screen shows it."""
-
-    session_id: str
-    kind: str  # shell | code
-    id: str
-    job: ShellJob | None = None
-    cell: CellView | None = None
-    _removers: list[Callable[[], None]] = field(default_factory=list)
-
-    @property
-    def state(self) -> str:
-        if self.job is not None:
-            job = self.job
-            if job.settled.is_set():
-                return "terminated" if job.stop_requested else "completed"
-            if job.stop_requested:
-                return "stopping"
-            return "running"
-        assert self.cell is not None
-        return self.cell.state
-
-    @property
-    def running(self) -> bool:
-        return self.state in ("running", "stopping")
-
-    @property
-    def stopping(self) -> bool:
-        """A stop (anyone's) is signalling or waiting for its confirmation right now."""
-        if self.job is not None:
-            return self.job.stopping
-        return self.cell is not None and self.cell.stopping
-
-    @property
-    def exit_code(self) -> str:
-        if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
-            return str(self.job.returncode)
-        return "—"
-
-    def recovery_lines(self) -> list[str]:
-        if self.job is not None:
-            return [s.capture.snapshot().line(s.label) for s in self.job.streams]
-        assert self.cell is not None
-        return [record.line(label) for label, record in self.cell.recovery().items()]
-
-    def recovery_paths(self) -> list[str]:
-        """The recovery files (["—"] when there are none yet)."""
-        if self.job is not None:
-            records = [s.capture.snapshot() for s in self.job.streams]
-        else:
-            assert self.cell is not None
-            records = list(self.cell.recovery().values())
-        return [r.path for r in records if r.path] or ["—"]
-
-    def initial_text(self) -> str:
-        """What the viewer shows before live output: the in-memory capture, else the tail
-        of the recovery file (the complete output stays there)."""
-        if self.job is not None:
-            captures = [(s.label, s.capture) for s in self.job.streams]
-        else:
-            assert self.cell is not None
-            text = self.cell.output_text()
-            if text is not None:
-                return text
-            record = self.cell.recovery()["output"]
-            return _file_tail("output", record.path, record.bytes)
-        parts: list[str] = []
-        for label, capture in captures:
-            text = capture.memory_text()
-            if text is None:
-                snap = capture.snapshot()
-                parts.append(_file_tail(label, snap.path, snap.bytes))
-            else:
-                parts.append(text)
-        return "".join(parts)
-
-    def follow(self, listener: Callable[[str], None]) -> Callable[[], None]:
-        """Send every new output chunk to `listener` until the returned function is called."""
-        if self.job is not None:
-            return self.job.add_output_listener(lambda _label, text: listener(text))
-        assert self.cell is not None
-        return self.cell.add_output_listener(listener)
-
-    async def stop(self) -> None:
-        """Stop it for the person at this console (the model's next read says so)."""
-        if self.job is not None:
-            await asyncio.shield(self.job.request_stop(by="console"))
-        elif self.cell is not None:
-            await self.cell.stop(by="console")
 
 
 class _LogHandler(logging.Handler):
@@ -197,7 +105,7 @@ class Console:
         self.work_changed: Signal[None] = Signal(app, "work-changed")
         self.disk_signal: Signal[bool] = Signal(app, "disk-changed")
         self.events: deque[EventRecord] = deque(maxlen=MAX_EVENTS)
-        self.work: list[WorkRow] = []
+        self.work: list[LocalWork] = []
         self.draft = ConfigDraft.start(runtime.config, runtime.config_revision, {})
         self.disk_changed = False
         self.ready = False
@@ -324,7 +232,7 @@ class Console:
             for cell in code.cells():
                 self._add_cell(session.id, cell)
 
-    def _add_row(self, row: WorkRow, finished: asyncio.Event) -> None:
+    def _add_row(self, row: LocalWork, finished: asyncio.Event) -> None:
         self.work.append(row)
         if len(self.work) > MAX_JOB_ROWS:
             for old in [r for r in self.work if not r.running][: len(self.work) - MAX_JOB_ROWS]:
@@ -342,11 +250,23 @@ class Console:
 
         row._removers.append(cancel)
 
+    def _journal(self, session_id: str) -> Callable[[str], None]:
+        """How a console stop of the session's work is journaled (`stop`, what)."""
+
+        def record(what: str) -> None:
+            session = self.runtime.session(session_id)
+            if session is not None:
+                session.record_action("stop", what)
+
+        return record
+
     def _add_job(self, session_id: str, job: ShellJob) -> None:
-        self._add_row(WorkRow(session_id, "shell", job.id, job=job), job.settled)
+        row = LocalWork(session_id, "shell", job.id, job=job, journal=self._journal(session_id))
+        self._add_row(row, job.settled)
 
     def _add_cell(self, session_id: str, cell: CellView) -> None:
-        self._add_row(WorkRow(session_id, "code", cell.id, cell=cell), cell.terminal)
+        row = LocalWork(session_id, "code", cell.id, cell=cell, journal=self._journal(session_id))
+        self._add_row(row, cell.terminal)
 
     # -- config --------------------------------------------------------------------------
     async def save(self) -> SaveOutcome:
@@ -421,24 +341,3 @@ class Console:
                 return "unreadable"
 
         return await asyncio.to_thread(read)
-
-
-VIEW_TAIL_BYTES = 256 * 1024
-
-
-def _file_tail(label: str, path: str | None, total: int) -> str:
-    """The last `VIEW_TAIL_BYTES` of a recovery file, with a note when earlier bytes exist."""
-    if path is None:
-        return f"[earlier {label}: {total} bytes, not captured to a file]\n" if total else ""
-    try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, 2)
-            start = max(0, size - VIEW_TAIL_BYTES)
-            handle.seek(start)
-            data = handle.read()
-    except OSError:
-        return f"[earlier {label}: {total} bytes in {path} (unreadable)]\n"
-    text = data.decode("utf-8", errors="replace")
-    if start:
-        text = f"[earlier {label}: first {start} bytes are in {path}]\n" + text.split("\n", 1)[-1]
-    return text

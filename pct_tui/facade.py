@@ -24,13 +24,14 @@ from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
 from pct_runtime.host.models import Model, load_settings
-from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console
 from pct_tui.drafts import ConfigDraft
 from pct_tui.journal_access import JournalAccess
-from pct_tui.planning import fresh_plan, fresh_status_text
+from pct_tui.model import RuntimeView
+from pct_tui.own import OwnRuntime
+from pct_tui.planning import fresh_plan
 from pct_tui.remote import RemoteRuntimes
 from pct_tui.serving import AttachInfo
 
@@ -61,10 +62,16 @@ class RuntimeFacade:
         self.serve_error: str | None = None
         #: The other runtimes of the agent dir (set by the app).
         self.remotes: RemoteRuntimes | None = None
+        #: This console's own runtime, as the screens see every runtime.
+        self.own = OwnRuntime(console, lambda: self.attach_info)
         #: The call journal (History screen), opened lazily in its own thread on first use.
         self.journal = JournalAccess(
             lambda: self.runtime.agent_dir, read_only=lambda: self.read_only
         )
+
+    def runtimes(self) -> list[RuntimeView]:
+        """Every runtime the console shows: its own first, then each other one found."""
+        return [self.own, *(self.remotes.all() if self.remotes is not None else [])]
 
     @property
     def read_only(self) -> bool:
@@ -103,27 +110,12 @@ class RuntimeFacade:
     def sessions(self) -> Sequence[RuntimeSession]:
         return tuple(self.runtime.sessions)
 
-    def session(self, session_id: str) -> RuntimeSession | None:
-        return self.runtime.session(session_id)
-
     def current_model(self) -> Model | None:
         """The first live session's model, else the runtime's default (the rule preview's)."""
         for session in self.runtime.sessions:
             if session.model is not None:
                 return session.model
         return self.runtime.default_model
-
-    def fresh_status_text(self) -> str:
-        return fresh_status_text(self.runtime)
-
-    def fresh_plan(self) -> ProjectionPlan:
-        """What a new MCP session would get now."""
-        return fresh_plan(self.runtime)
-
-    @staticmethod
-    def owned_tools(plan: ProjectionPlan) -> tuple[str, ...]:
-        """The toolkit's own tools among a plan's active ones."""
-        return tuple(n for n in plan.active if n in OWNED_TOOL_NAMES)
 
     @property
     def journal_recording(self) -> bool:

@@ -22,15 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pct_runtime.host.ui import AskedDiff
-from pct_tui.approvals import Answer, ApprovalRequest, FileDiffs, remote_file_diffs, who_text
+from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diffs, who_text
+from pct_tui.model import ActionResult, StatusPage
 
 if TYPE_CHECKING:
     from pct_runtime.serve.control import RuntimeEntry
     from pct_runtime.serve.live_client import (
-        ActionResult,
         ApprovalInfo,
-        DiffInfo,
         OutputChunk,
         RuntimeInfo,
         SessionInfo,
@@ -58,7 +56,7 @@ class RemoteClient(Protocol):
     def follow(self, work_id: str, offset: int = 0) -> AsyncIterator[OutputChunk]: ...
     async def stop(self, work_id: str) -> ActionResult: ...
     async def end_session(self, session_id: str) -> ActionResult: ...
-    async def answer(self, request_id: str, value: bool | str | None) -> ActionResult: ...
+    async def answer(self, request_id: str, value: Answer) -> ActionResult: ...
     async def aclose(self) -> None: ...
 
 
@@ -122,13 +120,12 @@ def client_label(session: SessionInfo | None) -> str:
 
 @dataclass(eq=False)
 class RemoteRuntime:
-    """One connected runtime and what it last reported."""
+    """One connected runtime and what it last reported (a `model.RuntimeView`)."""
 
     key: str
     client: RemoteClient
     snapshot: Snapshot | None = None
-    rows: dict[str, RemoteWorkRow] = field(default_factory=dict)
-    requests: dict[str, ApprovalRequest] = field(default_factory=dict)
+    rows: dict[str, RemoteWork] = field(default_factory=dict)
     gone: bool = False
 
     @property
@@ -140,15 +137,56 @@ class RemoteRuntime:
         return runtime_label(self.info)
 
     @property
-    def sessions(self) -> tuple[SessionInfo, ...]:
+    def line_prefix(self) -> str:
+        return f"{self.key}|"
+
+    @property
+    def header_key(self) -> str:
+        return f"{self.key}|runtime"
+
+    @property
+    def header(self) -> tuple[str, str, str, str]:
+        info = self.info
+        return (f"pid {info.pid}", kind_name(info), info.transport, info.mcp)
+
+    @property
+    def about(self) -> str:
+        info = self.info
+        return (
+            f"{runtime_label(info)} · MCP {info.mcp} · control {info.control}\n"
+            "Another pct runtime of this agent dir (an agent's own `pct serve`)."
+        )
+
+    @property
+    def where(self) -> str:
+        return self.label
+
+    @property
+    def option(self) -> str:
+        return self.label
+
+    @property
+    def infos(self) -> tuple[SessionInfo, ...]:
         return self.snapshot.sessions if self.snapshot is not None else ()
 
-    def session(self, session_id: str | None) -> SessionInfo | None:
-        return next((s for s in self.sessions if s.id == session_id), None)
+    @property
+    def sessions(self) -> tuple[RemoteSession, ...]:
+        return tuple(RemoteSession(self, info) for info in self.infos)
+
+    def session(self, session_id: str | None) -> RemoteSession | None:
+        info = self.session_info(session_id)
+        return RemoteSession(self, info) if info is not None else None
+
+    def session_info(self, session_id: str | None) -> SessionInfo | None:
+        return next((s for s in self.infos if s.id == session_id), None)
+
+    @property
+    def work(self) -> tuple[RemoteWork, ...]:
+        return tuple(self.rows.values())
 
     def session_line(self, session_id: str) -> str:
         """A session of this runtime as the Status and Sessions screens name it."""
-        session = self.session(session_id)
+        session = self.session_info(session_id)
         model = (session.model if session else None) or "—"
         client = client_label(session)
         return f"Session {session_id} of {self.label} · client {client} · model {model}"
@@ -157,10 +195,45 @@ class RemoteRuntime:
     def status_text(self) -> str:
         return self.snapshot.status_text if self.snapshot is not None else "Connecting…"
 
+    def status(self) -> StatusPage:
+        return StatusPage(f"{self.label} · MCP {self.info.mcp}", self.status_text)
+
+    async def end_session(self, session_id: str) -> ActionResult:
+        return await _act(self, self.client.end_session(session_id))
+
+
+@dataclass(frozen=True)
+class RemoteSession:
+    """A session of another runtime, as its last snapshot reported it."""
+
+    runtime: RemoteRuntime
+    info: SessionInfo
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def cells(self) -> tuple[str, str, str]:
+        return (f"session ({self.info.kind})", self.info.model or "—", client_label(self.info))
+
+    @property
+    def option(self) -> str:
+        return f"  {self.id} · {self.info.model or '—'}"
+
+    @property
+    def detail(self) -> str:
+        line = self.runtime.session_line(self.id)
+        return f"{line}\nEnter on a job or cell opens its output."
+
+    def status(self) -> StatusPage:
+        text = f"A fresh session of that runtime:\n{self.runtime.status_text}"
+        return StatusPage(self.runtime.session_line(self.id), text)
+
 
 @dataclass(eq=False)
-class RemoteWorkRow:
-    """A shell job or code cell of another runtime; the same face as `console.WorkRow`."""
+class RemoteWork:
+    """A shell job or code cell of another runtime (a `model.Work`)."""
 
     runtime: RemoteRuntime
     info: WorkInfo
@@ -187,6 +260,14 @@ class RemoteWorkRow:
     @property
     def running(self) -> bool:
         return self.state in ("running", "stopping")
+
+    @property
+    def stop_known(self) -> bool:
+        return False  # its runtime answers a second stop itself
+
+    @property
+    def where(self) -> str:
+        return self.runtime.label
 
     @property
     def exit_code(self) -> str:
@@ -248,7 +329,7 @@ class RemoteWorkRow:
 
 
 async def _act(runtime: RemoteRuntime, call: Awaitable[ActionResult]) -> ActionResult:
-    from pct_runtime.serve.live_client import ActionResult, LiveError  # deferred: start-up time
+    from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
 
     try:
         return await call
@@ -256,17 +337,13 @@ async def _act(runtime: RemoteRuntime, call: Awaitable[ActionResult]) -> ActionR
         return ActionResult(False, f"{runtime.label} did not answer: {exc}")
 
 
-async def end_remote_session(runtime: RemoteRuntime, session_id: str) -> ActionResult:
-    return await _act(runtime, runtime.client.end_session(session_id))
-
-
 class RemoteRuntimes:
     """Discovery, mirroring and approval routing for every other runtime.
 
     The callbacks keep this module free of the app: `changed()` after any snapshot or
     runtime coming or going, `log(kind, text, at)` for the Events screen, `ask(request)` puts
-    a question into the console's approval queue and waits for its answer,
-    `withdraw(request)` takes it out (and closes its modal), `notify(text)` reports a
+    a question into the console's one approval queue (`approvals`, which also finds and
+    withdraws a runtime's questions) and waits for its answer, `notify(text)` reports a
     failure to act.
     """
 
@@ -278,7 +355,7 @@ class RemoteRuntimes:
         changed: Callable[[], None],
         log: EventLog,
         ask: Callable[[ApprovalRequest], Awaitable[Answer]],
-        withdraw: Callable[[ApprovalRequest], None],
+        approvals: ApprovalQueue,
         notify: Callable[[str], None],
     ) -> None:
         self.backend = backend
@@ -286,7 +363,7 @@ class RemoteRuntimes:
         self._changed = changed
         self._log = log
         self._ask = ask
-        self._withdraw = withdraw
+        self._approvals = approvals
         self._notify = notify
         #: Connected runtimes by registry key, in the order they were found.
         self.runtimes: dict[str, RemoteRuntime] = {}
@@ -391,9 +468,7 @@ class RemoteRuntimes:
         runtime.gone = True
         if self.runtimes.get(runtime.key) is runtime:
             del self.runtimes[runtime.key]
-        for request in list(runtime.requests.values()):
-            self._withdraw(request)
-        runtime.requests.clear()
+        self._approvals.withdraw_from(runtime)
         # Open viewers end on their own when the connection closes, saying so in the text.
         self._log("runtime", f"{runtime.label} {reason}")
         self._changed()
@@ -411,17 +486,17 @@ class RemoteRuntimes:
         elif isinstance(update, ApprovalInfo):
             self._on_approval(runtime, update)
         elif isinstance(update, ApprovalClosed):
-            request = runtime.requests.pop(update.request_id, None)
+            request = self._approvals.find(runtime, update.request_id)
             if request is not None:
-                self._withdraw(request)
+                self._approvals.withdraw(request)
 
     def _on_snapshot(self, runtime: RemoteRuntime, snapshot: Snapshot) -> None:
         runtime.snapshot = snapshot
-        rows: dict[str, RemoteWorkRow] = {}
+        rows: dict[str, RemoteWork] = {}
         for info in snapshot.work:
             row = runtime.rows.get(info.id)
             if row is None:
-                row = RemoteWorkRow(runtime, info)
+                row = RemoteWork(runtime, info)
             else:
                 row.info = info
             rows[info.id] = row
@@ -432,22 +507,23 @@ class RemoteRuntimes:
         self._changed()
 
     def _on_approval(self, runtime: RemoteRuntime, info: ApprovalInfo) -> None:
-        if info.request_id in runtime.requests:
+        if self._approvals.find(runtime, info.request_id) is not None:
             return  # already in the queue (a question is re-sent to a new subscriber)
-        session = runtime.session(info.session_id)
+        session = runtime.session_info(info.session_id)
         model = session.model if session is not None else None
         client = info.client or client_label(session)
-        who = f"{runtime.label} · {who_text(info.session_id, client, model)}"
         request = ApprovalRequest(
             info.kind,
             info.title,
             info.message,
             info.options,
-            diffs=_file_diffs(info.diffs),
-            origin=who,
+            who=f"{runtime.label} · {who_text(info.session_id, client, model)}",
+            diffs=drawn_diffs(info.diffs),
+            source=runtime,
+            ref=info.request_id,
             read_only=self.read_only,  # a monitor shows it, without answer keys
         )
-        runtime.requests[info.request_id] = request
+        self._approvals.put(request)
         self._spawn(self._answer(runtime, info.request_id, request))
 
     async def _answer(
@@ -460,7 +536,7 @@ class RemoteRuntimes:
             if task is not None and task.cancelling():
                 raise
             return  # withdrawn: answered elsewhere, timed out, or the runtime went away
-        if runtime.requests.pop(request_id, None) is None or runtime.gone or request.read_only:
+        if runtime.gone or request.read_only:
             return
         result = await _act(runtime, runtime.client.answer(request_id, value))
         if not result.ok:
@@ -475,9 +551,7 @@ class RemoteRuntimes:
         self.runtimes.clear()
         for runtime in runtimes:
             runtime.gone = True
-            for request in list(runtime.requests.values()):
-                self._withdraw(request)
-            runtime.requests.clear()
+            self._approvals.withdraw_from(runtime)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -488,8 +562,3 @@ class RemoteRuntimes:
 async def _close(client: RemoteClient) -> None:
     with contextlib.suppress(Exception):
         await asyncio.wait_for(client.aclose(), 2.0)
-
-
-def _file_diffs(diffs: tuple[DiffInfo, ...]) -> FileDiffs | None:
-    """The runtime's per-file diffs in the shape the approval modal draws."""
-    return remote_file_diffs([AskedDiff(d.path, d.diff, d.operation, d.source) for d in diffs])

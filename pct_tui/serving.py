@@ -9,11 +9,14 @@ and signals stay with Textual.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pct_runtime.runtime import Runtime
+from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.runtime import Runtime, default_bindings
 from pct_runtime.serve.token import TOKEN_ENV, token_path
 
 if TYPE_CHECKING:
@@ -22,6 +25,27 @@ if TYPE_CHECKING:
     from pct_runtime.serve.server import PctMCPServer
 
 CONSOLE_KIND = "pct-tui"
+
+
+def build_runtime(
+    *,
+    agent_dir: Path | None,
+    model: str | None,
+    cwd: Path | None,
+    sandbox: SandboxSettings | None,
+) -> Runtime:
+    """The console's one runtime. The console owns the terminal, so debug records go to
+    the Events screen only."""
+    return Runtime(agent_dir=agent_dir, model=model, cwd=cwd, debug_stream=None, sandbox=sandbox)
+
+
+def preload(serving: bool) -> None:
+    """Import, off the loop, what the runtime's start would import on it: every capability
+    it binds (its descriptors load on first use) and, when serving, the MCP/HTTP stack."""
+    default_bindings()
+    if serving:
+        for name in ("pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"):
+            importlib.import_module(name)
 
 
 @dataclass(frozen=True)

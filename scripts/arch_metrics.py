@@ -8,7 +8,10 @@ with an AST scan (no import is executed) and prints:
 - `Any` used as a type (names and attributes spelled `Any`);
 - imports inside functions (deferred imports);
 - import cycles between modules (strongly connected components of the import graph);
-- the largest module.
+- the largest module;
+- the console's model: work-row classes (and the ones screens name), classes keeping a
+  collection of approval requests, `isinstance` checks in screens against a runtime-side
+  class (a local/remote branch), and `Answer` definitions.
 """
 
 from __future__ import annotations
@@ -78,6 +81,93 @@ def naming_files() -> dict[str, set[str]]:
     return found
 
 
+#: pct_tui modules whose classes are one side of a runtime (a screen testing for one of
+#: them with `isinstance` branches on local vs remote).
+RUNTIME_SIDES = ("pct_tui.console", "pct_tui.remote", "pct_tui.own", "pct_tui.work")
+#: What every work row answers; a class defining all of them is one.
+WORK_ROW_FACE = {"follow", "recovery_lines", "initial_text"}
+
+
+def _annotation_names(tree: ast.AST) -> set[str]:
+    """Every name used inside a type annotation (arguments, returns, annotated fields)."""
+    found: set[str] = set()
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign):
+            annotations.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if arg.annotation is not None:
+                    annotations.append(arg.annotation)
+            if node.returns is not None:
+                annotations.append(node.returns)
+    for annotation in annotations:
+        for inner in ast.walk(annotation):
+            if isinstance(inner, ast.Name):
+                found.add(inner.id)
+            elif isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                found.update(re.findall(r"[A-Za-z_]\w*", inner.value))
+    return found
+
+
+def console_figures(sources: dict[str, str]) -> dict[str, int]:
+    """The console's model, from the AST of `sources` (module name -> text)."""
+    trees = {module: ast.parse(text) for module, text in sources.items()}
+    work_rows: set[str] = set()
+    implementations = 0
+    queues = 0
+    answers = 0
+    side_classes: set[str] = set()
+    for module, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and node in getattr(tree, "body", []):
+                answers += any(isinstance(t, ast.Name) and t.id == "Answer" for t in node.targets)
+            if not isinstance(node, ast.ClassDef) or not module.startswith("pct_tui"):
+                continue
+            if module in RUNTIME_SIDES:
+                side_classes.add(node.name)
+            defined = {
+                item.name
+                for item in node.body
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            if defined >= WORK_ROW_FACE:
+                work_rows.add(node.name)
+                is_protocol = any(
+                    isinstance(base, ast.Name) and base.id == "Protocol" for base in node.bases
+                )
+                implementations += not is_protocol
+            held = [
+                ast.unparse(item.annotation)
+                for item in ast.walk(node)
+                if isinstance(item, ast.AnnAssign)
+            ]
+            if any(re.search(r"(deque|dict|list|set)\[.*ApprovalRequest", h) for h in held):
+                queues += 1
+    branches = 0
+    screens = {m: t for m, t in trees.items() if m.startswith("pct_tui.screens")}
+    seen: set[str] = set()
+    for tree in screens.values():
+        seen |= _annotation_names(tree) & work_rows
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "isinstance"
+                and len(node.args) == 2
+            ):
+                names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                branches += bool(names & side_classes)
+    return {
+        "work-row classes": implementations,
+        "work-row types screens name": len(seen),
+        "approval queue classes": queues,
+        "isinstance local/remote branches in screens": branches,
+        "Answer definitions": answers,
+    }
+
+
 def main() -> int:
     mods = modules()
     graph: dict[str, set[str]] = defaultdict(set)
@@ -130,6 +220,10 @@ def main() -> int:
     for cycle in cycles:
         print("  " + " <-> ".join(sorted(cycle)))
     print(f"largest module: {largest[0]} ({largest[1]} lines)")
+    texts = {module: path.read_text(encoding="utf-8") for module, path in mods.items()}
+    print("console model:")
+    for figure, value in console_figures(texts).items():
+        print(f"  {figure}: {value}")
     return 0
 
 

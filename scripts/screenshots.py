@@ -64,6 +64,7 @@ def fixed_ids() -> None:
     import pct_runtime.capabilities.code.manager as code_manager
     import pct_runtime.capabilities.shell.manager as shell_manager
     import pct_runtime.output.capture as capture
+    from pct_runtime.output.root import open_given_root
 
     counter = itertools.count(1)
 
@@ -80,25 +81,21 @@ def fixed_ids() -> None:
         def uuid4() -> str:
             return f"00000000-0000-0000-0000-{next(files):012d}"
 
-    class _Temp:  # the private recovery directory, under the fixed agent dir's parent
-        @staticmethod
-        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
-            # fixed: no pid or start time in the name
-            path = AGENT_DIR.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
-            path.mkdir(mode=0o700)
-            return str(path)
+    # The recovery folders: fixed names (no pid or start time), under the agent dir's parent.
+    root = open_given_root(AGENT_DIR.parent)
 
     shell_manager.secrets = _Secrets  # type: ignore[assignment]
     code_manager.secrets = _Secrets  # type: ignore[assignment]
     fixed_history()
     capture.uuid = _UUID  # type: ignore[assignment]
-    capture.tempfile = _Temp  # type: ignore[assignment]
+    capture.process_capture_root = lambda: root
+    capture.folder_name = lambda: f"{capture.DIR_PREFIX}{next(dirs)}"
 
 
 async def shoot(out: Path) -> list[str]:
     from textual.widgets import Input, Select, Static
 
-    from pct_runtime.host.ui import asking
+    from pct_runtime.host.ui import Question
     from pct_tui.app import PctApp
     from pct_tui.serving import AttachInfo, attach_commands
 
@@ -135,10 +132,12 @@ async def shoot(out: Path) -> list[str]:
         runtime = app.runtime
         session = await runtime.open_session("mcp", session_id="pct-session-demo")
         calls = itertools.count(1)
+        # All output at the end, so one poll sees it and the exit together: a poll returns
+        # at new output, so output spread over time made the poll count (Events) vary.
         done = await session.call(
             "exec_command",
             {
-                "cmd": "for i in 1 2 3; do echo line $i; sleep 0.2; done; exit 3",
+                "cmd": "sleep 0.6; echo line 1; echo line 2; echo line 3; exit 3",
                 "yield_time_ms": 250,
             },
             tool_call_id=f"call-demo-{next(calls)}",
@@ -177,10 +176,16 @@ async def shoot(out: Path) -> list[str]:
         task = asyncio.ensure_future(ask_patch(app, session.cwd))
         while "apply patch" not in str(getattr(app.screen, "question_title", "")):
             await pilot.pause(0.01)
-        with asking(session_id="pct-session-demo", client="claude-code"):
-            task2 = asyncio.ensure_future(
-                app.ui.confirm("Computer Use access", "Allow Computer Use to control Safari?")
+        task2 = asyncio.ensure_future(
+            app.ui.confirm(
+                Question(
+                    "Computer Use access",
+                    "Allow Computer Use to control Safari?",
+                    session_id="pct-session-demo",
+                    client="claude-code",
+                )
             )
+        )
         await save("approval-patch")
         await pilot.press("n")
         await save("approval-computer-use")
@@ -227,10 +232,11 @@ async def shoot(out: Path) -> list[str]:
 
 
 async def ask_patch(app: object, cwd: Path) -> bool:
-    """A nested-patch approval as Code Mode asks it: the preflighted patch is the subject,
-    so the console shows each file's real diff against the demo project on disk."""
+    """A nested-patch approval as Code Mode asks it: the question carries each file's real
+    diff against the demo project on disk."""
     from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-    from pct_runtime.host.ui import asking
+    from pct_runtime.capabilities.apply_patch.preview import question_diffs
+    from pct_runtime.host.ui import Question
     from pct_tui.app import PctApp
 
     assert isinstance(app, PctApp)
@@ -240,8 +246,15 @@ async def ask_patch(app: object, cwd: Path) -> bool:
     )
     prepared = prepare_patch(PATCH, cwd)
     message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
-    with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
-        return await app.ui.confirm("Code Mode: apply patch?", message)
+    diffs = tuple(await asyncio.to_thread(question_diffs, prepared))
+    question = Question(
+        "Code Mode: apply patch?",
+        message,
+        diffs=diffs,
+        session_id="pct-session-demo",
+        client="codex-mcp-client",
+    )
+    return await app.ui.confirm(question)
 
 
 REVIEW_CALLS: tuple[tuple[str, dict[str, object]], ...] = (

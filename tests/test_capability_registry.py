@@ -88,11 +88,9 @@ ALLOWED: dict[str, set[str]] = {
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
     "pct_runtime/runtime/managers.py": {"shell", "code"},
-    "pct_tui/console.py": {"shell", "code"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
     "pct_runtime/runtime/session.py": {"compaction"},
     # The console's apply_patch approval modal renders the patch's file diffs.
-    "pct_tui/approvals.py": {"apply_patch"},
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},
 }

@@ -11,7 +11,8 @@ processes and kernel features that outlive the server. Three layers, Linux-first
    it about (`+pgid`/`-pgid` lines), then every process whose environment carries this
    server's `PCT_LIFELINE=<pid>-<start ticks>-<random>` marker — which also catches
    grandchildren that left the group with `setsid`/`nohup` but kept the environment —
-   repeating until a sweep finds none; then it removes the server's capture folders.
+   repeating until a sweep finds none; then it removes the server's capture folders,
+   through a descriptor of the capture root it inherited (it never resolves a path).
 
 2. **Parent-death signal on the Code Mode zygote and its cells.** `child_setup()` runs in
    the child between fork and exec and sets `PR_SET_PDEATHSIG = SIGKILL` (then exits if the
@@ -46,11 +47,11 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pct_runtime.host.procs import process_tag, same_process_alive
+from pct_runtime.output.root import process_capture_root
 
 _log = logging.getLogger(__name__)
 
@@ -118,6 +119,10 @@ class Lifeline:
             self._fd = None
         if not sys.platform.startswith("linux"):
             return False  # the watchdog finds processes through /proc
+        try:
+            root_fd: int | None = process_capture_root().fd
+        except OSError:
+            root_fd = None  # no capture root: there will be no folders to remove either
         read_end, write_end = os.pipe()  # both O_CLOEXEC: no child inherits the write end
         try:
             launcher = subprocess.Popen(
@@ -128,8 +133,9 @@ class Lifeline:
                     str(WATCH_SCRIPT),
                     self.marker,
                     process_tag(),
-                    tempfile.gettempdir(),
+                    "-" if root_fd is None else str(root_fd),
                 ],
+                pass_fds=() if root_fd is None else (root_fd,),
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -8,6 +8,7 @@ Where there is no procfs (macOS) only the pid can be checked.
 
 from __future__ import annotations
 
+import errno
 import os
 
 from pct_runtime.pids import pid_alive, proc_stat_fields
@@ -70,3 +71,21 @@ def alive_since(pid: int, recorded_at: float, *, slack: float = 2.0) -> bool:
         return False
     began = started_at(pid)
     return began is None or recorded_at <= 0 or began <= recorded_at + slack
+
+
+def pidfd_pid(pidfd: int) -> int:
+    """The pid, in this process's PID namespace, of the process a pidfd refers to.
+
+    A process started inside a sandbox's PID namespace knows its children by their numbers
+    there; the pidfd it passes over carries the identity, and the kernel translates it.
+    Raises OSError when the process is not visible here (or the kernel is older than 5.10).
+    """
+    with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key == "Pid":
+                pid = int(value)
+                if pid > 0:
+                    return pid
+                break
+    raise OSError(errno.ESRCH, "the sandboxed process is not visible in this PID namespace")

@@ -1,14 +1,15 @@
 """The UI port: how a capability asks a person something without knowing who answers.
 
-Implementations: the Textual console (modal screens), MCP elicitation when the attached
-client supports it, and `NoUI` (headless: approvals fail before any change).
+Implementations: the Textual console (modal screens), a live console over the control
+socket, MCP elicitation when the attached client supports it, and `NoUI` (headless:
+approvals fail before any change). Each is handed the whole `Question`, diffs included.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
@@ -23,12 +24,12 @@ class UIPort(Protocol):
         """True when confirm/select can reach a person (a dialog-capable context)."""
         ...
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         """Ask a yes/no question. Returns False on No, dismissal or cancellation."""
         ...
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        """Pick one option; None when dismissed."""
+    async def select(self, question: Question) -> str | None:
+        """Pick one of `question.options`; None when dismissed."""
         ...
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None: ...
@@ -50,10 +51,10 @@ class NoUI:
     def available(self) -> bool:
         return False
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         raise UIUnavailableError("no interactive UI is attached")
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
+    async def select(self, question: Question) -> str | None:
         raise UIUnavailableError("no interactive UI is attached")
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
@@ -72,24 +73,31 @@ class AskedDiff:
     source: str | None = None
 
 
-@dataclass(frozen=True)
-class Asker:
-    """Who is asking, and about what — for a UI that can show more than title and text.
+#: What a person answers: Yes/No to a confirm, the picked option of a select, None when
+#: dismissed.
+Answer = bool | str | None
 
-    Set by the session's UI router (`session_id`, the MCP `client` name) and by a
-    capability around its question (`subject`, e.g. the preflighted patch). A port that
-    does not care simply ignores it; the `UIPort` protocol is unchanged.
+
+@dataclass(frozen=True)
+class Question:
+    """One thing a person is asked, with all a port needs to show it.
+
+    It travels explicitly from the asking step through the session's router (which adds
+    who asks) to whichever port answers — the embedded console, a live console over the
+    control socket, MCP elicitation — so a port shows a patch's diffs without knowing
+    which capability asked, and nothing rides along in a context variable.
     """
 
+    title: str
+    message: str = ""
+    #: A select's choices; empty for a confirm.
+    options: tuple[str, ...] = ()
+    #: Each file of the change asked about, read by the asker before asking (files are
+    #: read in a thread there, never by a port on the loop).
+    diffs: tuple[AskedDiff, ...] = ()
+    #: Who asks, added by the session's UI router: the session and its MCP client's name.
     session_id: str | None = None
     client: str | None = None
-    subject: object | None = None
-    #: Each file of the change asked about, for a port that shows diffs without knowing
-    #: the capability; it reads files, so call it in a thread.
-    diffs: Callable[[], Sequence[AskedDiff]] | None = None
-
-
-ASKER: ContextVar[Asker | None] = ContextVar("pct_ui_asker", default=None)
 
 
 @dataclass
@@ -157,14 +165,3 @@ def note_answer(**fields: object) -> None:
     if note is not None:
         for key, value in fields.items():
             setattr(note, key, value)
-
-
-@contextlib.contextmanager
-def asking(**fields: object) -> Iterator[None]:
-    """Add `fields` to the current `Asker` while the block runs (a question is pending)."""
-    current = ASKER.get() or Asker()
-    token = ASKER.set(dataclasses.replace(current, **fields))  # type: ignore[arg-type]
-    try:
-        yield
-    finally:
-        ASKER.reset(token)

@@ -8,6 +8,7 @@ from pct_runtime.output.capture import (
     RecoveryRecord,
     RecoveryState,
 )
+from pct_runtime.output.root import capture_root
 from pct_runtime.output.text import (
     PREVIEW_LIMIT_BYTES,
     PreviewRead,
@@ -27,6 +28,7 @@ __all__ = [
     "RecoveryRecord",
     "RecoveryState",
     "RollingPreview",
+    "capture_root",
     "truncate_text",
     "utf8_head",
     "utf8_tail_start",

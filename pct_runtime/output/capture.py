@@ -8,9 +8,13 @@ preview dropped or a read omitted can still be recovered from a file.
 Files are created only when needed — a yield that must publish a stable path, a spill past
 the in-memory prefix, or a terminal read that lost preview text. They are exclusive (`O_EXCL`),
 private (0600) `<uuid>.txt` files in one lazily created `pct-output-<pid>-<start ticks>-*`
-directory (0700) under the OS temp dir. They outlive handle pruning and are removed by
-`OutputOwner.close()` at session end, identity-checked and non-recursively — or, when the
-process died without cleanup, by its lifeline watchdog or the next start-up's sweep.
+folder (0700) under the capture root (`pct_runtime.output.root`: the user's runtime temp dir,
+out of every job's writable roots). The folder is created and held as a descriptor relative to
+the root's, and every file is created, checked and unlinked relative to the folder's, so a job
+that renames or swaps a path can never make pct write or delete outside its own folder. Files
+outlive handle pruning and are removed by `OutputOwner.close()` at session end,
+identity-checked and non-recursively — or, when the process died without cleanup, by its
+lifeline watchdog or the next start-up's sweep.
 
 Writes happen in worker threads so the event loop never blocks on disk; a producer must
 respect `Capture.blocked` (at most 16 pending chunks and max(2 × prefix, 64 KiB) pending
@@ -24,7 +28,8 @@ import asyncio
 import contextlib
 import functools
 import os
-import tempfile
+import secrets
+import stat
 import threading
 import uuid
 from collections import deque
@@ -35,6 +40,14 @@ from typing import Literal, TypeVar
 
 from pct_runtime.host.procs import process_tag
 from pct_runtime.jsontypes import JSONObject
+from pct_runtime.output.root import (
+    DIR_FLAGS,
+    OPEN_CLOEXEC,
+    OPEN_NOFOLLOW,
+    CaptureRoot,
+    open_given_root,
+    process_capture_root,
+)
 
 RecoveryState = Literal["capturing", "complete", "partial", "unavailable"]
 RecoveryReason = Literal[
@@ -100,9 +113,48 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @dataclass(frozen=True)
 class _FileIdentity:
-    path: str
+    path: str  # what the model is shown
+    name: str  # what pct uses, relative to the directory descriptor it holds
     dev: int
     ino: int
+
+    def matches(self, st: os.stat_result) -> bool:
+        return (st.st_dev, st.st_ino) == (self.dev, self.ino)
+
+
+def _path_leads_to(ident: _FileIdentity) -> bool:
+    """The shown path still reaches this very file (not moved, not swapped, not deleted)."""
+    try:
+        return ident.matches(os.stat(ident.path))
+    except OSError:
+        return False
+
+
+def folder_name() -> str:
+    """A fresh capture folder name (screenshots replace it with a fixed one)."""
+    # The owner's process tag in the name lets a later start-up tell a folder whose process
+    # died (`sweep_stale_output_dirs`) from a live one.
+    return f"{DIR_PREFIX}{process_tag()}-{secrets.token_hex(4)}"
+
+
+def _make_folder(root: CaptureRoot) -> tuple[int, _FileIdentity]:
+    """Create this process's 0700 capture folder under `root`; return its descriptor."""
+    for _ in range(100):
+        name = folder_name()
+        try:
+            os.mkdir(name, 0o700, dir_fd=root.fd)
+        except FileExistsError:
+            continue
+        fd = os.open(name, DIR_FLAGS, dir_fd=root.fd)
+        try:
+            st = os.fstat(fd)
+            if stat.S_IMODE(st.st_mode) != 0o700:  # a tight umask narrows it
+                os.fchmod(fd, 0o700)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd, _FileIdentity(os.path.join(root.path, name), name, st.st_dev, st.st_ino)
+    raise FileExistsError(f"no free capture folder name under {root.path}")
 
 
 class Capture:
@@ -241,7 +293,7 @@ class Capture:
     def snapshot(self) -> RecoveryRecord:
         path = self._file.path if self._file is not None else None
         reason = self._reason
-        if reason is None and self._file is not None and not os.path.exists(self._file.path):
+        if reason is None and self._file is not None and not _path_leads_to(self._file):
             reason = "missing"
         if reason is not None:
             state: RecoveryState = "partial" if path is not None else "unavailable"
@@ -353,13 +405,16 @@ class OutputOwner:
     def __init__(
         self,
         *,
-        temp_root: str | os.PathLike[str] | None = None,
+        root: str | os.PathLike[str] | None = None,
         io_timeout: float = IO_TIMEOUT_SECONDS,
     ) -> None:
-        self._temp_root = os.fspath(temp_root) if temp_root is not None else None
+        # `root` replaces the process's capture root (tests, benches): an existing folder.
+        self._given_root = os.fspath(root) if root is not None else None
         self.io_timeout = io_timeout
         self._lock = threading.Lock()
+        self._root: CaptureRoot | None = None
         self._dir: _FileIdentity | None = None
+        self._dir_fd: int | None = None
         self._files: list[_FileIdentity] = []
         self._captures: list[Capture] = []
         self._closed = False
@@ -383,56 +438,67 @@ class OutputOwner:
     def _track(self, capture: Capture) -> None:
         self._captures.append(capture)
 
+    def _open_root(self) -> CaptureRoot:
+        if self._root is None:
+            if self._given_root is not None:
+                self._root = open_given_root(self._given_root)
+            else:
+                self._root = process_capture_root()
+        return self._root
+
     def _create_file(self) -> tuple[int, _FileIdentity]:
-        """Thread side: lazily create the private dir, then one exclusive 0600 file."""
+        """Thread side: lazily create the private folder, then one exclusive 0600 file."""
         with self._lock:
             if self._closed:
                 raise OSError("output owner closed")
-            if self._dir is None:
-                # The owner's process tag in the name lets a later start-up tell a folder
-                # whose process died (`sweep_stale_output_dirs`) from a live one.
-                prefix = f"{DIR_PREFIX}{process_tag()}-"
-                path = tempfile.mkdtemp(prefix=prefix, dir=self._temp_root)
-                st = os.lstat(path)
-                self._dir = _FileIdentity(path, st.st_dev, st.st_ino)
-            path = os.path.join(self._dir.path, f"{uuid.uuid4()}.txt")
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-            flags |= getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(path, flags, 0o600)
-            st = os.fstat(fd)
-            ident = _FileIdentity(path, st.st_dev, st.st_ino)
+            if self._dir_fd is None or self._dir is None:
+                self._dir_fd, self._dir = _make_folder(self._open_root())
+            name = f"{uuid.uuid4()}.txt"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_NOFOLLOW | OPEN_CLOEXEC
+            fd = os.open(name, flags, 0o600, dir_fd=self._dir_fd)
+            try:
+                st = os.fstat(fd)
+                if stat.S_IMODE(st.st_mode) != 0o600:
+                    os.fchmod(fd, 0o600)
+            except OSError:
+                os.close(fd)
+                raise
+            ident = _FileIdentity(os.path.join(self._dir.path, name), name, st.st_dev, st.st_ino)
             self._files.append(ident)
             return fd, ident
 
     def _remove_files(self) -> list[str]:
-        """Thread side: unlink only files this owner created (same identity), then its dir."""
+        """Thread side: unlink only files this owner created (same identity), then its folder,
+        all relative to the descriptors it holds."""
         failed: list[str] = []
         with self._lock:
-            for ident in self._files:
+            dir_fd, self._dir_fd = self._dir_fd, None
+            folder, self._dir = self._dir, None
+            files, self._files = self._files, []
+            if dir_fd is not None:
+                for ident in files:
+                    try:
+                        st = os.stat(ident.name, dir_fd=dir_fd, follow_symlinks=False)
+                        if ident.matches(st):  # someone replaced it: not ours to delete
+                            os.unlink(ident.name, dir_fd=dir_fd)
+                    except FileNotFoundError:
+                        continue
+                    except OSError:
+                        failed.append(ident.path)
+                os.close(dir_fd)
+            root = self._root
+            if folder is not None and root is not None:
                 try:
-                    st = os.lstat(ident.path)
-                except FileNotFoundError:
-                    continue
-                except OSError:
-                    failed.append(ident.path)
-                    continue
-                if (st.st_dev, st.st_ino) != (ident.dev, ident.ino):
-                    continue  # someone replaced it: not ours to delete
-                try:
-                    os.unlink(ident.path)
-                except OSError:
-                    failed.append(ident.path)
-            self._files = []
-            if self._dir is not None:
-                try:
-                    st = os.lstat(self._dir.path)
-                    if (st.st_dev, st.st_ino) == (self._dir.dev, self._dir.ino):
-                        os.rmdir(self._dir.path)
+                    st = os.stat(folder.name, dir_fd=root.fd, follow_symlinks=False)
+                    if folder.matches(st):
+                        os.rmdir(folder.name, dir_fd=root.fd)
                 except FileNotFoundError:
                     pass
                 except OSError:
-                    failed.append(self._dir.path)
-                self._dir = None
+                    failed.append(folder.path)
+            if root is not None and self._given_root is not None:
+                os.close(root.fd)  # the process's own root stays open for the next session
+            self._root = None
         return failed
 
     async def close(self) -> list[str]:

@@ -9,16 +9,21 @@ closed before the session ends: recovery files live until then.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.output import OutputOwner
+from pct_runtime.output import OutputOwner, capture_root
 from pct_runtime.runtime.services import SessionServices
 
 if TYPE_CHECKING:
+    # What a viewer holds of them, named here so a viewer needs no capability import.
+    from pct_runtime.capabilities.code.manager import CellView as CellView
     from pct_runtime.capabilities.code.manager import CodeManager
     from pct_runtime.capabilities.shell import ShellManager
+    from pct_runtime.capabilities.shell.job import ShellJob as ShellJob
 
 _log = logging.getLogger(__name__)
 
@@ -54,7 +59,10 @@ def session_sandbox(services: SessionServices) -> Sandbox | None:
         return None
 
     def make() -> Sandbox:
-        return Sandbox(settings, services.cwd)
+        readable: tuple[Path, ...] = ()  # no capture root: nothing of pct's to read
+        with contextlib.suppress(OSError):
+            readable = (capture_root(),)  # recovery files: jobs read them, never write them
+        return Sandbox(settings, services.cwd, readable)
 
     return services.shared("sandbox", make)
 

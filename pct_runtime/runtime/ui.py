@@ -10,15 +10,16 @@ question to the next one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from pct_runtime.host.ui import (
     NotifyLevel,
     NoUI,
+    Question,
     UIPort,
     UIRouteLostError,
-    asking,
     note_answer,
 )
 
@@ -77,25 +78,30 @@ class RoutedUI:
             return "console"
         return str(getattr(port, "transport_name", "fallback"))
 
+    def _signed(self, question: Question) -> Question:
+        """The question as ports see it: with this session and its MCP client as who asks."""
+        return dataclasses.replace(question, session_id=self._session_id, client=self.client)
+
     async def _routed(self, ask: Callable[[UIPort], Awaitable[_T]]) -> _T:
         lost: list[UIPort] = []
-        with asking(session_id=self._session_id, client=self.client):
-            while True:
-                # Each route is asked at most once (console, own port), then none.
-                port = self._pick(lost) if len(lost) < 2 else _NO_UI
-                note_answer(route=self._route_name(port), client=self.client)
-                try:
-                    return await ask(port)
-                except UIRouteLostError:
-                    if port is _NO_UI:
-                        raise
-                    lost.append(port)
+        while True:
+            # Each route is asked at most once (console, own port), then none.
+            port = self._pick(lost) if len(lost) < 2 else _NO_UI
+            note_answer(route=self._route_name(port), client=self.client)
+            try:
+                return await ask(port)
+            except UIRouteLostError:
+                if port is _NO_UI:
+                    raise
+                lost.append(port)
 
-    async def confirm(self, title: str, message: str) -> bool:
-        return await self._routed(lambda port: port.confirm(title, message))
+    async def confirm(self, question: Question) -> bool:
+        signed = self._signed(question)
+        return await self._routed(lambda port: port.confirm(signed))
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        return await self._routed(lambda port: port.select(title, options))
+    async def select(self, question: Question) -> str | None:
+        signed = self._signed(question)
+        return await self._routed(lambda port: port.select(signed))
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._pick().notify(message, level)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 
 import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.session import ServerSession
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from pct_runtime.host.ui import NotifyLevel, note_answer
+from pct_runtime.host.ui import NotifyLevel, Question, note_answer
 from pct_runtime.jsontypes import JSONObject
 
 _log = logging.getLogger(__name__)
@@ -73,7 +72,8 @@ class _FormUI:
             return None
         return dict(result.content)
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
+        title = question.title
         schema = {
             "type": "object",
             "properties": {
@@ -81,10 +81,11 @@ class _FormUI:
             },
             "required": [_CONFIRM_FIELD],
         }
-        content = await self._ask(f"{title}\n\n{message}", schema)
+        content = await self._ask(f"{title}\n\n{question.message}", schema)
         return bool(content and content.get(_CONFIRM_FIELD) is True)
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
+    async def select(self, question: Question) -> str | None:
+        title, options = question.title, question.options
         schema = {
             "type": "object",
             "properties": {

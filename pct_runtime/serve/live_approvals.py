@@ -17,11 +17,10 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from pct_runtime.host.ui import ASKER, Asker, NotifyLevel, UIRouteLostError
+from pct_runtime.host.ui import Answer, NotifyLevel, Question, UIRouteLostError
 from pct_runtime.serve.live_protocol import (
     ActionResult,
     ApprovalClosed,
@@ -34,8 +33,6 @@ _log = logging.getLogger(__name__)
 
 #: How often a waiting question re-checks that a console still reads its stream.
 ROUTE_CHECK_SECONDS = 1.0
-
-Answer = bool | str | None
 
 
 class ApprovalHub(Protocol):
@@ -83,40 +80,30 @@ class RemoteApprovals:
         """A console connected or went away: waiting questions re-check at once."""
         self._routes.set()
 
-    async def confirm(self, title: str, message: str) -> bool:
-        asker = ASKER.get()
-        diffs = await _diffs(asker)
-        return await self._ask("confirm", title, message, (), asker, diffs) is True
+    async def confirm(self, question: Question) -> bool:
+        return await self._ask("confirm", question) is True
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        choices = tuple(options)
-        value = await self._ask("select", title, "", choices, ASKER.get(), ())
-        return value if isinstance(value, str) and value in choices else None
+    async def select(self, question: Question) -> str | None:
+        value = await self._ask("select", question)
+        return value if isinstance(value, str) and value in question.options else None
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:
         self._hub.note("notify", f"{level}: {message}")
 
-    async def _ask(
-        self,
-        kind: Literal["confirm", "select"],
-        title: str,
-        message: str,
-        options: tuple[str, ...],
-        asker: Asker | None,
-        diffs: tuple[DiffInfo, ...],
-    ) -> Answer:
+    async def _ask(self, kind: Literal["confirm", "select"], question: Question) -> Answer:
         if not self.available:
             raise UIRouteLostError("no live console is connected")
-        session_id = asker.session_id if asker is not None else None
+        session_id = question.session_id
+        title = question.title
         info = ApprovalInfo(
             request_id=f"approval-{uuid.uuid4().hex[:12]}",
             kind=kind,
             title=title,
-            message=message,
-            options=options,
+            message=question.message if kind == "confirm" else "",
+            options=question.options if kind == "select" else (),
             session_id=session_id,
             client=self._hub.client_label(session_id),
-            diffs=diffs,
+            diffs=tuple(DiffInfo(d.path, d.diff, d.operation, d.source) for d in question.diffs),
             runtime_pid=os.getpid(),
         )
         pending = _Pending(info, asyncio.get_running_loop().create_future())
@@ -169,15 +156,3 @@ class RemoteApprovals:
             if not pending.future.done():
                 pending.future.cancel()
         self._routes.set()
-
-
-async def _diffs(asker: Asker | None) -> tuple[DiffInfo, ...]:
-    """The per-file diffs of the change asked about (read in a thread); () when none."""
-    if asker is None or asker.diffs is None:
-        return ()
-    try:
-        found = await asyncio.to_thread(asker.diffs)
-    except Exception:  # the question still goes out, with its preview text
-        _log.warning("diffs for a live approval failed", exc_info=True)
-        return ()
-    return tuple(DiffInfo(d.path, d.diff, d.operation, d.source) for d in found)

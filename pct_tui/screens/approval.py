@@ -4,7 +4,7 @@ pickers. Each is dismissed with its answer; the caller's callback resolves the r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,10 +15,7 @@ from textual.widgets.option_list import Option
 
 from pct_runtime.output.terminal_text import visible
 from pct_tui.widgets.cells import literal
-from pct_tui.widgets.patch_view import diff_text, patch_text, split_preview
-
-if TYPE_CHECKING:
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
+from pct_tui.widgets.patch_view import FileDiff, diff_text, patch_text, split_preview
 
 HINTS = {
     "Code Mode: apply patch?": "Yes applies this one nested patch; No changes nothing and the "

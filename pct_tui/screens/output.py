@@ -11,8 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from pct_tui.console import Console, WorkRow
-from pct_tui.remote import RemoteWorkRow
+from pct_tui.console import Console
+from pct_tui.model import Work
 from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.output_log import OutputLog
 
@@ -24,7 +24,7 @@ class OutputScreen(Screen[None]):
         Binding("f", "follow", "Follow", id="output-follow"),
     ]
 
-    def __init__(self, row: WorkRow | RemoteWorkRow, console: Console) -> None:
+    def __init__(self, row: Work, console: Console) -> None:
         super().__init__()
         self.row = row
         self.console = console
@@ -46,7 +46,7 @@ class OutputScreen(Screen[None]):
 
     def _update_title(self) -> None:
         row = self.row
-        where = f" · {row.runtime.label}" if isinstance(row, RemoteWorkRow) else ""
+        where = f" · {row.where}" if row.where is not None else ""
         self.query_one("#output-title", Static).update(
             f"{row.kind} {row.id} · session {row.session_id}{where} · {row.state} · exit "
             f"{row.exit_code}"

@@ -19,16 +19,8 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Label
 from textual.widgets.data_table import RowKey
 
-from pct_tui.console import WorkRow
-from pct_tui.remote import (
-    READ_ONLY,
-    RemoteRuntime,
-    RemoteWorkRow,
-    client_label,
-    end_remote_session,
-    kind_name,
-    runtime_label,
-)
+from pct_tui.model import RuntimeView, Work
+from pct_tui.remote import READ_ONLY
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.output import OutputScreen
@@ -52,16 +44,14 @@ STATE_STYLES = {
 
 @dataclass(frozen=True)
 class Line:
-    """One table row: a runtime header, a session, or a job/cell of a session.
-
-    `runtime` is the other runtime it belongs to, None for this console's own.
-    """
+    """One table row: a runtime header, a session, or a job/cell of a session, each of the
+    runtime it belongs to."""
 
     key: str
     kind: Literal["runtime", "session", "work"]
+    runtime: RuntimeView
     session_id: str = ""
-    row: WorkRow | RemoteWorkRow | None = None
-    runtime: RemoteRuntime | None = None
+    row: Work | None = None
 
 
 class SessionsScreen(PctScreen):
@@ -89,38 +79,26 @@ class SessionsScreen(PctScreen):
 
     def rows(self) -> list[Line]:
         """The table's lines in display order: this console's sessions and work, then each
-        other runtime under a header line (headers only when there are other runtimes)."""
+        other runtime's, each under a header line (headers only when there are other
+        runtimes); work of a session no longer listed follows its runtime's sessions."""
         out: list[Line] = []
-        remotes = self.facade.remotes.all() if self.facade.remotes is not None else []
-        if remotes:
-            out.append(Line("runtime:local", "runtime"))
-        sessions = {s.id for s in self.facade.sessions}
-        for session in self.facade.sessions:
-            out.append(Line(f"session:{session.id}", "session", session.id))
-            out.extend(
-                Line(f"{row.kind}:{row.id}", "work", session.id, row)
-                for row in self.console.work
-                if row.session_id == session.id
-            )
-        out.extend(
-            Line(f"{row.kind}:{row.id}", "work", row.session_id, row)
-            for row in self.console.work
-            if row.session_id not in sessions
-        )
-        for runtime in remotes:
-            prefix = f"{runtime.key}|"
-            out.append(Line(f"{prefix}runtime", "runtime", runtime=runtime))
-            known = {s.id for s in runtime.sessions}
-            for info in runtime.sessions:
-                out.append(Line(f"{prefix}session:{info.id}", "session", info.id, None, runtime))
+        runtimes = self.facade.runtimes()
+        for runtime in runtimes:
+            prefix = runtime.line_prefix
+            if len(runtimes) > 1:
+                out.append(Line(runtime.header_key, "runtime", runtime))
+            sessions = runtime.sessions
+            known = {s.id for s in sessions}
+            for session in sessions:
+                out.append(Line(f"{prefix}session:{session.id}", "session", runtime, session.id))
                 out.extend(
-                    Line(f"{prefix}{row.kind}:{row.id}", "work", info.id, row, runtime)
-                    for row in runtime.rows.values()
-                    if row.session_id == info.id
+                    Line(f"{prefix}{row.kind}:{row.id}", "work", runtime, session.id, row)
+                    for row in runtime.work
+                    if row.session_id == session.id
                 )
             out.extend(
-                Line(f"{prefix}{row.kind}:{row.id}", "work", row.session_id, row, runtime)
-                for row in runtime.rows.values()
+                Line(f"{prefix}{row.kind}:{row.id}", "work", runtime, row.session_id, row)
+                for row in runtime.work
                 if row.session_id not in known
             )
         return out
@@ -150,45 +128,14 @@ class SessionsScreen(PctScreen):
     def _cells(self, line: Line) -> tuple[str | Text, ...]:
         runtime = line.runtime
         if line.kind == "runtime":
-            if runtime is None:
-                attach = self.facade.attach_info
-                endpoint = "none (monitor)" if self.facade.read_only else "http"
-                return (
-                    Text("this console", style="bold cyan"),
-                    "pct-tui",
-                    endpoint,
-                    Text("live", style=STATE_STYLES["open"]),
-                    "",
-                    attach.url if attach is not None else "",
-                )
-            info = runtime.info
-            return (
-                Text(f"pid {info.pid}", style="bold cyan"),
-                kind_name(info),
-                info.transport,
-                Text("live", style=STATE_STYLES["open"]),
-                "",
-                info.mcp,
-            )
+            name, kind, transport, endpoint = runtime.header
+            live = Text("live", style=STATE_STYLES["open"])
+            return (Text(name, style="bold cyan"), kind, transport, live, "", endpoint)
         if line.kind == "session":
-            if runtime is not None:
-                remote = runtime.session(line.session_id)
-                kind = remote.kind if remote else "?"
-                model = (remote.model if remote else None) or "—"
-                client = client_label(remote)
-            else:
-                session = self.facade.session(line.session_id)
-                model = session.model.key if session and session.model else "—"
-                kind = session.kind if session else "?"
-                client = ""
-            return (
-                Text(line.session_id, style="bold"),
-                f"session ({kind})",
-                model,
-                Text("open", style=STATE_STYLES["open"]),
-                "",
-                client,
-            )
+            session = runtime.session(line.session_id)
+            kind, model, client = session.cells if session is not None else ("session (?)", "—", "")
+            open_ = Text("open", style=STATE_STYLES["open"])
+            return (Text(line.session_id, style="bold"), kind, model, open_, "", client)
         row = line.row
         assert row is not None
         state = row.state
@@ -219,24 +166,13 @@ class SessionsScreen(PctScreen):
         if line is None:
             detail.set_text("")
             return
-        runtime = line.runtime
         if line.kind == "runtime":
-            if runtime is None:
-                detail.set_text("This console's own runtime: agents attached to its endpoint.")
-            else:
-                info = runtime.info
-                detail.set_text(
-                    f"{runtime_label(info)} · MCP {info.mcp} · control {info.control}\n"
-                    "Another pct runtime of this agent dir (an agent's own `pct serve`)."
-                )
+            detail.set_text(line.runtime.about)
         elif line.row is not None:
             detail.set_text("\n".join(line.row.recovery_lines()))
-        elif runtime is not None:
-            detail.set_text(
-                f"{runtime.session_line(line.session_id)}\nEnter on a job or cell opens its output."
-            )
         else:
-            detail.set_text(f"Session {line.session_id}: Enter on a job or cell opens its output.")
+            session = line.runtime.session(line.session_id)
+            detail.set_text(session.detail if session is not None else "")
 
     def on_data_table_row_highlighted(self, _: DataTable.RowHighlighted) -> None:
         self._detail()
@@ -269,10 +205,10 @@ class SessionsScreen(PctScreen):
             self.notify(f"{row.id} has already ended.")
             return
         what = "shell job" if row.kind == "shell" else "code cell"
-        if not isinstance(row, RemoteWorkRow) and row.stopping:  # a remote one's runtime says so
+        if row.stop_known:  # another runtime's says so itself
             self.notify(f"{what} {row.id} is already stopping (a stop was requested earlier).")
             return
-        where = f"It runs in {line.runtime.label}. " if line.runtime is not None else ""
+        where = f"It runs in {row.where}. " if row.where is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
                 f"Stop {what} {row.id}?",
@@ -282,23 +218,18 @@ class SessionsScreen(PctScreen):
             )
         )
         if yes:
-            self._stop(row, what)
+            self._stop(row)
 
     @work(group="sessions-stop")
-    async def _stop(self, row: WorkRow | RemoteWorkRow, what: str) -> None:
+    async def _stop(self, row: Work) -> None:
         """The stop itself, outside the exclusive confirm group: a second `x` while it
         runs must not cancel it (and lose its journal row)."""
-        if isinstance(row, RemoteWorkRow):
-            result = await row.stop()
-            if not result.ok:
-                self.notify(f"Not stopped: {result.message}", severity="error", timeout=10)
-        else:
-            stopping = asyncio.ensure_future(row.stop())
-            await asyncio.sleep(0)  # the stop has started: show `stopping` during the grace
-            self.refresh_view()
-            await stopping
-            if (session := self.facade.session(row.session_id)) is not None:
-                session.record_action("stop", f"{what} {row.id}")  # the journal
+        stopping = asyncio.ensure_future(row.stop())
+        await asyncio.sleep(0)  # the stop has started: show `stopping` during the grace
+        self.refresh_view()
+        result = await stopping
+        if not result.ok:
+            self.notify(f"Not stopped: {result.message}", severity="error", timeout=10)
         self.refresh_view()
 
     @work(exclusive=True, group="sessions-confirm")
@@ -309,12 +240,9 @@ class SessionsScreen(PctScreen):
         if line is None or line.kind == "runtime":
             return
         runtime = line.runtime
-        session = self.facade.session(line.session_id) if runtime is None else None
-        if runtime is None and session is None:
+        if runtime.session(line.session_id) is None:
             return
-        if runtime is not None and runtime.session(line.session_id) is None:
-            return
-        where = f"It is a session of {runtime.label}. " if runtime is not None else ""
+        where = f"It is a session of {runtime.where}. " if runtime.where is not None else ""
         yes = await self.app.push_screen_wait(
             ConfirmScreen(
                 f"End session {line.session_id}?",
@@ -325,11 +253,7 @@ class SessionsScreen(PctScreen):
         )
         if not yes:
             return
-        if runtime is not None:
-            result = await end_remote_session(runtime, line.session_id)
-            if not result.ok:
-                self.notify(f"Session not ended: {result.message}", severity="error", timeout=10)
-        elif session is not None:
-            await session.close()
-            session.record_action("end_session", f"session {session.id}")  # the journal
+        result = await runtime.end_session(line.session_id)
+        if not result.ok:
+            self.notify(f"Session not ended: {result.message}", severity="error", timeout=10)
         self.refresh_view()

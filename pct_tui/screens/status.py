@@ -6,19 +6,20 @@ polling)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
 from pct_tui.facade import RuntimeFacade
-from pct_tui.remote import RemoteRuntime
+from pct_tui.model import StatusPage
 from pct_tui.screens.base import PctScreen
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 from pct_tui.widgets.status_view import status_text
 
-FRESH = "fresh"
 MONITOR_TEXT = (
     "Monitor (read-only): this console serves no MCP endpoint, saves no configuration, "
     "stops nothing and answers no approvals. Agents attach to `pct serve` or to a console "
@@ -45,8 +46,8 @@ class StatusScreen(PctScreen):
 
     def __init__(self, facade: RuntimeFacade) -> None:
         super().__init__(facade)
-        #: Option id → (other runtime, its session id or None for the runtime itself).
-        self._remote: dict[str, tuple[RemoteRuntime, str | None]] = {}
+        #: Option id → what its page shows (a runtime's fresh session, or a session).
+        self._pages: dict[str, Callable[[], StatusPage]] = {}
 
     def refresh_view(self) -> None:
         facade = self.facade
@@ -64,70 +65,37 @@ class StatusScreen(PctScreen):
         load.set_class(facade.load_error, "error")
         sessions = self.query_one("#status-sessions", OptionList)
         selected = self._selected_id(sessions)
-        options = [Option("Fresh session (what a new client gets)", id=FRESH)]
-        for session in facade.sessions:
-            model = session.model.key if session.model else "—"
-            options.append(
-                Option(literal(f"{session.id} ({session.kind}) · {model}"), id=session.id)
-            )
-        self._remote = {}
-        for index, runtime in enumerate(facade.remotes.all() if facade.remotes else []):
-            key = f"remote:{index}"
-            self._remote[key] = (runtime, None)
-            options.append(Option(literal(runtime.label), id=key))
-            for number, info in enumerate(runtime.sessions):
-                session_key = f"{key}:{number}"
-                self._remote[session_key] = (runtime, info.id)
-                model = info.model or "—"
-                options.append(Option(literal(f"  {info.id} · {model}"), id=session_key))
+        options: list[Option] = []
+        self._pages = {}
+        for runtime in facade.runtimes():
+            key = runtime.header_key  # ids follow their runtime and session across redraws
+            self._pages[key] = runtime.status
+            options.append(Option(literal(runtime.option), id=key))
+            for session in runtime.sessions:
+                session_key = f"{runtime.line_prefix}session:{session.id}"
+                self._pages[session_key] = session.status
+                options.append(Option(literal(session.option), id=session_key))
         sessions.set_options(options)
         ids = [o.id for o in options]
-        sessions.highlighted = ids.index(selected) if selected in ids else 0
-        self._show(selected if selected in ids else FRESH)
+        # The first option is what a fresh session of this console's own runtime gets.
+        current = selected if selected in ids else ids[0]
+        sessions.highlighted = ids.index(current)
+        self._show(current)
 
     @staticmethod
-    def _selected_id(sessions: OptionList) -> str:
+    def _selected_id(sessions: OptionList) -> str | None:
         index = sessions.highlighted
         if index is None or index >= sessions.option_count:
-            return FRESH
-        return sessions.get_option_at_index(index).id or FRESH
+            return None
+        return sessions.get_option_at_index(index).id
 
-    def _show(self, session_id: str) -> None:
-        if session_id in self._remote:
-            self._show_remote(*self._remote[session_id])
+    def _show(self, option_id: str | None) -> None:
+        page = self._pages.get(option_id or "")
+        if page is None:
             return
-        facade = self.facade
-        session = facade.session(session_id) if session_id != FRESH else None
-        tools: tuple[str, ...] = ()
-        no_model = False
-        if not self.console.ready:
-            text = "Pi Codex Toolkit\nStarting the runtime…"
-        elif session is not None:
-            text = session.status_text()
-            tools = session.projection.visible
-            plan = session.plan
-            no_model = plan is not None and plan.rules_managed and session.model is None
-        else:
-            text = facade.fresh_status_text()
-            plan = facade.fresh_plan()
-            tools = facade.owned_tools(plan)
-            no_model = plan.rules_managed and plan.model is None
-        line = f"MCP tools: {', '.join(tools) or 'none'}"
-        if no_model and not tools:
-            line += " (no current model, so no execution rule matches: see below)"
-        self.query_one("#status-tools", FitText).set_text(line if self.console.ready else "")
-        self.query_one("#status-text", FitText).set_text(text)
-
-    def _show_remote(self, runtime: RemoteRuntime, session_id: str | None) -> None:
-        info = runtime.info
-        if session_id is None:
-            line = f"{runtime.label} · MCP {info.mcp}"
-            text = runtime.status_text
-        else:
-            line = runtime.session_line(session_id)
-            text = f"A fresh session of that runtime:\n{runtime.status_text}"
-        self.query_one("#status-tools", FitText).set_text(line)
-        self.query_one("#status-text", FitText).set_text(text)
+        shown = page()
+        self.query_one("#status-tools", FitText).set_text(shown.headline)
+        self.query_one("#status-text", FitText).set_text(shown.text)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        self._show(event.option.id or FRESH)
+        self._show(event.option.id)

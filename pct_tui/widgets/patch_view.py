@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from rich.text import Text
 
 from pct_runtime.output.terminal_text import visible
 
-if TYPE_CHECKING:
-    from pct_runtime.capabilities.apply_patch.preview import FileDiff
+
+@dataclass(frozen=True)
+class FileDiff:
+    """One file of a change as the approval modal draws it: the operation (`add`,
+    `update`, `delete`, `move`), the path, a move's source, and its diff lines."""
+
+    operation: str
+    path: str
+    source: str | None
+    lines: tuple[str, ...]
+
 
 _STYLES: tuple[tuple[str, str], ...] = (
     ("*** Begin Patch", "bold"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,13 @@ def test_sandbox_block_reads_the_config_key_and_flags_win(
     block = section(out, "Sandbox:")
     assert block[0] == "  mode: workspace-write"
     assert block[1].startswith(f"  writable roots: {os.path.realpath(os.getcwd())}, ")
+    if sys.platform.startswith("linux"):
+        # Names the namespaces' mechanism and where its binary comes from, then the layers.
+        assert re.fullmatch(
+            r"  enforced by: bubblewrap \S+ \((system /\S+/bwrap|bundled)\) \+ Landlock ABI "
+            r"\d+ \+ seccomp",
+            block[3],
+        ), block[3]
     write_config(agent, {"pct": {"sandbox": {"mode": "everything"}}})
     _, out, _ = run(capsys)
     assert section(out, "Sandbox:")[0] == (

@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ PCT = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
 #: What every MCP HTTP request sends (add the bearer token).
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+REPLY_TIMEOUT = 20.0
 
 
 def initialize_request(client: str) -> dict[str, object]:
@@ -124,3 +127,82 @@ def stop(proc: subprocess.Popen[Any]) -> None:
             proc.wait(10)
     if proc.stderr is not None:
         proc.stderr.close()
+
+
+class StdioServer:
+    """`pct serve` over stdio, JSON-RPC lines read by a thread so every wait has a timeout."""
+
+    def __init__(
+        self,
+        agent: Path,
+        work: Path,
+        *,
+        prefix: Sequence[str] = (),
+        args: Sequence[str] = (),
+        **env: str,
+    ) -> None:
+        """`prefix` goes before the command (e.g. `setpriv` to serve as another user), `args`
+        after `serve` (e.g. `--sandbox workspace-write`)."""
+        self.proc = subprocess.Popen(
+            [*prefix, PCT, "serve", *args],
+            cwd=work,
+            env=child_env(agent, **env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._next = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._lines.put(line)
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next += 1
+        self.send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        deadline = time.monotonic() + REPLY_TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no reply to {method} within {REPLY_TIMEOUT} s")
+            try:
+                reply: dict[str, Any] = json.loads(self._lines.get(timeout=left))
+            except queue.Empty:
+                continue
+            if reply.get("id") == self._next:
+                return reply
+
+    def initialize(self) -> None:
+        info = {"name": "t", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
+        self.request("initialize", params)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        reply = self.request("tools/call", {"name": name, "arguments": arguments})
+        result = reply["result"]
+        text: str = result["content"][0]["text"]
+        return text
+
+
+@contextlib.contextmanager
+def serving(
+    agent: Path, work: Path, *, prefix: Sequence[str] = (), **env: str
+) -> Iterator[StdioServer]:
+    server = StdioServer(agent, work, prefix=prefix, **env)
+    try:
+        server.initialize()
+        yield server
+    finally:
+        stop(server.proc)

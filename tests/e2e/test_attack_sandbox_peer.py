@@ -1,15 +1,17 @@
 """A sandboxed job cannot reach pct's own ports to escape its sandbox.
 
-Under `--sandbox workspace-write --sandbox-network` a job can read the token (reads are
-allowed everywhere) and connect to loopback: it subscribed to its runtime's live control
-as a console (and could answer its own approvals), and called the MCP HTTP endpoint to run
-commands outside the sandbox. Both now refuse a peer inside a sandbox; an unsandboxed
-client still works; with network off the connection is not even made.
+Under `--sandbox workspace-write --sandbox-network` a job that got hold of the token (pct's
+state is masked in the sandbox now; here the test leaks a copy) can connect to loopback: it
+subscribed to its runtime's live control as a console (and could answer its own approvals),
+and called the MCP HTTP endpoint to run commands outside the sandbox. Both now refuse a peer
+inside a sandbox; an unsandboxed client still works; with network off the connection is not
+even made.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -33,9 +35,10 @@ ACCEPTED = 'CONTROL {"ok": true'
 #: What a model could run inside its sandbox: the token, the registry, both ports.
 ESCAPE = r"""
 import glob, json, os, socket, urllib.request, urllib.error
-agent = os.environ["PI_CODING_AGENT_DIR"]
-token = open(os.path.join(agent, "pct", "token")).read().strip()
-for path in glob.glob(os.path.join(agent, "pct", "runtimes", "*.json")):
+import sys
+leak = sys.argv[1]
+token = open(os.path.join(leak, "token")).read().strip()
+for path in glob.glob(os.path.join(leak, "runtimes", "*.json")):
     entry = json.load(open(path))
     host, port = entry["control"].rsplit(":", 1)
     try:
@@ -85,10 +88,13 @@ def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
     script.write_text(ESCAPE, encoding="utf-8")
     with http_server(agent, work, *sandbox) as (url, proc):
         token = (agent / "pct" / "token").read_text().strip()
+        leak = work / "leak"  # what the job could not read itself
+        shutil.copytree(agent / "pct" / "runtimes", leak / "runtimes")
+        (leak / "token").write_text(token, encoding="utf-8")
         auth = {**HEADERS, "Authorization": f"Bearer {token}"}
         with httpx.Client(timeout=60) as http:
             headers = _initialize(http, url, auth)  # an unsandboxed client is served
-            call = exec_request(f"{sys.executable} {script}", 2, yield_time_ms=30000)
+            call = exec_request(f"{sys.executable} {script} {leak}", 2, yield_time_ms=30000)
             reply = http.post(url, json=call, headers=headers)
             assert reply.status_code == 200, reply.text
             output = latest = _text(reply)

@@ -57,6 +57,9 @@ def offline_env(home: Path, base_url: str) -> dict[str, str]:
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        # Claude Code 2.1.19x connects MCP servers in the background: without this its first
+        # request goes out before pct has answered and offers the model no pct tool.
+        "MCP_CONNECTION_NONBLOCKING": "false",
     }
 
 

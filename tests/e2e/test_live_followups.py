@@ -13,11 +13,10 @@ from live_support import CODE_CONFIG, agent_client, connect, first, snapshot
 from pct_procs import write_config
 
 from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-from pct_runtime.capabilities.apply_patch.preview import file_diffs
-from pct_runtime.host.ui import AskedDiff
+from pct_runtime.capabilities.apply_patch.preview import file_diffs, question_diffs
 from pct_runtime.journal import CallRecord, Journal, JournalQuery
 from pct_runtime.serve.live_client import ApprovalInfo
-from pct_tui.approvals import remote_file_diffs
+from pct_tui.approvals import drawn_diffs
 
 pytestmark = pytest.mark.e2e
 
@@ -62,10 +61,6 @@ async def test_a_live_consoles_stop_and_end_session_are_journaled(
     assert rows[0].result_text == stopped.message
 
 
-def asked_diffs(asked: ApprovalInfo) -> list[AskedDiff]:
-    return [AskedDiff(d.path, d.diff, d.operation, d.source) for d in asked.diffs]
-
-
 NESTED = (
     "*** Begin Patch\n"
     "*** Add File: docs/new.md\n+fresh\n"
@@ -98,8 +93,10 @@ async def test_an_approval_carries_each_files_operation(dirs: tuple[Path, Path])
             ("update", "keep.txt", None),
         ]
         # The console draws exactly what an embedded approval of this patch would.
-        embedded = file_diffs(await asyncio.to_thread(prepare_patch, NESTED, str(work)))
-        assert remote_file_diffs(asked_diffs(asked)) == embedded
+        prepared = await asyncio.to_thread(prepare_patch, NESTED, str(work))
+        drawn = drawn_diffs(asked.diffs)
+        assert drawn == drawn_diffs(question_diffs(prepared))
+        assert [d.lines for d in drawn] == [d.lines for d in file_diffs(prepared)]
         assert "+x = 2" in asked.diffs[2].diff
         assert (await live.answer(asked.request_id, True)).ok
         result = await asyncio.wait_for(call, 30)

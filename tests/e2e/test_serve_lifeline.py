@@ -9,20 +9,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from pct_procs import PCT, child_env, stop, write_config
+from pct_procs import StdioServer, serving, stop, write_config
 
 from pct_runtime.host.procs import process_tag
 
@@ -32,74 +28,6 @@ pytestmark = [
 ]
 
 MARK = "PCT_LIFELINE_TEST_MARK"
-REPLY_TIMEOUT = 20.0
-
-
-class StdioServer:
-    """`pct serve` over stdio, JSON-RPC lines read by a thread so every wait has a timeout."""
-
-    def __init__(self, agent: Path, work: Path, **env: str) -> None:
-        self.proc = subprocess.Popen(
-            [PCT, "serve"],
-            cwd=work,
-            env=child_env(agent, **env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-        self._lines: queue.Queue[str] = queue.Queue()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self._next = 0
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._next += 1
-        self.send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
-        deadline = time.monotonic() + REPLY_TIMEOUT
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no reply to {method} within {REPLY_TIMEOUT} s")
-            try:
-                reply: dict[str, Any] = json.loads(self._lines.get(timeout=left))
-            except queue.Empty:
-                continue
-            if reply.get("id") == self._next:
-                return reply
-
-    def initialize(self) -> None:
-        info = {"name": "t", "version": "1"}
-        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
-        self.request("initialize", params)
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def call(self, name: str, arguments: dict[str, Any]) -> str:
-        reply = self.request("tools/call", {"name": name, "arguments": arguments})
-        result = reply["result"]
-        text: str = result["content"][0]["text"]
-        return text
-
-
-@contextlib.contextmanager
-def serving(agent: Path, work: Path, **env: str) -> Iterator[StdioServer]:
-    server = StdioServer(agent, work, **env)
-    try:
-        server.initialize()
-        yield server
-    finally:
-        stop(server.proc)
 
 
 def marked(mark: str) -> list[int]:
@@ -160,12 +88,15 @@ def test_write_stdin_answers_at_its_yield_and_the_job_stays_responsive(tmp_path:
 
 
 def test_sigkill_of_serve_leaves_no_process_and_no_capture_folder(tmp_path: Path) -> None:
-    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    agent, work, run = tmp_path / "agent", tmp_path / "work", tmp_path / "run"
     work.mkdir()
-    temp.mkdir()
+    run.mkdir(mode=0o700)
+    temp = run / "pct"  # the capture root under $XDG_RUNTIME_DIR
     write_config(agent, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
     mark = uuid.uuid4().hex
-    server = StdioServer(agent, work, **{MARK: mark, "TMPDIR": str(temp)})
+    (tmp_path / "tmp").mkdir()  # the OS temp dir: the runtime dir must lie outside it
+    env = {MARK: mark, "XDG_RUNTIME_DIR": str(run), "TMPDIR": str(tmp_path / "tmp")}
+    server = StdioServer(agent, work, **env)
     try:
         server.initialize()
         shell = server.call(
@@ -202,9 +133,11 @@ def test_sigkill_of_serve_leaves_no_process_and_no_capture_folder(tmp_path: Path
 
 
 def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> None:
-    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    agent, work, run = tmp_path / "agent", tmp_path / "work", tmp_path / "run"
     work.mkdir()
-    temp.mkdir()
+    run.mkdir(mode=0o700)
+    temp = run / "pct"  # the capture root under $XDG_RUNTIME_DIR
+    temp.mkdir(mode=0o700)
     write_config(agent, {"shellSessions": {"enabled": True}})
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -230,13 +163,14 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
         reused = entry(reborn.pid, time.time() - 3600, "reused00")
         live = entry(os.getpid(), time.time(), "live0000")  # this test process runs
         stale_dir = temp / f"pct-output-{gone.pid}-12345-abcdefgh"
-        stale_dir.mkdir()
+        stale_dir.mkdir(mode=0o700)
         (stale_dir / f"{uuid.uuid4()}.txt").write_text("old output", encoding="utf-8")
         live_dir = temp / f"pct-output-{process_tag()}-abcdefgh"
         live_dir.mkdir()
         legacy_dir = temp / "pct-output-abcdefgh"  # no process tag: not ours to judge
         legacy_dir.mkdir()
-        with serving(agent, work, TMPDIR=str(temp)):
+        (tmp_path / "tmp").mkdir()  # the OS temp dir: the runtime dir must lie outside it
+        with serving(agent, work, XDG_RUNTIME_DIR=str(run), TMPDIR=str(tmp_path / "tmp")):
             assert not dead.exists()
             assert not reused.exists()
             assert live.exists()
@@ -249,3 +183,81 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
         for proc in (reborn, orphan, owned):
             proc.kill()
             proc.wait()
+
+
+def _landlock_abi() -> int:
+    from pct_runtime.host.sandbox.linux import landlock_abi
+
+    return landlock_abi()
+
+
+def with_argv(needle: bytes) -> list[int]:
+    """Live processes whose argv contains `needle` (for those that scrubbed their env)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        if needle in argv and stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.skipif(_landlock_abi() < 3, reason="no Landlock ABI 3: pct refuses --sandbox")
+def test_sandboxed_jobs_stop_on_terminate_and_die_with_a_killed_server(tmp_path: Path) -> None:
+    """In the sandbox's PID namespace pct signals the job by its own pid for it; a killed
+    server takes the whole namespace down, even a process that left the group and scrubbed
+    its environment (which the lifeline's marker sweep cannot find)."""
+    agent, work, temp = tmp_path / "agent", tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    temp.mkdir()
+    write_config(agent, {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}})
+    mark = uuid.uuid4().hex
+    hidden = f"{uuid.uuid4().int % 9000 + 1000}.5".encode()
+    sandbox = ("--sandbox", "workspace-write")
+    server = StdioServer(agent, work, args=sandbox, **{MARK: mark, "TMPDIR": str(temp)})
+    try:
+        server.initialize()
+        trapped = server.call(
+            "exec_command",
+            {"cmd": "trap 'echo got-term; exit 7' TERM; sleep 300 & wait", "yield_time_ms": 500},
+        )
+        sid = session_of(trapped)
+        stopped = server.call("write_stdin", {"session_id": sid, "terminate": True})
+        assert stopped.startswith(f"session_id {sid}: terminated"), stopped
+        assert "got-term" in stopped, stopped
+        shell = server.call(
+            "exec_command",
+            {
+                "cmd": f"env -i setsid -f sleep {hidden.decode()}; setsid sleep 300 & wait",
+                "yield_time_ms": 500,
+            },
+        )
+        assert "running" in shell.splitlines()[0], shell
+        cell = server.call(
+            "exec",
+            {"code": "import random\nrandom._os.system('sleep 300')", "yield_time_ms": 500},
+        )
+        assert "running" in cell, cell
+        deadline = time.monotonic() + 10
+        while not with_argv(hidden) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert with_argv(hidden)
+        assert len(marked(mark)) >= 4, marked(mark)  # shell, sleep, zygote, cell (and more)
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+        deadline = time.monotonic() + 15
+        while (marked(mark) or with_argv(hidden)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert marked(mark) == [], "processes outlived the server"
+        assert with_argv(hidden) == [], "the scrubbed setsid process outlived the server"
+    finally:
+        kill_marked(mark)
+        for pid in with_argv(hidden):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        stop(server.proc)

@@ -91,7 +91,7 @@ async def test_workspace_write_confines_writes(box: dict[str, Path]) -> None:
         assert "kernel sandbox (workspace-write)" in described
         assert str(work) in described
         denied = await run(client, f"echo x > {outside}/escape.txt")
-        assert "Permission denied" in denied
+        assert "Read-only file system" in denied
         assert "Command denied by sandbox: a kernel sandbox (workspace-write)" in denied
         allowed = await run(client, f"echo ok > {work}/inside.txt && echo t > $TMPDIR/t.txt")
         assert "exit_code: 0" in allowed
@@ -192,7 +192,7 @@ async def test_code_mode_cell_escaping_imports_cannot_write_outside(box: dict[st
         assert "kernel sandbox (workspace-write)" in (tools["exec"].description or "")
         result = await client.call_tool("exec", {"code": code})
         text = text_of(result) + "".join(getattr(b, "text", "") for b in result.content[1:])
-        assert "refused 13" in text, text
+        assert "refused 30" in text, text  # EROFS: the root is bound read-only
     assert not (outside / "cell.txt").exists()
 
 
@@ -237,6 +237,34 @@ async def test_the_config_key_sets_the_mode(box: dict[str, Path]) -> None:
         assert "exit_code: 0" in allowed
     assert not (box["outside"] / "escape.txt").exists()
     assert (box["outside"] / "flag-wins.txt").exists()
+
+
+def test_a_bwrap_that_cannot_run_stops_pct_serve(box: dict[str, Path]) -> None:
+    """No user namespaces (simulated by a failing `bwrap` first on PATH): pct refuses to start
+    and says why and what to do, instead of running with Landlock and seccomp alone."""
+    fake = box["temp"] / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    path = f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    proc = subprocess.run(
+        [PCT, "serve", "--sandbox", "workspace-write"],
+        cwd=box["work"],
+        env=child_env(box["agent"], PATH=path),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "cannot start with --sandbox workspace-write" in proc.stderr
+    assert "No permissions to create new namespace" in proc.stderr
+    assert "user.max_user_namespaces" in proc.stderr
+    assert "--sandbox danger-full-access" in proc.stderr
 
 
 def test_an_invalid_config_value_stops_pct_serve(box: dict[str, Path]) -> None:

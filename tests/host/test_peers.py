@@ -26,6 +26,13 @@ def _abi() -> int:
 
 needs_landlock = pytest.mark.skipif(_abi() < 3, reason="no Landlock ABI 3 on this kernel")
 
+
+@pytest.fixture(autouse=True)
+def _private_agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox masks (and so creates) `<agent dir>/pct`: keep it out of the real home."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent-dir"))
+
+
 #: Connects to the port in argv, says so, then holds the connection until stdin closes.
 _CLIENT = (
     "import socket,sys; s=socket.create_connection(('127.0.0.1', int(sys.argv[1])));"

@@ -41,6 +41,12 @@ def _abi() -> int:
 needs_landlock = pytest.mark.skipif(_abi() < 3, reason="no Landlock ABI 3 on this kernel")
 
 
+@pytest.fixture(autouse=True)
+def _private_agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox masks (and so creates) `<agent dir>/pct`: keep it out of the real home."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent-dir"))
+
+
 def test_config_key_is_optional_and_checked() -> None:
     assert settings_from_config({}) is None
     assert settings_from_config({"pct": {}}) is None
@@ -107,18 +113,49 @@ def test_denial_heuristic_needs_a_sandbox_a_failure_and_an_access_error() -> Non
     assert "write nowhere (read-only); outbound network is blocked" in note
 
 
-def test_macos_profile_denies_writes_outside_the_roots_and_the_network() -> None:
+def test_macos_profile_denies_writes_outside_the_roots_and_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     roots = (Path("/w"), Path("/private/tmp"))
-    text = macos.profile(SandboxSettings("workspace-write"), roots)
+    text = macos.profile(SandboxSettings("workspace-write"), roots, (Path("/w/agent/pct"),))
     assert "(deny file-write*)" in text
     assert '(subpath (param "WRITABLE_ROOT_1"))' in text
     assert "(deny network*)" in text
     assert "/w" not in text  # paths travel as -D parameters, never quoted into the profile
+    lines = text.splitlines()
+    # Metadata changes are refused outside the roots, even on the writable devices.
+    metadata = next(ln for ln in lines if ln.startswith("(deny file-write-mode"))
+    for op in ("file-write-owner", "file-write-setugid", "file-write-times", "file-write-xattr"):
+        assert op in metadata
+    assert metadata.endswith(
+        '(require-not (require-any (subpath (param "WRITABLE_ROOT_0")) '
+        '(subpath (param "WRITABLE_ROOT_1")))))'
+    )
+    assert lines.index(metadata) > lines.index("(deny file-write*)") + 1  # after the allow
+    ttys = next(ln for ln in lines if "ttys" in ln)
+    assert ttys.startswith("(deny file-read* file-write* file-ioctl ")
+    assert "ttys" not in "".join(ln for ln in lines if ln.startswith("(allow"))
+    assert '(deny file-read* file-write* (subpath (param "MASKED_0")))' in lines
+    assert '(deny network-outbound network-bind (subpath "/"))' in lines  # Unix sockets
+    capture = macos.profile(
+        SandboxSettings("workspace-write"), roots, (Path("/w/agent/pct"),), (Path("/c"),)
+    ).splitlines()
+    masked = capture.index('(deny file-read* file-write* (subpath (param "MASKED_0")))')
+    # The capture root is readable even inside the masked dir, and never writable.
+    assert capture.index('(deny file-write* (subpath (param "READABLE_0")))') > masked
+    assert capture.index('(allow file-read* (subpath (param "READABLE_0")))') > masked
+    read_only = macos.profile(SandboxSettings("read-only"), ())
+    assert "(deny file-write-mode file-write-owner" in read_only
+    assert "require-not" not in read_only  # no roots: refused everywhere
     argv = macos.wrap(SandboxSettings("workspace-write", True), roots, ["/bin/sh", "-c", "x"])
     assert argv[:2] == [macos.SANDBOX_EXEC, "-p"]
     assert "(deny network*)" not in argv[2]
+    assert "unix" not in argv[2].lower()
+    assert "network-outbound" not in argv[2]
+    masked = os.path.realpath(tmp_path / "agent" / "pct")
     params = ["-D", "WRITABLE_ROOT_0=/w", "-D", "WRITABLE_ROOT_1=/private/tmp"]
-    assert argv[3:] == [*params, "--", "/bin/sh", "-c", "x"]
+    assert argv[3:] == [*params, "-D", f"MASKED_0={masked}", "--", "/bin/sh", "-c", "x"]
 
 
 async def test_read_only_patch_adapter_refuses_before_anything() -> None:
@@ -232,19 +269,30 @@ def test_a_child_that_cannot_confine_itself_runs_nothing(tmp_path: Path) -> None
 
 @linux_only
 @needs_landlock
-async def test_a_spawner_that_cannot_confine_itself_spawns_nothing(
+async def test_a_server_that_cannot_confine_itself_spawns_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pct_runtime.host.sandbox.linux import LinuxConfinement
+    """The in-namespace server exits before answering when Landlock fails (here: the fd it
+    is handed is no ruleset), and the spawn is refused: nothing runs unconfined."""
+    from pct_runtime.host.sandbox import linux
     from pct_runtime.host.sandbox.spawn import spawn_process
 
-    monkeypatch.setattr(
-        LinuxConfinement, "_confine_calling_thread", lambda self: "landlock_restrict_self"
-    )
-    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)  # a fresh ruleset
-    refusal = r"the sandbox could not be applied .*; nothing ran"
-    with pytest.raises(OSError, match=refusal) as caught:
-        await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    real_init = linux.LinuxConfinement.__init__
+
+    def no_ruleset(self: linux.LinuxConfinement, *args: object) -> None:
+        real_init(self, *args)  # type: ignore[arg-type]
+        self.fd = null
+
+    monkeypatch.setattr(linux.LinuxConfinement, "__init__", no_ruleset)
+    (tmp_path / "fresh").mkdir()
+    sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path / "fresh")  # a new ruleset
+    refusal = r"the sandbox could not be set up \(pct sandbox: landlock_add_rule.*; nothing ran"
+    try:
+        with pytest.raises(OSError, match=refusal) as caught:
+            await spawn_process(sandbox, ["/bin/sh", "-c", f"echo ran > {tmp_path}/ran"])
+    finally:
+        os.close(null)
     assert caught.value.errno == errno.EPERM
     assert not (tmp_path / "ran").exists()
 
@@ -257,10 +305,18 @@ def test_self_test_catches_a_sandbox_that_is_not_enforced(
     from pct_runtime.host.sandbox import linux
 
     assert linux.self_test(SandboxSettings("workspace-write")) is None
-    monkeypatch.setattr(linux.LinuxConfinement, "_confine_calling_thread", lambda self: None)
+
+    class Unconfined:
+        def popen(self, argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, **kwargs)  # type: ignore[call-overload]
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(linux.LinuxConfinement, "spawner", lambda self: Unconfined())
     reason = linux.self_test(SandboxSettings("workspace-write"))
     assert reason is not None
-    assert "accepted the Landlock ruleset but did not enforce it" in reason
+    assert "did not enforce it" in reason
 
 
 @linux_only
@@ -276,40 +332,33 @@ async def test_spawned_jobs_report_exit_codes_and_signals(tmp_path: Path) -> Non
 
 
 _PROC_PROBE = """
-for p in /proc/{pid}/fd/{fd} /proc/{pid}/task/{tid}/fd/{fd} /proc/{pid}/task/{tid}/mem; do
-  (echo INJECTED > $p) 2>/dev/null && echo "wrote $p"
+ls /proc/{pid} >/dev/null 2>&1 && echo "sees pct"
+for p in /proc/[0-9]*; do
+  [ $p = /proc/$$ ] || [ $p = /proc/self ] && continue
+  for f in $p/fd/*; do readlink $f >/dev/null 2>&1 && echo "opened $f"; done
 done
-python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, {tid}, 0, 0))"
+python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, 2, 0, 0))"
 """
 
 
 @linux_only
 @needs_landlock
-def test_a_job_cannot_reach_pct_through_the_spawner_thread(tmp_path: Path) -> None:
-    """The spawner thread shares the job's Landlock domain, so /proc/<pct>/task/<it> is
-    open to the job: it must hold no pct descriptor and refuse ptrace."""
+def test_a_job_cannot_reach_pct_nor_the_sandbox_server(tmp_path: Path) -> None:
+    """The job's PID namespace holds neither pct nor a descriptor of it; the server that
+    spawns jobs is undumpable (its /proc fds are closed to them) and ptrace is refused."""
     from pct_runtime.host.sandbox.spawn import popen
 
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
-    spawner = sandbox.spawner()
-    assert spawner is not None
-    tid = spawner._thread.native_id
-    private_r, private_w = os.pipe()  # stands for pct's MCP stdout
     out_r, out_w = os.pipe()
-    try:
-        script = _PROC_PROBE.format(pid=os.getpid(), tid=tid, fd=private_w)
-        proc = popen(sandbox, ["/bin/sh", "-c", script], stdout=out_w, stderr=out_w)
-        os.close(out_w)
-        assert proc.wait(30) == 0
-        with os.fdopen(out_r, "rb") as reader:
-            report = reader.read().decode()
-        os.close(private_w)
-        leaked = os.read(private_r, 100)
-    finally:
-        os.close(private_r)
-    assert "wrote" not in report
+    script = _PROC_PROBE.format(pid=os.getpid())
+    proc = popen(sandbox, ["/bin/sh", "-c", script], stdout=out_w, stderr=out_w)
+    os.close(out_w)
+    assert proc.wait(30) == 0
+    with os.fdopen(out_r, "rb") as reader:
+        report = reader.read().decode()
+    assert "sees pct" not in report
+    assert "opened" not in report
     assert "ptrace -1" in report
-    assert leaked == b""
 
 
 async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(
@@ -383,3 +432,65 @@ def test_pct_apply_patch_does_not_load_the_config_schema() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "False"]
+
+
+def _failing_bwrap(tmp_path: Path) -> Path:
+    """A `bwrap` that fails the way one without user namespaces does."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+@linux_only
+def test_a_bwrap_that_cannot_run_is_refused_with_why_and_what_to_do(tmp_path: Path) -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    fake = _failing_bwrap(tmp_path)
+    reason = bwrap.probe_failure(bwrap.Bwrap(str(fake), "system"), network=False)
+    assert reason is not None
+    assert str(fake) in reason
+    assert "setting up uid map: Permission denied" in reason
+    assert "user.max_user_namespaces" in reason
+    assert "apparmor_restrict_unprivileged_userns" in reason
+    missing = bwrap.probe_failure(None, network=False)
+    assert missing is not None
+    assert "not found" in missing
+    assert "apt install bubblewrap" in missing
+
+
+@linux_only
+def test_the_system_bwrap_on_path_wins_over_the_bundled_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    fake = _failing_bwrap(tmp_path)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    found = bwrap.locate()
+    assert found == bwrap.Bwrap(str(fake), "system")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    bundled = bwrap.locate()
+    assert bundled is not None
+    assert bundled.origin == "bundled"
+
+
+def test_the_namespace_layout_confines_what_landlock_cannot() -> None:
+    from pct_runtime.host.sandbox import bwrap
+
+    args = bwrap.layout((Path("/w"),), network=False, masks=(Path("/w/agent/pct"),), root_user=True)
+    joined = " ".join(args)
+    assert joined.startswith("--ro-bind / / --dev /dev --unshare-pid --proc /proc")
+    assert "--unshare-net" in args
+    assert "--bind-try /w /w" in joined
+    # The mask comes after the writable binds, so it lies on top of them.
+    assert joined.index("--tmpfs /w/agent/pct") > joined.index("/w /w")
+    assert joined.index("--remount-ro /w/agent/pct") > joined.index("--tmpfs /w/agent/pct")
+    assert "--die-with-parent" in args
+    assert "--new-session" in args
+    assert "--cap-drop ALL" in joined
+    assert "--unshare-net" not in bwrap.layout((), network=True, root_user=False)

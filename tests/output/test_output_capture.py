@@ -21,7 +21,7 @@ def owner_root(tmp_path: Path) -> Path:
 
 
 async def test_small_capture_needs_no_file(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout")
     cap.append("hello")
     cap.finish()
@@ -33,7 +33,7 @@ async def test_small_capture_needs_no_file(owner_root: Path) -> None:
 
 
 async def test_publish_creates_private_file_even_when_empty(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stderr")
     rec = await cap.publish()
     assert rec.path is not None
@@ -57,7 +57,7 @@ async def test_publish_creates_private_file_even_when_empty(owner_root: Path) ->
 
 
 async def test_prefix_survives_and_spills_past_limit(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout", prefix_limit=16)
     cap.append("0123456789")
     assert not cap.has_file
@@ -79,7 +79,7 @@ async def test_prefix_survives_and_spills_past_limit(owner_root: Path) -> None:
 
 
 async def test_backpressure_and_overload(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout", prefix_limit=4)
     await cap.publish()
     for _ in range(16):
@@ -95,7 +95,7 @@ async def test_backpressure_and_overload(owner_root: Path) -> None:
 
 
 async def test_ready_waits_for_writer(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout", prefix_limit=1024)
     await cap.publish()
     total = 0
@@ -113,7 +113,7 @@ async def test_ready_waits_for_writer(owner_root: Path) -> None:
 
 
 async def test_io_error_makes_capture_unavailable(tmp_path: Path) -> None:
-    owner = OutputOwner(temp_root=tmp_path / "does-not-exist")
+    owner = OutputOwner(root=tmp_path / "does-not-exist")
     cap = owner.open_capture("stdout")
     cap.append("abc")
     rec = await cap.publish()
@@ -125,7 +125,7 @@ async def test_io_error_makes_capture_unavailable(tmp_path: Path) -> None:
 
 
 async def test_missing_file_is_reported(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout")
     cap.append("abc")
     cap.finish()
@@ -140,7 +140,7 @@ async def test_missing_file_is_reported(owner_root: Path) -> None:
 
 
 async def test_source_error_is_partial(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout")
     cap.append("abc")
     cap.finish(source_error=True)
@@ -152,7 +152,7 @@ async def test_source_error_is_partial(owner_root: Path) -> None:
 async def test_owner_close_marks_running_captures_and_keeps_foreign_files(
     owner_root: Path,
 ) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout")
     rec = await cap.publish()
     assert rec.path is not None
@@ -172,7 +172,7 @@ async def test_owner_close_marks_running_captures_and_keeps_foreign_files(
 
 
 async def test_replaced_file_is_not_deleted(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     cap = owner.open_capture("stdout")
     rec = await cap.publish()
     cap.finish()
@@ -185,7 +185,7 @@ async def test_replaced_file_is_not_deleted(owner_root: Path) -> None:
 
 
 async def test_many_captures_share_one_directory(owner_root: Path) -> None:
-    owner = OutputOwner(temp_root=owner_root)
+    owner = OutputOwner(root=owner_root)
     caps = [owner.open_capture(f"c{i}") for i in range(5)]
     recs = await asyncio.gather(*(c.publish() for c in caps))
     dirs = {Path(r.path).parent for r in recs if r.path}

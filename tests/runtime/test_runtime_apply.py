@@ -21,6 +21,7 @@ import pytest
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.decide.sync import APPLY_ERROR_TEXT
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
+from pct_runtime.host.ui import Question
 from pct_runtime.runtime import Runtime, RuntimeSession
 
 SHELL_AND_CODE = {"shellSessions": {"enabled": True}, "codeMode": {"enabled": True}}
@@ -372,10 +373,10 @@ class FakeProbe:
 class DialogUI:
     available = True
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         return True
 
-    async def select(self, title: str, options: Any) -> str | None:
+    async def select(self, question: Question) -> str | None:
         return None
 
     def notify(self, message: str, level: str = "info") -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pct_runtime.capabilities.base import ToolError
+from pct_runtime.host.ui import Question
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
 from pct_runtime.runtime import (
     RUNTIME_EVENTS_CHANNEL,
@@ -254,10 +255,10 @@ async def test_session_start_warns_once_about_a_broken_config(tmp_path: Path) ->
     class Console:
         available = True
 
-        async def confirm(self, title: str, message: str) -> bool:
+        async def confirm(self, question: Question) -> bool:
             return False
 
-        async def select(self, title: str, options: Any) -> str | None:
+        async def select(self, question: Question) -> str | None:
             return None
 
         def notify(self, message: str, level: str = "info") -> None:

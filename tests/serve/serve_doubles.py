@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, ImagePart, ToolError, ToolResult, ToolSpec
-from pct_runtime.host.ui import UIUnavailableError
+from pct_runtime.host.ui import Question, UIUnavailableError
 
 _OBJ: dict[str, Any] = {"type": "object", "additionalProperties": False}
 
@@ -73,7 +73,9 @@ class Approve:
 
     async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
         try:
-            ok = await ctx.ui.confirm("Allow the test change?", "It changes nothing real.")
+            ok = await ctx.ui.confirm(
+                Question("Allow the test change?", "It changes nothing real.")
+            )
         except UIUnavailableError:
             raise ToolError(
                 "approval-unavailable", "Approval needs an interactive UI; nothing ran."
@@ -110,11 +112,11 @@ class ConsoleUI:
     def available(self) -> bool:
         return True
 
-    async def confirm(self, title: str, message: str) -> bool:
-        self.asked.append(title)
+    async def confirm(self, question: Question) -> bool:
+        self.asked.append(question.title)
         return self.answer
 
-    async def select(self, title: str, options: Any) -> str | None:
+    async def select(self, question: Question) -> str | None:
         return None
 
     def notify(self, message: str, level: Any = "info") -> None:

@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from pct_runtime.host.ui import Question
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve import elicitation
 from pct_runtime.serve.server import PctMCPServer
@@ -133,11 +134,11 @@ class HeldConsole:
     def available(self) -> bool:
         return True
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         self.asked.set()
         return await self.answer
 
-    async def select(self, title: str, options: Any) -> str | None:
+    async def select(self, question: Question) -> str | None:
         return None
 
     def notify(self, message: str, level: Any = "info") -> None:

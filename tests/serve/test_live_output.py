@@ -50,7 +50,7 @@ async def settled(log: WorkLog) -> None:
 
 
 async def test_before_and_after_the_follow_in_order(tmp_path: Path) -> None:
-    owner = OutputOwner(temp_root=tmp_path)
+    owner = OutputOwner(root=tmp_path)
     cell = FakeCell(owner.open_capture("output", prefix_limit=16))
     cell.emit("spilled-to-a-file-0123456789\n")  # past the prefix: read back from the file
     log = WorkLog(TrackedWork("s", "cell", cell=cell))  # type: ignore[arg-type]
@@ -72,7 +72,7 @@ async def test_a_follower_behind_the_window_reads_it_back_from_the_capture(
 ) -> None:
     monkeypatch.setattr(live_output, "MAX_LOG_CHARS", 20)
     monkeypatch.setattr(live_output, "PIECE_CHARS", 8)
-    owner = OutputOwner(temp_root=tmp_path)
+    owner = OutputOwner(root=tmp_path)
     cell = FakeCell(owner.open_capture("output", prefix_limit=prefix))
     log = WorkLog(TrackedWork("s", "cell", cell=cell))  # type: ignore[arg-type]
     await settled(log)
@@ -95,7 +95,7 @@ async def test_text_older_than_the_first_follow_window_is_a_gap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_output, "MAX_LOG_CHARS", 20)
-    owner = OutputOwner(temp_root=tmp_path)
+    owner = OutputOwner(root=tmp_path)
     cell = FakeCell(owner.open_capture("output", prefix_limit=16))
     for i in range(10):
         cell.emit(f"line-{i}\n")  # 7 bytes each, 70 in the recovery file
@@ -112,7 +112,7 @@ async def test_text_older_than_the_first_follow_window_is_a_gap(
 async def test_the_piece_index_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_output, "MAX_LOG_CHARS", 10)
     monkeypatch.setattr(live_output, "MAX_PIECES", 20)
-    owner = OutputOwner(temp_root=tmp_path)
+    owner = OutputOwner(root=tmp_path)
     cell = FakeCell(owner.open_capture("output"))
     log = WorkLog(TrackedWork("s", "cell", cell=cell))  # type: ignore[arg-type]
     await settled(log)

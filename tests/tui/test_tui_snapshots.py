@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from filelock import FileLock
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from pct_runtime.host.ui import Question
 from pct_tui.app import PctApp
 from pct_tui.serving import AttachInfo, attach_commands
 from pct_tui.widgets.fit_text import FitText
@@ -62,6 +64,7 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
     import pct_runtime.capabilities.shell.manager as shell_manager
     import pct_runtime.output.capture as capture
+    from pct_runtime.output.root import open_given_root
 
     monkeypatch.setattr(shell_manager, "secrets", FixedSecrets)
     files = itertools.count(1)
@@ -72,17 +75,13 @@ def _own_agent_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         def uuid4() -> str:
             return f"00000000-0000-0000-0000-{next(files):012d}"
 
-    class FixedTemp:  # the private recovery directory
-        @staticmethod
-        def mkdtemp(prefix: str = "", dir: str | None = None) -> str:
-            # fixed: no pid or start time in the name
-            path = AGENT.parent / f"{capture.DIR_PREFIX}{next(dirs)}"
-            path.mkdir(mode=0o700)
-            return str(path)
-
+    # The recovery folders: fixed names (no pid or start time), under the agent dir's parent.
+    root = open_given_root(AGENT.parent)
     monkeypatch.setattr(capture, "uuid", FixedUUID)
-    monkeypatch.setattr(capture, "tempfile", FixedTemp)
+    monkeypatch.setattr(capture, "process_capture_root", lambda: root)
+    monkeypatch.setattr(capture, "folder_name", lambda: f"{capture.DIR_PREFIX}{next(dirs)}")
     yield AGENT
+    os.close(root.fd)
     shutil.rmtree(AGENT.parent, ignore_errors=True)
 
 
@@ -238,7 +237,7 @@ def _ask(title: str, message: str) -> Before:
 
         app = pilot.app
         assert isinstance(app, PctApp)
-        pending.append(asyncio.ensure_future(app.ui.confirm(title, message)))
+        pending.append(asyncio.ensure_future(app.ui.confirm(Question(title, message))))
         while not app.screen.query("#buttons"):  # the modal is composed (any load)
             await pilot.pause(0.01)
         await pilot.pause()
@@ -302,7 +301,7 @@ def test_patch_approval_with_a_real_diff(
         import asyncio
 
         from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-        from pct_runtime.host.ui import asking
+        from pct_runtime.capabilities.apply_patch.preview import question_diffs
 
         app = pilot.app
         assert isinstance(app, PctApp)
@@ -312,10 +311,14 @@ def test_patch_approval_with_a_real_diff(
         prepared = prepare_patch(PATCH, project)
         message = "\n".join(op.text for op in prepared.summary) + "\n\n" + PATCH
         await app.runtime.open_session("mcp", session_id="pct-session-demo")
-        with asking(session_id="pct-session-demo", client="codex-mcp-client", subject=prepared):
-            pending.append(
-                asyncio.ensure_future(app.ui.confirm("Code Mode: apply patch?", message))
-            )
+        question = Question(
+            "Code Mode: apply patch?",
+            message,
+            diffs=tuple(question_diffs(prepared)),
+            session_id="pct-session-demo",
+            client="codex-mcp-client",
+        )
+        pending.append(asyncio.ensure_future(app.ui.confirm(question)))
         while not app.screen.query("#patch-diff"):
             await pilot.pause(0.01)
 

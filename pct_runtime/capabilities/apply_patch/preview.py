@@ -14,6 +14,7 @@ from typing import Literal
 
 from pct_runtime.capabilities.apply_patch.executor import PreparedPatch
 from pct_runtime.capabilities.apply_patch.source import Rewrite
+from pct_runtime.host.ui import AskedDiff
 
 #: Diff lines per file before the rest is summarised (the approval must stay readable).
 MAX_DIFF_LINES = 400
@@ -75,3 +76,11 @@ def file_diffs(prepared: PreparedPatch, *, max_lines: int = MAX_DIFF_LINES) -> l
             diff = [*diff[:max_lines], f"… {hidden} more diff lines"]
         out.append(FileDiff(summary.operation, summary.path, summary.from_path, tuple(diff)))
     return out
+
+
+def question_diffs(prepared: PreparedPatch) -> list[AskedDiff]:
+    """Each file's diff as an approval question carries it to whichever port answers
+    (reads files: call in a thread)."""
+    return [
+        AskedDiff(d.path, "\n".join(d.lines), d.operation, d.source) for d in file_diffs(prepared)
+    ]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import prepare_patch
-from pct_runtime.capabilities.apply_patch.preview import file_diffs
+from pct_runtime.capabilities.apply_patch.preview import question_diffs
 from pct_runtime.capabilities.apply_patch.tool import (
     PatchApprovalRequest,
     commit_prepared_async,
@@ -37,6 +38,8 @@ from pct_runtime.jsontypes import JSONMapping, JSONObject
 if TYPE_CHECKING:
     from pct_runtime.capabilities.shell.manager import ShellManager
 
+_log = logging.getLogger(__name__)
+
 
 @dataclass
 class PreparedCall:
@@ -54,6 +57,17 @@ class PreparedCall:
     cwd: str | None = None
     #: The patch's per-file diffs against disk now (reads files: call in a thread).
     diffs: Callable[[], list[AskedDiff]] | None = None
+
+    async def read_diffs(self) -> tuple[AskedDiff, ...]:
+        """The diffs for the approval question, read in a thread; () when the call has none
+        or they cannot be read (the question still goes out, with its preview text)."""
+        if self.diffs is None:
+            return ()
+        try:
+            return tuple(await asyncio.to_thread(self.diffs))
+        except Exception:
+            _log.warning("diffs for a nested patch approval failed", exc_info=True)
+            return ()
 
 
 class CodeAdapter(Protocol):
@@ -96,10 +110,7 @@ class ApplyPatchAdapter:
             self.name,
             prepared,
             approval=preview,
-            diffs=lambda: [
-                AskedDiff(d.path, "\n".join(d.lines), d.operation, d.source)
-                for d in file_diffs(prepared)
-            ],
+            diffs=lambda: question_diffs(prepared),
         )
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:

@@ -22,7 +22,9 @@ from pathlib import Path
 
 from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.lifeline import child_setup, lifeline, protect_child
+from pct_runtime.host.procs import pidfd_pid
 from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.sandbox.spawn import SpawnedPopen
 from pct_runtime.host.sandbox.spawn import popen as sandboxed_popen
 from pct_runtime.jsontypes import JSONObject
 
@@ -60,7 +62,7 @@ class Zygote:
     ):
         self._memory_limit = memory_limit
         self._sandbox = sandbox
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: SpawnedPopen | None = None
         self._ctrl: socket.socket | None = None
         self._lock = asyncio.Lock()
         self._ready = False
@@ -218,6 +220,11 @@ class Zygote:
                     await self._kill()
                 raise WorkerStartError("the worker process could not fork a cell")
             (pid,) = _HEADER.unpack(msg)
+            if len(fds) > 1:
+                # The cell's pidfd: inside a sandbox's PID namespace the zygote's number
+                # for it is not ours, so the pid to signal is read from the pidfd.
+                with contextlib.suppress(OSError):
+                    pid = pidfd_pid(fds[1])
             for extra in fds[1:]:
                 os.close(extra)
             return pid, socket.socket(fileno=fds[0])
@@ -266,7 +273,7 @@ def _wake(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> None:
+def _reap(proc: SpawnedPopen) -> None:
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:

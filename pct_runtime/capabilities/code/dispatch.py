@@ -24,7 +24,7 @@ from pct_runtime.capabilities.code.bridge import PAYLOAD_BYTES, encode_json
 from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
-from pct_runtime.host.ui import Answering, UIUnavailableError, answering, asking
+from pct_runtime.host.ui import Answering, Question, UIUnavailableError, answering
 from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
@@ -304,13 +304,13 @@ async def _approve(cell: Cell, name: str, prepared: PreparedCall, *, direct: boo
     if not ui.available:
         raise unavailable
     preview, _ = truncate_text(prepared.approval or "", 800)
+    question = Question("Code Mode: apply patch?", preview, diffs=await prepared.read_diffs())
     pending: tuple[str, Answering] | None = None
     try:
-        # The console diffs the preflighted patch; a remote one gets the diffs themselves.
-        with asking(subject=prepared.args, diffs=prepared.diffs), answering() as note:
+        with answering() as note:
             pending = (name, note)
             cell.approvals.append(pending)
-            ok = await ui.confirm("Code Mode: apply patch?", preview)
+            ok = await ui.confirm(question)
     except UIUnavailableError:
         raise unavailable from None
     finally:

@@ -559,8 +559,17 @@ def zygote_main(ctrl_fd: int, memory_limit: int) -> None:
                     os._exit(status)
             child_end.close()
             _own_group(pid)  # also here: the host may signal the group as soon as it has the pid
-            socket.send_fds(ctrl, [_HEADER.pack(pid)], [parent_end.fileno()])
+            passed = [parent_end.fileno()]
+            try:
+                pidfd = os.pidfd_open(pid)  # the host's own number for the cell comes from it
+            except OSError:
+                pidfd = -1
+            if pidfd >= 0:
+                passed.append(pidfd)
+            socket.send_fds(ctrl, [_HEADER.pack(pid)], passed)
             parent_end.close()
+            if pidfd >= 0:
+                os.close(pidfd)
     # The host closed the control channel: take every cell of this group down with us.
     try:
         os.killpg(0, signal.SIGKILL)

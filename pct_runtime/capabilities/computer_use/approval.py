@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pct_runtime.host.ui import Answering, UIPort, UIUnavailableError, answering
+from pct_runtime.host.ui import Answering, Question, UIPort, UIUnavailableError, answering
 from pct_runtime.jsontypes import JSONObject
 
 ApprovalMode = Literal["confirm", "always"]
@@ -117,7 +117,7 @@ async def decide_elicitation(
     message = valid.message.strip() or f"Allow Computer Use to control {valid.app}?"
     try:
         with answering() as note:
-            yes = await ui.confirm(APPROVAL_TITLE, message)
+            yes = await ui.confirm(Question(APPROVAL_TITLE, message))
     except UIUnavailableError:
         return ApprovalOutcome(DECLINE, app=valid.app, ui_unavailable=True)
     if not yes:

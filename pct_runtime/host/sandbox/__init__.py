@@ -3,13 +3,15 @@
 - `SandboxSettings(mode, network)`: the operator's choice (flags > `pct.sandbox` config).
 - `unsupported_reason(settings)`: why this host cannot enforce it, checked at start-up; pct
   refuses to start rather than run unconfined after being asked for a sandbox.
-- `Sandbox(settings, cwd)`: one session's confinement. Spawn sites call `child_hook()` (Linux:
-  run in the forked child before exec) and `wrap(argv)` (macOS: `sandbox-exec` prefix).
+- `Sandbox(settings, cwd)`: one session's confinement. Spawn sites go through `spawn.py`:
+  Linux jobs start inside bubblewrap namespaces with Landlock and seccomp on top
+  (`spawner()`), macOS ones behind `sandbox-exec` (`wrap(argv)`).
 - `denial_note(...)`: the `Command denied by sandbox` line a failed confined command gets.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,7 +31,7 @@ from pct_runtime.host.sandbox.policy import (
 
 if TYPE_CHECKING:
     from pct_runtime.host.sandbox.linux import LinuxConfinement
-    from pct_runtime.host.sandbox.spawner import SpawnerThread
+    from pct_runtime.host.sandbox.spawner import NamespaceSpawner
 
 __all__ = [
     "CONFIG_SECTION",
@@ -79,17 +81,16 @@ def unsupported_reason(settings: SandboxSettings, *, self_test: bool = True) -> 
 
 
 def enforcement(settings: SandboxSettings) -> str:
-    """The kernel mechanism behind `settings` here, for status screens (nothing is probed
-    beyond the Landlock version)."""
+    """The mechanisms behind `settings` here, for status screens (bwrap is probed once)."""
     if not settings.confined:
         return "none"
     if sys.platform.startswith("linux"):
-        from pct_runtime.host.sandbox.linux import landlock_abi  # deferred: Linux only
+        from pct_runtime.host.sandbox.bwrap import probed  # deferred: Linux only
+        from pct_runtime.host.sandbox.linux import landlock_abi
 
-        parts = [f"Landlock ABI {landlock_abi()}"]
-        if not settings.network:
-            parts.append("seccomp")
-        return ", ".join(parts)
+        found, failure = probed(settings.network)
+        namespaces = found.label() if found is not None and failure is None else "no bubblewrap"
+        return f"{namespaces} + Landlock ABI {landlock_abi()} + seccomp"
     if sys.platform == "darwin":
         return "sandbox-exec"
     return "unavailable"
@@ -98,14 +99,17 @@ def enforcement(settings: SandboxSettings) -> str:
 class Sandbox:
     """One session's confinement: the settings plus the roots derived from its directory."""
 
-    def __init__(self, settings: SandboxSettings, cwd: Path) -> None:
+    def __init__(self, settings: SandboxSettings, cwd: Path, readable: Sequence[Path] = ()) -> None:
+        """`readable`: trees jobs may read but not write, even under a writable root or a
+        masked one (pct's capture root)."""
         self.settings = settings
         self.roots = writable_roots(settings, cwd)
+        self.readable = tuple(Path(os.path.realpath(p)) for p in readable)
         self._linux: LinuxConfinement | None = None
         if settings.confined and sys.platform.startswith("linux"):
             from pct_runtime.host.sandbox.linux import confinement_for  # deferred: Linux only
 
-            self._linux = confinement_for(settings, cwd)
+            self._linux = confinement_for(settings, cwd, self.readable)
 
     @property
     def confined(self) -> bool:
@@ -118,8 +122,9 @@ class Sandbox:
         """
         return self._linux.apply_in_child if self._linux is not None else None
 
-    def spawner(self) -> SpawnerThread | None:
-        """The confined thread that spawns this sandbox's processes (Linux), else None."""
+    def spawner(self) -> NamespaceSpawner | None:
+        """The server that spawns this sandbox's processes in its namespaces (Linux), else
+        None. Raises OSError when it cannot be set up (nothing runs unconfined)."""
         return self._linux.spawner() if self._linux is not None else None
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
@@ -127,7 +132,7 @@ class Sandbox:
         if self.settings.confined and sys.platform == "darwin":
             from pct_runtime.host.sandbox import macos  # deferred: macOS only
 
-            return macos.wrap(self.settings, self.roots, list(argv))
+            return macos.wrap(self.settings, self.roots, list(argv), self.readable)
         return list(argv)
 
     def summary(self) -> str:

@@ -1,16 +1,17 @@
-"""Linux enforcement: a Landlock ruleset for writes (and TCP), a seccomp filter for sockets.
+"""Linux enforcement: bubblewrap namespaces, then a Landlock ruleset and a seccomp filter.
 
 Everything costly happens once, in pct: the Landlock ruleset is created and filled here (its
-fd stays open for the life of pct) and the seccomp program is compiled here. They are applied
-(`prctl(PR_SET_NO_NEW_PRIVS)`, `landlock_restrict_self`, `seccomp(SET_MODE_FILTER)`, all with
-arguments prepared in advance) to one confined spawner thread per ruleset (`spawner.py`);
-every job it spawns, and every descendant of that job (a `setsid` grandchild included),
-inherits the confinement. `apply_in_child` is the same sequence as a `preexec_fn`.
+fd stays open for the life of pct) and the seccomp program is compiled here. `spawner()`
+starts one bwrap per ruleset (`bwrap.py` for the namespaces) that loads the seccomp program
+and runs the in-namespace server (`nsserver.py`), which adds the sandbox's own devices to
+the ruleset, restricts itself and spawns every job; every descendant of a job (a `setsid`
+grandchild included) inherits all three. `apply_in_child` applies Landlock and seccomp alone
+as a `preexec_fn` (the self-test's building block, no namespaces).
 
 The seccomp filter always refuses ptrace-style access (`ptrace`, `process_vm_readv/writev`,
-`pidfd_getfd`, `process_madvise`): a job shares its Landlock domain with pct's spawner thread,
-whose memory is pct's. With network off it also refuses every socket family but AF_UNIX,
-Unix-socket connect/bind/listen/accept, addressed sends and io_uring.
+`pidfd_getfd`, `process_madvise`). With network off it also refuses every socket family but
+AF_UNIX, Unix-socket connect/bind/listen/accept, addressed sends, AF_UNIX datagram sockets
+and io_uring.
 
 Landlockpy and seccompy (pinned) build the ruleset and the BPF program.
 """
@@ -26,8 +27,14 @@ import tempfile
 import threading
 from pathlib import Path
 
-from pct_runtime.host.sandbox.policy import WRITABLE_DEVICES, SandboxSettings, writable_roots
-from pct_runtime.host.sandbox.spawner import SpawnerThread
+from pct_runtime.host.sandbox.bwrap import layout, probed
+from pct_runtime.host.sandbox.policy import (
+    WRITABLE_DEVICES,
+    SandboxSettings,
+    masked_dirs,
+    writable_roots,
+)
+from pct_runtime.host.sandbox.spawner import NamespaceSpawner
 
 #: Landlock ABI needed for a sound write sandbox: 3 adds TRUNCATE (Linux 6.2), without which
 #: `truncate(2)` could still empty any file the user owns.
@@ -45,6 +52,8 @@ _X32_OWN_NUMBERS = {
     "process_vm_writev": 540,
 }
 _AF_UNIX = 1
+_SOCK_DGRAM = 2
+_SOCK_TYPE_MASK = 0xF
 #: Socket calls a network-off job may not make at all (Unix sockets can reach outside
 #: services such as a Docker daemon, so connect/bind are refused for every family).
 _DENIED_SOCKET_CALLS = ("connect", "bind", "listen", "accept", "accept4", "sendmmsg")
@@ -122,6 +131,12 @@ def unsupported_reason(settings: SandboxSettings) -> str | None:
             f"aarch64 are supported), and --sandbox {settings.mode} needs them. Run on such a "
             "kernel, or pass --sandbox danger-full-access to run without a sandbox."
         )
+    _found, failure = probed(settings.network)
+    if failure is not None:
+        return (
+            f"--sandbox {settings.mode} runs every job in bubblewrap namespaces, and {failure} "
+            "Or pass --sandbox danger-full-access to run without a sandbox."
+        )
     return None
 
 
@@ -142,7 +157,12 @@ def _fail_in_child(what: str) -> None:
 class LinuxConfinement:
     """A prepared Landlock ruleset plus seccomp program for one set of writable roots."""
 
-    def __init__(self, settings: SandboxSettings, roots: tuple[Path, ...]) -> None:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        roots: tuple[Path, ...],
+        readable: tuple[Path, ...] = (),
+    ) -> None:
         import landlockpy
         from landlockpy import AccessFS, AccessNet, Scope
 
@@ -160,6 +180,10 @@ class LinuxConfinement:
             | AccessFS.MAKE_BLOCK
             | AccessFS.MAKE_SYM
             | AccessFS.REFER
+        )
+        self.access = (
+            int(file_write & landlockpy.fs_for_abi(abi)),
+            int(tree_write & landlockpy.fs_for_abi(abi)),
         )
         handled_net = AccessNet.NONE
         scoped = Scope.NONE
@@ -180,11 +204,14 @@ class LinuxConfinement:
                 self._ruleset.allow_path(device, file_write)
         self.fd = self._ruleset.fileno()  # the kernel object a thread restricts itself to
         self.roots = roots
+        self.settings = settings
+        self.readable = readable
         self._filter_ref: object | None = None
         self._filter_keep: tuple[object, ...] = ()
+        self.seccomp_program = b""
         self._prepare_seccomp(network=settings.network)
         self._lock = threading.Lock()
-        self._spawner: SpawnerThread | None = None
+        self._spawner: NamespaceSpawner | None = None
         libc = _get_libc()
         self._prctl = libc.prctl
         self._syscall = libc.syscall
@@ -212,9 +239,16 @@ class LinuxConfinement:
             deny("socket", ArgCmp(0, CmpOp.NE, _AF_UNIX))
             deny("socketpair", ArgCmp(0, CmpOp.NE, _AF_UNIX))
             deny("sendto", ArgCmp(4, CmpOp.NE, 0))  # send() passes no address: allowed
+            # sendmsg's address is in memory seccomp cannot read; it only reaches a socket
+            # from an AF_UNIX datagram socket (stream and seqpacket ones refuse or ignore
+            # it), so no such socket may be made, alone or as a pair.
+            dgram = ArgCmp(1, CmpOp.MASKED_EQ, _SOCK_DGRAM, _SOCK_TYPE_MASK)
+            deny("socket", ArgCmp(0, CmpOp.EQ, _AF_UNIX), dgram)
+            deny("socketpair", ArgCmp(0, CmpOp.EQ, _AF_UNIX), dgram)
             for name in (*_DENIED_SOCKET_CALLS, *_DENIED_IO_URING):
                 deny(name)
         program = flt.program
+        self.seccomp_program = bytes(program)
         buf = (ctypes.c_char * len(program)).from_buffer_copy(program)
         fprog = _SockFprog(len=len(program) // 8, filter=ctypes.addressof(buf))
         self._filter_keep = (buf, fprog)
@@ -238,30 +272,47 @@ class LinuxConfinement:
         if failed is not None:
             _fail_in_child(failed)
 
-    def spawner(self) -> SpawnerThread:
-        """The one thread that spawns this ruleset's jobs (started on first use)."""
+    def spawner(self) -> NamespaceSpawner:
+        """The one server that spawns this ruleset's jobs in its namespaces (on first use).
+
+        Raises OSError (nothing runs) when bubblewrap cannot work here.
+        """
         with self._lock:
             if self._spawner is None:
-                self._spawner = SpawnerThread(self._confine_calling_thread)
+                found, failure = probed(self.settings.network)
+                if failure is not None or found is None:
+                    raise OSError(errno.EPERM, f"the sandbox cannot be set up: {failure}")
+                options = layout(
+                    self.roots,
+                    network=self.settings.network,
+                    masks=masked_dirs(),
+                    readable=self.readable,
+                    root_user=os.geteuid() == 0,
+                )
+                self._spawner = NamespaceSpawner(
+                    [found.path, *options], self.seccomp_program, self.fd, self.access
+                )
             return self._spawner
 
     def close(self) -> None:
-        """Stop the spawner thread and release the ruleset (only for throwaway rulesets)."""
+        """Stop the spawner and release the ruleset (only for throwaway rulesets)."""
         if self._spawner is not None:
             self._spawner.close()
         self._ruleset.close()
 
 
-_cache: dict[tuple[SandboxSettings, tuple[Path, ...]], LinuxConfinement] = {}
+_cache: dict[tuple[SandboxSettings, tuple[Path, ...], tuple[Path, ...]], LinuxConfinement] = {}
 
 
-def confinement_for(settings: SandboxSettings, cwd: Path) -> LinuxConfinement:
+def confinement_for(
+    settings: SandboxSettings, cwd: Path, readable: tuple[Path, ...] = ()
+) -> LinuxConfinement:
     """The prepared confinement for `settings` under `cwd` (one per distinct root set)."""
     roots = writable_roots(settings, cwd)
-    key = (settings, roots)
+    key = (settings, roots, readable)
     found = _cache.get(key)
     if found is None:
-        found = _cache[key] = LinuxConfinement(settings, roots)
+        found = _cache[key] = LinuxConfinement(settings, roots, readable)
     return found
 
 
@@ -294,9 +345,9 @@ def self_test(settings: SandboxSettings) -> str | None:
             confinement.close()
         if target.exists():
             return (
-                "the kernel accepted the Landlock ruleset but did not enforce it (a confined "
-                "write outside the workspace succeeded). Run pct on a host where Landlock is "
-                "enforced, or pass --sandbox danger-full-access."
+                "the host accepted the sandbox but did not enforce it (a confined write "
+                "outside the workspace succeeded past the read-only mount and Landlock). Run "
+                "pct on a host where both are enforced, or pass --sandbox danger-full-access."
             )
         if not (inside / "allowed").exists():
             return (

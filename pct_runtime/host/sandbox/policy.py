@@ -94,6 +94,22 @@ def writable_roots(settings: SandboxSettings, cwd: Path) -> tuple[Path, ...]:
     return tuple(roots)
 
 
+def masked_dirs() -> tuple[Path, ...]:
+    """Directories a job may neither read nor write: pct's state (token, journal, registry).
+
+    Created (0700) when missing, so a job cannot plant one under a writable root before pct
+    makes its own.
+    """
+    from pct_runtime.config.paths import agent_dir  # deferred: the config package is heavy
+
+    state = agent_dir() / "pct"
+    try:
+        state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return ()
+    return (Path(os.path.realpath(state)),)
+
+
 def settings_from_config(raw: JSONMapping) -> SandboxSettings | None:
     """`pct.sandbox` from a raw configuration document; None when the file sets nothing.
 

@@ -1,21 +1,21 @@
 """Spawning a process inside a session's sandbox (or plainly, without one).
 
 `spawn_process` is the one call spawn sites make. Without a sandbox it is
-`asyncio.create_subprocess_exec`. On Linux the process is created by the ruleset's confined
-spawner thread (see `linux.py`) and waited for through a pidfd; on macOS the argv goes behind
-`sandbox-exec`.
+`asyncio.create_subprocess_exec`. On Linux the process is created by the sandbox's server
+inside its bubblewrap namespaces (`spawner.py`), which also reports its exit; on macOS the
+argv goes behind `sandbox-exec`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pct_runtime.host.sandbox import Sandbox
+    from pct_runtime.host.sandbox.spawner import ConfinedPopen
 
 
 class SpawnedProcess(Protocol):
@@ -25,10 +25,27 @@ class SpawnedProcess(Protocol):
     async def wait(self) -> int: ...
 
 
-class ConfinedProcess:
-    """A child created by a spawner thread, waited for on the event loop through a pidfd."""
+class SpawnedPopen(Protocol):
+    """What `popen` returns: `subprocess.Popen` or a process the sandbox server started."""
 
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
+class ConfinedProcess:
+    """A child of the sandbox server, waited for on the event loop (its exit code comes
+    from the server's reader thread)."""
+
+    def __init__(self, popen: ConfinedPopen) -> None:
         self._popen = popen
         self.pid = popen.pid
 
@@ -38,23 +55,18 @@ class ConfinedProcess:
 
     async def wait(self) -> int:
         loop = asyncio.get_running_loop()
-        pidfd = os.pidfd_open(self.pid)  # the child is not reaped yet: poll() below does it
-        try:
-            while (code := self._popen.poll()) is None:
-                readable: asyncio.Future[None] = loop.create_future()
-                loop.add_reader(pidfd, _wake, readable)
-                try:
-                    await readable
-                finally:
-                    loop.remove_reader(pidfd)
-            return code
-        finally:
-            os.close(pidfd)
+        done: asyncio.Future[int] = loop.create_future()
+
+        def exited(code: int) -> None:
+            loop.call_soon_threadsafe(_settle, done, code)
+
+        self._popen.on_exit(exited)
+        return await done
 
 
-def _wake(future: asyncio.Future[None]) -> None:
+def _settle(future: asyncio.Future[int], code: int) -> None:
     if not future.done():
-        future.set_result(None)
+        future.set_result(code)
 
 
 async def spawn_process(
@@ -63,17 +75,17 @@ async def spawn_process(
     """Start `argv` confined by `sandbox` (None: unconfined); `kwargs` are `Popen`'s.
 
     Returns an object with `pid` and `async wait() -> returncode`. Raises OSError when the
-    process could not be started, including when the sandbox could not be applied. Like
-    `asyncio.create_subprocess_exec`, the fork and exec happen synchronously.
+    process could not be started, including when the sandbox could not be applied. In a
+    sandbox the event loop runs on while the sandbox's server starts the process.
     """
     spawner = sandbox.spawner() if sandbox is not None else None
     if spawner is None:
         wrapped = sandbox.wrap(argv) if sandbox is not None else list(argv)
         return await asyncio.create_subprocess_exec(*wrapped, **kwargs)
-    return ConfinedProcess(spawner.popen(argv, **kwargs))
+    return ConfinedProcess(await spawner.popen_async(argv, **kwargs))
 
 
-def popen(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+def popen(sandbox: Sandbox | None, argv: Sequence[str], **kwargs: Any) -> SpawnedPopen:
     """`subprocess.Popen` (blocking), confined by `sandbox` like `spawn_process`."""
     spawner = sandbox.spawner() if sandbox is not None else None
     if spawner is None:

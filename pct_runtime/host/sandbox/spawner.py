@@ -1,185 +1,383 @@
-"""A confined spawner thread with a private file-descriptor table (Linux).
+"""pct's side of a sandbox's spawner: the `bwrap` namespaces and the server inside them.
 
-Landlock, seccomp and no_new_privs apply to the calling *thread* and pass to the children it
-creates. So one thread per ruleset confines itself once and then spawns every job with the
-ordinary vfork-based `subprocess.Popen` — far cheaper than a full `fork` with a `preexec_fn`.
+One `NamespaceSpawner` per ruleset starts `bwrap … python -I -S nsserver.py` once (bwrap
+applies the seccomp filter before that exec; the server applies Landlock to itself) and then
+asks it for every job over a SOCK_SEQPACKET pair, sending the job's descriptors with
+`SCM_RIGHTS`. So a job costs one round trip and one vfork, not a bwrap set-up and a Python
+start-up.
 
-A confined child shares its Landlock domain with that thread, and the kernel lets a process
-inspect tasks of its own domain: through `/proc/<pct>/task/<thread>/fd/N` a job could open
-pct's pipes (its MCP stdio, say) for writing. So before confining itself the thread unshares
-its fd table (`unshare(CLONE_FILES)`) and closes every copied descriptor; the only thing it
-keeps is its end of a Unix socketpair. Each spawn sends the child's own descriptors over that
-socket (`SCM_RIGHTS`), the thread spawns with them and closes them, and answers with one byte.
-ptrace-style access to the thread (and so to pct's memory) is refused by the seccomp filter.
+Pids: the server answers with a pidfd of each child, and pct reads the child's pid in its
+own namespace from `/proc/self/fdinfo` — the number it signals, watches (lifeline) and sees
+in its /proc. Exit codes come from the server, which is the children's parent; a reader
+thread delivers them. If the server dies (a job may kill it: it is in the same uid and
+namespace), every process it started is dead too (the PID namespace ends with it) and the
+next spawn starts a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import ctypes
 import errno
-import fcntl
+import json
 import os
-import queue
+import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Union
 
-from pct_runtime.jsontypes import JSONObject
+from pct_runtime.host.procs import pidfd_pid
 
-_CLONE_FILES = 0x400
+SERVER_SCRIPT = Path(__file__).with_name("nsserver.py")
 _STD_STREAMS = ("stdin", "stdout", "stderr")
+_START_TIMEOUT = 15.0
+_MAX_MESSAGE = 1 << 16
 
 
-@dataclass
-class _Request:
-    argv: list[str]
-    kwargs: JSONObject
-    slots: list[tuple[str, int | None]]  # (kwarg, index in pass_fds or None), per sent fd
-    result: subprocess.Popen[bytes] | None = None
-    error: BaseException | None = None
-    done: threading.Event = field(default_factory=threading.Event)
+Reply = Union["ConfinedPopen", dict[str, object]]
 
 
-class SpawnerThread:
-    """Spawns processes from one confined thread; `confine()` names a failed step or None."""
+def _result(reply: Reply) -> ConfinedPopen:
+    if isinstance(reply, ConfinedPopen):
+        return reply
+    code = reply.get("error")
+    raise OSError(code if isinstance(code, int) else errno.EIO, str(reply.get("message")))
 
-    def __init__(self, confine: Callable[[], str | None], name: str = "pct-sandbox") -> None:
-        self._confine = confine
-        self._main, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._theirs_fd = theirs.detach()  # a bare number: the thread re-wraps its own copy
-        self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+
+def _settle(future: asyncio.Future[Reply], reply: Reply) -> None:
+    if not future.done():
+        future.set_result(reply)
+
+
+class ConfinedPopen:
+    """A process the sandbox server started: `subprocess.Popen`'s pid, poll, wait and kill.
+
+    `pid` is the pid in pct's namespace. The pidfd keeps signals from reaching a reused pid.
+    """
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid = pid
+        self._pidfd: int | None = pidfd
+        self.returncode: int | None = None
+        self._done = threading.Event()
         self._lock = threading.Lock()
-        self._failure: str | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        os.close(self._theirs_fd)  # pct's copy; the thread keeps its own in its private table
+        self._callbacks: list[Callable[[int], None]] = []
 
-    @property
-    def failure(self) -> str | None:
-        """Why the thread could not isolate or confine itself (it then spawns nothing)."""
-        return self._failure
+    def _exited(self, code: int) -> None:
+        with self._lock:
+            self.returncode = code
+            callbacks, self._callbacks = self._callbacks, []
+            pidfd, self._pidfd = self._pidfd, None
+        if pidfd is not None:
+            os.close(pidfd)
+        self._done.set()
+        for callback in callbacks:
+            with contextlib.suppress(RuntimeError):  # a waiter's event loop already closed
+                callback(code)
 
-    # -- the thread ------------------------------------------------------------------------
-    def _isolate(self) -> str | None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(_CLONE_FILES) != 0:
-            return f"unshare(CLONE_FILES) failed: {os.strerror(ctypes.get_errno())}"
-        failed = self._confine()  # needs the ruleset fd, so before the copies are closed
-        if failed is not None:
-            return f"{failed} failed: {os.strerror(ctypes.get_errno())}"
-        keep = self._theirs_fd
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            if fd != null:
-                os.dup2(null, fd)
-        for low, high in ((3, keep), (keep + 1, 1 << 20)):
-            if low < high:
-                os.closerange(low, high)
-        return None
+    def on_exit(self, callback: Callable[[int], None]) -> None:
+        """Call `callback(returncode)` once the process has exited (now, if it has)."""
+        with self._lock:
+            code = self.returncode
+            if code is None:
+                self._callbacks.append(callback)
+                return
+        callback(code)
 
-    def _run(self) -> None:
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired("sandboxed process", timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        with self._lock:
+            if self._pidfd is None:
+                return
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class NamespaceSpawner:
+    """Starts jobs inside one sandbox's namespaces; `failure` says why it cannot."""
+
+    def __init__(
+        self,
+        bwrap_argv: Sequence[str],
+        seccomp_program: bytes,
+        ruleset_fd: int,
+        access: tuple[int, int],
+    ) -> None:
+        self._bwrap_argv = list(bwrap_argv)
+        self._program = seccomp_program
+        self._ruleset_fd = ruleset_fd
+        self._access = access
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        # One waiter per request sent, in order: the server answers in the order it reads.
+        self._waiters: deque[Callable[[Reply], None]] = deque()
+        self._wait_lock = threading.Lock()
+        self._children: dict[int, ConfinedPopen] = {}
+        self._generation = 0
+        self.failure: str | None = None
+
+    # -- the server ------------------------------------------------------------------------
+    def _start(self) -> socket.socket:
+        # bwrap's diagnostics go to a file, not a pipe: a pipe closed after start-up would
+        # kill bwrap (and so the sandbox) with SIGPIPE on its first later message.
+        with tempfile.TemporaryFile() as errors:
+            ours, proc = self._spawn_server(errors.fileno())
+            ours.settimeout(_START_TIMEOUT)
+            try:
+                ready = ours.recv(1)
+            except OSError:
+                ready = b""
+            if ready != b"R":
+                ours.close()
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+                errors.seek(0)
+                said = " ".join(errors.read(4096).decode("utf-8", "replace").split())[:300]
+                raise OSError(
+                    errno.EPERM,
+                    f"the sandbox could not be set up ({said or 'bwrap exited'}); nothing ran",
+                )
+        ours.settimeout(None)
+        self._proc = proc
+        return ours
+
+    def _spawn_server(self, stderr: int) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        read_prog, write_prog = os.pipe()
         try:
-            self._failure = self._isolate()
-        except OSError as exc:
-            self._failure = str(exc)
-        self._ready.set()
-        if self._failure is not None:
-            return  # pct's table still holds the other end; spawns see `failure` and refuse
-        sock = socket.socket(fileno=self._theirs_fd)  # in the thread's private table
+            os.write(write_prog, self._program)  # a few hundred bytes: fits the pipe
+            os.close(write_prog)
+            write_prog = -1
+            argv = [
+                *self._bwrap_argv,
+                "--seccomp",
+                str(read_prog),
+                "--",
+                sys.executable,
+                "-I",
+                "-S",
+                str(SERVER_SCRIPT),
+                str(theirs.fileno()),
+                str(self._ruleset_fd),
+                *(str(mask) for mask in self._access),
+            ]
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                pass_fds=(theirs.fileno(), self._ruleset_fd, read_prog),
+                start_new_session=True,
+                cwd="/",
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            os.close(read_prog)
+            if write_prog >= 0:
+                os.close(write_prog)
+            theirs.close()
+        return ours, proc
+
+    def _launch(self) -> socket.socket:
+        """Start the server from a thread that lives as long as it does, then read its
+        answers there: bwrap's parent-death signal fires when the *thread* that forked it
+        ends, so no short-lived caller thread may be its parent."""
+        started: list[socket.socket | OSError] = []
+        ready = threading.Event()
+        self._generation += 1
+        generation = self._generation
+
+        def run() -> None:
+            try:
+                sock = self._start()
+            except Exception as exc:  # handed to the caller, which must never wait forever
+                failed = exc if isinstance(exc, OSError) else OSError(errno.EIO, str(exc))
+                started.append(failed)
+                ready.set()
+                return
+            started.append(sock)
+            ready.set()
+            self._read(sock, generation)
+
+        threading.Thread(target=run, name="pct-sandbox", daemon=True).start()
+        ready.wait()
+        result = started[0]
+        if isinstance(result, OSError):
+            raise result
+        return result
+
+    def _read(self, sock: socket.socket, generation: int) -> None:
         while True:
             try:
-                msg, received, _flags, _addr = socket.recv_fds(sock, 1, 16)
+                msg, fds, _flags, _addr = socket.recv_fds(sock, _MAX_MESSAGE, 4)
             except OSError:
-                return
-            fds = list(received)
+                msg, fds = b"", []
             if not msg:
-                return
-            request = self._requests.get()
+                break
             try:
-                sock = self._spawn(request, fds, sock)
-            except BaseException as exc:  # reported to the caller, never raised here
-                request.error = exc
-            finally:
-                for fd in fds:
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                request.done.set()
-            try:
-                sock.sendall(b"d")
-            except OSError:
-                return
-
-    def _spawn(self, request: _Request, fds: list[int], sock: socket.socket) -> socket.socket:
-        """Place the received descriptors and spawn; returns the (maybe moved) socket.
-
-        `pass_fds` keep their numbers (a child may be told its descriptor number in argv),
-        so received copies are first lifted above every wanted number, then put in place.
-        """
-        kwargs = dict(request.kwargs)
-        passed = list(kwargs.get("pass_fds", ()))
-        wanted = set(passed)
-        if sock.fileno() in wanted:
-            moved = socket.socket(fileno=os.dup(sock.fileno()))
-            sock.close()
-            sock = moved
-        base = max([*wanted, sock.fileno(), 2]) + 1
-        lifted = []
-        for fd in fds:
-            lifted.append(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base))
-            os.close(fd)
-        fds[:] = lifted  # the caller closes these
-        for (name, index), fd in zip(request.slots, lifted, strict=True):
-            if index is None:
-                kwargs[name] = fd
+                obj = json.loads(msg)
+            except ValueError:
+                obj = {}
+            if isinstance(obj, dict) and "exit" in obj:
+                child = self._children.pop(int(obj["exit"]), None)
+                if child is not None:
+                    child._exited(int(obj.get("code", -signal.SIGKILL)))
+                continue
+            reply: Reply = obj if isinstance(obj, dict) else {}
+            if isinstance(obj, dict) and isinstance(obj.get("pid"), int) and fds:
+                # Registered here, before the next message: its exit may be that message.
+                for extra in fds[1:]:
+                    os.close(extra)
+                inner = int(obj["pid"])
+                try:
+                    reply = ConfinedPopen(pidfd_pid(fds[0]), fds[0])
+                    self._children[inner] = reply
+                except OSError as exc:
+                    os.close(fds[0])
+                    reply = {"error": exc.errno or errno.EIO, "message": str(exc)}
+                with contextlib.suppress(OSError):  # now the server may reap it
+                    sock.send(json.dumps({"ack": inner}).encode())
             else:
-                os.dup2(fd, passed[index], inheritable=False)
-                fds.append(passed[index])
-        request.result = subprocess.Popen(request.argv, **kwargs)
-        return sock
+                for fd in fds:
+                    os.close(fd)
+            with self._wait_lock:
+                waiter = self._waiters.popleft() if self._waiters else None
+            if waiter is not None:
+                waiter(reply)
+        # The server is gone, and with it its PID namespace: every child is dead.
+        gone: Reply = {"error": errno.EPIPE, "message": "the sandbox server is gone"}
+        with self._wait_lock:
+            if self._generation == generation:
+                self._sock = None
+            waiters = list(self._waiters)
+            self._waiters.clear()
+        for waiter in waiters:
+            waiter(gone)
+        for child in list(self._children.values()):
+            child._exited(-signal.SIGKILL)
+        self._children.clear()
+        sock.close()
+        if self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(5)
 
-    # -- pct's side ----------------------------------------------------------------------
-    def popen(self, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-        """`subprocess.Popen(argv, **kwargs)` run by the confined thread (blocking).
+    # -- pct's side ------------------------------------------------------------------------
+    def popen(self, argv: Sequence[str], **kwargs: Any) -> ConfinedPopen:
+        """Start `argv` in the sandbox with `Popen`-style `kwargs` (blocking, ~1 ms).
 
-        Standard streams must be file descriptors or `subprocess.DEVNULL` (a PIPE would be
-        created in the thread's private table). Raises OSError(EPERM) when the thread is
-        not confined, so nothing ever runs unconfined.
+        Supported: stdin/stdout/stderr as descriptors or DEVNULL, pass_fds, cwd, env,
+        start_new_session, and `preexec_fn` only as the lifeline's parent-death hook (the
+        server then arms PR_SET_PDEATHSIG itself). Raises OSError when nothing ran.
         """
-        if self._failure is not None:
-            raise OSError(
-                errno.EPERM, f"the sandbox could not be applied ({self._failure}); nothing ran"
-            )
+        done = threading.Event()
+        got: list[Reply] = []
+
+        def deliver(reply: Reply) -> None:
+            got.append(reply)
+            done.set()
+
+        self._submit(argv, kwargs, deliver)
+        done.wait()
+        return _result(got[0])
+
+    async def popen_async(self, argv: Sequence[str], **kwargs: Any) -> ConfinedPopen:
+        """`popen` that waits for the server's answer without blocking the event loop, so
+        other calls go on while the sandbox is busy."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Reply] = loop.create_future()
+
+        def deliver(reply: Reply) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(_settle, answer, reply)
+
+        self._submit(argv, kwargs, deliver)
+        return _result(await answer)
+
+    def _submit(
+        self, argv: Sequence[str], kwargs: dict[str, Any], deliver: Callable[[Reply], None]
+    ) -> None:
+        """Send one spawn request; `deliver` gets its answer (from the reader thread)."""
         sent: list[int] = []
-        slots: list[tuple[str, int | None]] = []
-        for name in _STD_STREAMS:
-            value = kwargs.get(name)
-            if value == subprocess.PIPE:
-                raise ValueError(f"{name}=PIPE is not supported by the sandbox spawner")
-            if isinstance(value, int) and value >= 0:
-                sent.append(value)
-                slots.append((name, None))
-        for index, fd in enumerate(kwargs.get("pass_fds", ())):
-            sent.append(fd)
-            slots.append(("pass_fds", index))
-        request = _Request(list(argv), kwargs, slots)
-        with self._lock:
-            self._requests.put(request)
-            socket.send_fds(self._main, [b"s"], sent)
-            if self._main.recv(1) != b"d":
-                raise OSError(errno.EPIPE, "the sandbox spawner thread is gone")
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None
-        return request.result
+        std: list[int] = []
+        null: int | None = None
+        try:
+            for name in _STD_STREAMS:
+                value = kwargs.get(name)
+                if value == subprocess.PIPE:
+                    raise ValueError(f"{name}=PIPE is not supported by the sandbox spawner")
+                if value == subprocess.DEVNULL:
+                    if null is None:
+                        null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+                    value = null
+                if isinstance(value, int) and value >= 0:
+                    std.append(len(sent))
+                    sent.append(value)
+                else:
+                    std.append(-1)
+            targets = [int(fd) for fd in kwargs.get("pass_fds", ())]
+            sent += targets
+            env = kwargs.get("env")
+            cwd = kwargs.get("cwd")
+            request = {
+                "argv": [os.fsdecode(a) for a in argv],
+                "std": std,
+                "pass": targets,
+                "cwd": os.fsdecode(cwd) if cwd is not None else None,
+                "env": dict(env) if env is not None else None,
+                "session": bool(kwargs.get("start_new_session")),
+                "pdeathsig": kwargs.get("preexec_fn") is not None,
+            }
+            self._send(json.dumps(request).encode(), sent, deliver)
+        finally:
+            if null is not None:
+                os.close(null)  # the message carries its own copy
+
+    def _send(self, message: bytes, fds: list[int], deliver: Callable[[Reply], None]) -> None:
+        with self._lock:  # one sender at a time: a waiter's place is its message's place
+            if self._sock is None:
+                try:
+                    self._sock = self._launch()
+                except OSError as exc:
+                    self.failure = str(exc)
+                    raise
+            sock = self._sock
+            with self._wait_lock:
+                self._waiters.append(deliver)
+            try:
+                socket.send_fds(sock, [message], fds)
+            except OSError as exc:
+                with self._wait_lock, contextlib.suppress(ValueError):
+                    self._waiters.remove(deliver)
+                raise OSError(errno.EPIPE, f"the sandbox server is gone ({exc})") from None
 
     def close(self) -> None:
-        """End the thread (it exits when pct's end of the socket closes)."""
-        self._main.close()
-        self._thread.join(5)
+        """End the server (and so every process of this sandbox)."""
+        with self._lock:
+            sock, self._sock = self._sock, None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        if self._proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(5)

@@ -17,7 +17,7 @@ from pct_runtime.output import OutputOwner
 
 @pytest.fixture
 async def owner(tmp_path: Path) -> AsyncIterator[OutputOwner]:
-    out = OutputOwner(temp_root=tmp_path)
+    out = OutputOwner(root=tmp_path)
     yield out
     await out.close()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 from pct_runtime.capabilities.base import CallContext
 from pct_runtime.capabilities.code import CodeManager, create_adapters
 from pct_runtime.capabilities.shell import ShellManager
-from pct_runtime.host.ui import NotifyLevel, NoUI
+from pct_runtime.host.ui import NotifyLevel, NoUI, Question
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
 from pct_runtime.output import OutputOwner
 
@@ -35,11 +35,11 @@ class ScriptedUI:
     def available(self) -> bool:
         return True
 
-    async def confirm(self, title: str, message: str) -> bool:
-        self.asked.append((title, message))
+    async def confirm(self, question: Question) -> bool:
+        self.asked.append((question.title, question.message))
         return self.answer
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
+    async def select(self, question: Question) -> str | None:
         return None
 
     def notify(self, message: str, level: NotifyLevel = "info") -> None:

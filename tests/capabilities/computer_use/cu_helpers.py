@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pct_runtime.capabilities.computer_use.eligibility import ComputerUseRuntime, runtime_paths
+from pct_runtime.host.ui import Question
 
 FAKE_SERVER = Path(__file__).with_name("fake_cu_app_server.py")
 
@@ -125,13 +126,13 @@ class FakeUI:
     def available(self) -> bool:
         return self.available_flag
 
-    async def confirm(self, title: str, message: str) -> bool:
-        self.asked.append((title, message))
+    async def confirm(self, question: Question) -> bool:
+        self.asked.append((question.title, question.message))
         if self.block is not None:
             await self.block.wait()
         return self.answers.pop(0) if self.answers else False
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
+    async def select(self, question: Question) -> str | None:
         return None
 
     def notify(self, message: str, level: str = "info") -> None:

@@ -20,6 +20,7 @@ from pct_runtime.capabilities.computer_use import (
 )
 from pct_runtime.capabilities.computer_use.approval import APPROVAL_TITLE
 from pct_runtime.debug import DebugSink
+from pct_runtime.host.ui import Question
 
 TEXTEDIT = "com.apple.TextEdit"
 
@@ -357,8 +358,8 @@ async def test_confirm_without_ui_declines(cu_tree: CuTree, make_client: Any) ->
 
 async def test_a_failing_ui_is_a_no(cu_tree: CuTree, make_client: Any) -> None:
     class BrokenUI(FakeUI):
-        async def confirm(self, title: str, message: str) -> bool:
-            self.asked.append((title, message))
+        async def confirm(self, question: Question) -> bool:
+            self.asked.append((question.title, question.message))
             raise RuntimeError("dialog crashed")
 
     cu_tree.scenario(elicit={"click": [{"app": TEXTEDIT}]})

@@ -13,6 +13,7 @@ from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpe
 from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
 from pct_runtime.host.models import Model, ModelRegistry
 from pct_runtime.host.names import COMPUTER_USE_TOOLS, IMAGE_GENERATION_TOOL, WEB_SEARCH_TOOL
+from pct_runtime.host.ui import Question
 from pct_runtime.runtime import CapabilityBinding, Runtime, RuntimeSession, default_bindings
 
 CODEX = Model(
@@ -54,11 +55,11 @@ class DialogUI:
     def available(self) -> bool:
         return True
 
-    async def confirm(self, title: str, message: str) -> bool:
+    async def confirm(self, question: Question) -> bool:
         return True
 
-    async def select(self, title: str, options: Sequence[str]) -> str | None:
-        return options[0] if options else None
+    async def select(self, question: Question) -> str | None:
+        return question.options[0] if question.options else None
 
     def notify(self, message: str, level: Any = "info") -> None:
         return None

@@ -69,7 +69,7 @@ def temp_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def owner(temp_root: Path) -> AsyncIterator[OutputOwner]:
-    owner = OutputOwner(temp_root=temp_root)
+    owner = OutputOwner(root=temp_root)
     yield owner
     await owner.close()
 

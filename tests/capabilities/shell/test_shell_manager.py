@@ -509,7 +509,7 @@ async def test_unknown_outcome_keeps_handle_and_close_reports_incomplete(
 async def test_env_is_inherited_plus_overlay(manager: ShellManager, tmp_path: Path) -> None:
     os.environ["PCT_SHELL_INHERITED"] = "base"
     try:
-        fresh = ShellManager(OutputOwner(temp_root=tmp_path))
+        fresh = ShellManager(OutputOwner(root=tmp_path))
         r = await fresh.start(
             {"cmd": "echo $PCT_SHELL_INHERITED-$PCT_OVERLAY"},
             cwd=tmp_path,

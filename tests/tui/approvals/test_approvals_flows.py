@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from textual.widgets import Static
 
+from pct_runtime.host.ui import Question
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from tests.tui.conftest import started, wait_for, write_config
@@ -109,8 +110,12 @@ async def test_approvals_are_queued_one_at_a_time(agent_dir: Path) -> None:
     app = PctApp(agent_dir=agent_dir, serve=False, watch=False)
     async with app.run_test(size=(130, 40)) as pilot:
         await started(app, pilot)
-        first = asyncio.ensure_future(app.ui.confirm("Computer Use access", "Allow Safari?"))
-        second = asyncio.ensure_future(app.ui.confirm("Computer Use access", "Allow Notes?"))
+        first = asyncio.ensure_future(
+            app.ui.confirm(Question("Computer Use access", "Allow Safari?"))
+        )
+        second = asyncio.ensure_future(
+            app.ui.confirm(Question("Computer Use access", "Allow Notes?"))
+        )
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "Safari" in str(app.screen.query_one("#question-message", Static).render())
         assert len(app.screen_stack) == 2  # one modal, the other waits
@@ -123,7 +128,9 @@ async def test_approvals_are_queued_one_at_a_time(agent_dir: Path) -> None:
         assert await second is False
         assert app.sub_title == ""
         # a withdrawn request (the caller was cancelled) removes its modal
-        third = asyncio.ensure_future(app.ui.confirm("Computer Use access", "Allow Maps?"))
+        third = asyncio.ensure_future(
+            app.ui.confirm(Question("Computer Use access", "Allow Maps?"))
+        )
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         third.cancel()
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "withdrawn")

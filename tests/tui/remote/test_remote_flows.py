@@ -4,11 +4,13 @@ remote approvals in the one queue, a runtime going away, and `--monitor` refusal
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 from textual.widgets import DataTable, OptionList
 
+from pct_runtime.host.ui import Question
 from pct_runtime.serve.live_client import DiffInfo
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
 from tests.tui.conftest import show, started, text, wait_for
@@ -317,3 +319,33 @@ async def test_a_runtime_without_live_control_is_named_not_retried(
         )
         assert old.clients == []
         assert app.remotes.all() == []
+
+
+async def test_every_runtimes_questions_wait_in_one_queue_in_arrival_order(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """Another runtime's question and this console's own share the one queue: shown in
+    the order they came, a re-sent one queued once, each answer going back to its asker."""
+    app, backend = make(agent_dir, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        runtime = agent_runtime(backend)
+        await connected(pilot, app)
+        await wait_for(pilot, lambda: runtime.roles == ["console"], "console role")
+        asked = runtime.ask("req-1", "Computer Use access", "Allow Safari?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "remote modal")
+        own = asyncio.ensure_future(app.ui.confirm(Question("Computer Use access", "Allow Notes?")))
+        runtime.publish(asked)  # a question is re-sent to a new subscriber
+        await wait_for(pilot, lambda: len(app.approvals) == 2, "both waiting")
+        await pilot.pause(0.05)
+        assert len(app.approvals) == 2  # the re-sent one is not queued twice
+        assert text(app, "#question-message") == "Allow Safari?"
+        await pilot.press("n")
+        await wait_for(pilot, lambda: runtime.answers == {"req-1": False}, "remote answered")
+        await wait_for(
+            pilot, lambda: "Allow Notes?" in text(app, "#question-message"), "own question next"
+        )
+        await pilot.press("y")
+        assert await asyncio.wait_for(own, 10) is True
+        assert len(app.approvals) == 0
+        assert runtime.answers == {"req-1": False}

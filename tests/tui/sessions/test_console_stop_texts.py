@@ -1,4 +1,4 @@
-"""A job or cell a person stops from the embedded console (Sessions `x`, `WorkRow.stop`):
+"""A job or cell a person stops from the embedded console (Sessions `x`, `LocalWork.stop`):
 the model's next read says so, and tells it not to rerun the work unasked. A stop the
 model asked for itself keeps the plain result."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.runtime.managers import built_code, built_shell
-from pct_tui.console import WorkRow
+from pct_tui.work import LocalWork
 
 CONSOLE_LINE = (
     "stopped by the operator from the pct console (pct-tui), not by you; do not rerun this "
@@ -36,7 +36,7 @@ async def test_a_shell_job_stopped_from_the_console_says_so(tmp_path: Path) -> N
         shell = built_shell(session.services)
         assert shell is not None
         (job,) = shell.jobs()
-        await WorkRow(session.id, "shell", job.id, job=job).stop()
+        await LocalWork(session.id, "shell", job.id, job=job).stop()
         polled = await session.call("write_stdin", {"session_id": job_id})
         lines = polled.text.splitlines()
         assert lines[:2] == [f"session_id {job_id}: terminated", "exit_code: SIGTERM"]
@@ -81,7 +81,7 @@ async def test_a_code_cell_stopped_from_the_console_says_so(tmp_path: Path) -> N
         code = built_code(session.services)
         assert code is not None
         (view,) = code.cells()
-        await WorkRow(session.id, "code", view.id, cell=view).stop()
+        await LocalWork(session.id, "code", view.id, cell=view).stop()
         waited = await session.call("wait", {"cell_id": cell_id})
         lines = waited.text.splitlines()
         assert lines[:2] == [

@@ -73,11 +73,12 @@ class PatchWitness(Protocol):
     """Sees the files a patch changes around its commit (the journal's undo images).
 
     `before_commit` runs after staging, before the first rename, with every absolute path
-    the patch writes, moves or removes; `after_commit` once the commit is over (also after
-    a partial one). Both run in the patch's worker thread and must not raise.
+    the patch writes, moves or removes and the working directory's real path they are all
+    under (undo restores only inside it); `after_commit` once the commit is over (also
+    after a partial one). Both run in the patch's worker thread and must not raise.
     """
 
-    def before_commit(self, paths: Sequence[str]) -> None: ...
+    def before_commit(self, paths: Sequence[str], root: str) -> None: ...
 
     def after_commit(self) -> None: ...
 

@@ -27,6 +27,7 @@ import pct_runtime.journal.spool as spool  # the module, not the package (no imp
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.records import (
     OUTCOMES,
+    Anchor,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -297,12 +298,17 @@ class Journal:
             chunk = call_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode "
+                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode, anchor "
                 f"FROM patch_files WHERE call_id IN ({marks}) ORDER BY call_id, idx",
                 chunk,
             ):
                 out.setdefault(str(row[0]), []).append(
-                    PatchFile(str(row[1]), _image(row[2], row[3]), _image(row[4], row[5]))
+                    PatchFile(
+                        str(row[1]),
+                        _image(row[2], row[3]),
+                        _image(row[4], row[5]),
+                        Anchor.from_json(row[6]),
+                    )
                 )
         return {key: tuple(value) for key, value in out.items()}
 
@@ -428,13 +434,18 @@ def _spooled(data: object) -> CallRecord | None:
     if not isinstance(data, dict) or data.get("v") != spool.SPOOL_VERSION:
         return None
     try:
+        listed = data["patch_files"]
+        anchors = data.get("anchors")  # absent in rows of an older pct
+        if not isinstance(anchors, list) or len(anchors) != len(listed):
+            anchors = [None] * len(listed)
         files = tuple(
             PatchFile(
                 str(path),
                 None if before is None else FileImage(str(before[0]), int(before[1])),
                 None if after is None else FileImage(str(after[0]), int(after[1])),
+                Anchor.of(*anchor) if isinstance(anchor, list) and len(anchor) == 2 else None,
             )
-            for path, before, after in data["patch_files"]
+            for (path, before, after), anchor in zip(listed, anchors, strict=True)
         )
         outcome = str(data["outcome"])
         error_code = data.get("error_code")
@@ -513,7 +524,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
     )
     db.executemany(
         "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
-        "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
+        "after_sha, after_mode, anchor) VALUES (?,?,?,?,?,?,?,?)",
         [
             (
                 record.call_id,
@@ -523,6 +534,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
                 item.before.mode if item.before else None,
                 item.after.sha256 if item.after else None,
                 item.after.mode if item.after else None,
+                item.anchor.to_json() if item.anchor else None,
             )
             for index, item in enumerate(record.patch_files)
         ],

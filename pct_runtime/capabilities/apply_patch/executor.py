@@ -446,7 +446,7 @@ def _commit(
     if witness is None:
         return _commit_plans(plans)
     changed = _changed_paths(plans)
-    _witness(lambda: witness.before_commit(changed))
+    _witness(lambda: witness.before_commit(changed, prepared.cwd))
     try:
         return _commit_plans(plans)
     finally:

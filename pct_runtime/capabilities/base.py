@@ -127,6 +127,9 @@ class CallContext:
     cell_id: str | None = None
     #: Set by the runtime when the journal records this call's file images (apply_patch).
     patch_witness: PatchWitness | None = None
+    #: Set by the runtime: the agent dir's workspace locks, which apply_patch's commit
+    #: holds so that `pct undo` of the same working directory never races it.
+    patch_locks: Path | None = None
     #: Set by the runtime: records the calls this call makes (a cell's nested calls).
     observer: CallObserver | None = None
 

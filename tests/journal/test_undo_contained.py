@@ -233,3 +233,38 @@ def test_a_row_without_folder_identities_is_refused(tmp_path: Path) -> None:
     assert "older pct" in undo.stderr
     assert "Nothing was changed" in undo.stderr
     assert not victim.exists()
+
+
+@pytest.mark.parametrize("where", ["outside", "dotdot"])
+def test_a_row_naming_a_file_outside_its_working_directory_is_refused(
+    tmp_path: Path, where: str
+) -> None:
+    """Even with the working directory's real identity, a path that is not below it is
+    never written (a row is data: only paths inside its call's working directory count)."""
+    from pct_runtime.journal import Anchor
+
+    agent, work, outside = tmp_path / "agent", tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    victim = outside / "victim.txt"
+    path = str(victim) if where == "outside" else f"{work}/../outside/victim.txt"
+    st = os.stat(work)
+    with Journal.open(agent) as journal:
+        digest = journal.blobs.put(b"planted\n")
+        anchor = Anchor(str(work), ((st.st_dev, st.st_ino),))
+        files = (PatchFile(path, FileImage(digest, 0o644), None, anchor),)
+        record = make_record("apply_patch", patch_files=files)
+        journal.record(record)
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    undo = subprocess.run(
+        [sys.executable, "-m", "pct_runtime.cli", "undo", record.call_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert undo.returncode == 1, undo.stdout
+    assert path in undo.stderr
+    assert f"not inside {work}" in undo.stderr
+    assert not victim.exists()

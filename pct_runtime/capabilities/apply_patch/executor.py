@@ -13,6 +13,9 @@ Order (each step only starts when the previous one passed for the whole patch):
    target (exclusive create, the source's mode from the first byte), abort check;
 6. commit in patch order by mkdir/rename/unlink. A failure here reports what was already
    committed and what is unknown; nothing is retried or rolled back.
+Steps 5–6 (from the recheck of the sources to the witness's post-images) run under the
+working directory's lock when the caller gives its folder (`workspace_lock`), so an undo
+of the same files waits, and a patch that waited sees what the undo changed.
 
 This is static containment, not a race-proof sandbox: a process that swaps a checked path
 component for a link between steps 2 and 6 is outside the threat model.

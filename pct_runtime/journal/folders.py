@@ -18,6 +18,8 @@ import stat
 
 #: (st_dev, st_ino) of a folder.
 Identity = tuple[int, int]
+#: `FolderError.problem` of a folder that is not there (`open_folder(missing_ok=True)`).
+MISSING = "no longer exists"
 
 _DIR_FLAGS = (
     os.O_RDONLY
@@ -57,7 +59,7 @@ def identity(fd: int) -> Identity:
 
 def _problem(parent: int, name: str, exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
-        return "no longer exists"
+        return MISSING
     try:
         st = os.lstat(name, dir_fd=parent)
     except OSError:
@@ -109,7 +111,7 @@ def open_folder(
             child = open_child(fd, name, shown)
         except FolderError as exc:
             os.close(fd)
-            if missing_ok and exc.problem == "no longer exists":
+            if missing_ok and exc.problem == MISSING:
                 return None, found
             raise
         os.close(fd)

@@ -52,9 +52,9 @@ def containment_refusal(call_id: str, files: Sequence[PatchFile]) -> str | None:
 
 def _folder_refusal(call_id: str, path: str, folder: str, problem: str) -> Refusal:
     return Refusal(
-        f"Not undone: {path} cannot be restored because {folder} {problem} since {call_id} "
-        "ran. Undo writes only into the folders the patch wrote in, never through a link. "
-        "Nothing was changed."
+        f"Not undone: {path} cannot be restored because {folder} {problem}; when {call_id} "
+        "ran it was a directory there, and undo writes only into that same directory, never "
+        "through a link. Nothing was changed."
     )
 
 

@@ -11,11 +11,15 @@ the check switched off (the peer):
 - a fresh HTTP connection to uvicorn with pct's protocol class: connect, one request
   answered 401 (no token), close.
 
-The check scans /proc, so its cost grows with the number of this user's processes; the
-table prints that count. Goal: a fresh connection within 1.5x of the unchecked one (an MCP
-client keeps its HTTP connection, so the check is paid once per client, not per call).
+The check reads /proc, so its cost grows with the number of this user's processes; the
+table prints that count. Then the same two first rows again with a helper process of this
+user holding `--fds` descriptors (50,000 by default: `os.dup` of one, its limit raised as
+far as the hard limit allows): the search for the socket's holder must not read them.
+Goal: a fresh connection within 1.5x of the unchecked one (an MCP client keeps its HTTP
+connection, so the check is paid once per client, not per call), and the rows beside the
+helper within 1.5x of the rows without it.
 
-Run: `python bench/peer_check.py [--runs N]`. Prints a table; exits 0.
+Run: `python bench/peer_check.py [--runs N] [--fds N]`. Prints a table; exits 0.
 """
 
 # ruff: noqa: E402 - the path fix must precede imports
@@ -60,6 +64,23 @@ def _own_processes() -> int:
     return count
 
 
+#: Holds many descriptors (dups of stdin) until its stdin closes.
+_HOLDER = """
+import os, resource, sys
+want = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+try:  # a privileged user may raise the hard limit too
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want + 64, max(hard, want + 64)))
+    limit = want + 64
+except (OSError, ValueError):
+    limit = want + 64 if hard == resource.RLIM_INFINITY else min(hard, want + 64)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+held = [os.dup(0) for _ in range(min(want, limit - 64))]
+print(len(held), flush=True)
+sys.stdin.read()
+"""
+
+
 def _set_check(on: bool) -> None:
     check = peers.sandboxed_peer if on else (lambda _peer, _local: False)
     control.sandboxed_peer = check  # type: ignore[attr-defined]
@@ -99,7 +120,32 @@ async def _app(scope: Scope, receive: Receive, send: Send) -> None:
         await PlainTextResponse("no token", status_code=401)(scope, receive, send)
 
 
-async def main(runs: int) -> None:
+async def _rows(
+    runs: int, address: tuple[str, int], conn_peer: tuple[str, int]
+) -> list[tuple[str, float, float]]:
+    """The check alone and a control ping, checked and unchecked (interleaved rounds)."""
+
+    async def check_only() -> None:
+        peers.sandboxed_address(conn_peer, address)
+
+    async def nothing() -> None:
+        return None
+
+    check = await _median_ms(runs, check_only)
+    rows = [("the check alone", check, await _median_ms(runs, nothing))]
+    on: list[float] = []
+    off: list[float] = []
+    for _ in range(3):  # interleaved rounds: load drifts on a shared machine
+        _set_check(True)
+        on.append(await _median_ms(runs, lambda: _control_ping(address)))
+        _set_check(False)
+        off.append(await _median_ms(runs, lambda: _control_ping(address)))
+    _set_check(True)
+    rows.append(("control: connect, ping, reply", statistics.median(on), statistics.median(off)))
+    return rows
+
+
+async def main(runs: int, fds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="pct-bench-peer-") as root:
 
         async def handler(_op: str) -> JSONMapping:
@@ -124,31 +170,39 @@ async def main(runs: int) -> None:
             await asyncio.sleep(0.01)
 
         client = socket.create_connection(address)
-        conn_peer, conn_local = client.getsockname(), address
-
-        async def check_only() -> None:
-            peers.sandboxed_address(conn_peer, conn_local)
-
-        async def nothing() -> None:
-            return None
+        conn_peer = client.getsockname()
 
         rows = []
+        held = 0
         try:
-            check = await _median_ms(runs, check_only)
-            rows.append(("the check alone", check, await _median_ms(runs, nothing)))
-            for label, once in (
-                ("control: connect, ping, reply", lambda: _control_ping(address)),
-                ("HTTP: connect, one 401 request", lambda: _http_401(http_port)),
-            ):
-                on: list[float] = []
-                off: list[float] = []
-                for _ in range(3):  # interleaved rounds: load drifts on a shared machine
-                    _set_check(True)
-                    on.append(await _median_ms(runs, once))
-                    _set_check(False)
-                    off.append(await _median_ms(runs, once))
+            rows += await _rows(runs, address, conn_peer)
+            on: list[float] = []
+            off: list[float] = []
+            for _ in range(3):
                 _set_check(True)
-                rows.append((label, statistics.median(on), statistics.median(off)))
+                on.append(await _median_ms(runs, lambda: _http_401(http_port)))
+                _set_check(False)
+                off.append(await _median_ms(runs, lambda: _http_401(http_port)))
+            _set_check(True)
+            label = "HTTP: connect, one 401 request"
+            rows.append((label, statistics.median(on), statistics.median(off)))
+            holder = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-c",
+                _HOLDER,
+                str(fds),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            assert holder.stdout is not None
+            assert holder.stdin is not None
+            held = int(await holder.stdout.readline())
+            try:
+                for label, on_ms, off_ms in await _rows(runs, address, conn_peer):
+                    rows.append((f"{label}, beside {held:,} fds", on_ms, off_ms))
+            finally:
+                holder.stdin.close()
+                await holder.wait()
         finally:
             client.close()
             web.should_exit = True
@@ -156,13 +210,19 @@ async def main(runs: int) -> None:
             await server.aclose()
 
     print(f"processes of this user: {_own_processes()}; load {os.getloadavg()[0]:.1f}")
-    print(f"{'path':34} {'checked':>10} {'unchecked':>10} {'ratio':>7}")
+    print(f"{'path':52} {'checked':>10} {'unchecked':>10} {'ratio':>7}")
     for label, on_ms, off_ms in rows:
         ratio = f"{on_ms / off_ms:.2f}x" if off_ms > 0.001 else "-"
-        print(f"{label:34} {on_ms:8.3f}ms {off_ms:8.3f}ms {ratio:>7}")
+        print(f"{label:52} {on_ms:8.3f}ms {off_ms:8.3f}ms {ratio:>7}")
+    alone = {label: on_ms for label, on_ms, _ in rows}
+    for label in ("the check alone", "control: connect, ping, reply"):
+        beside = alone[f"{label}, beside {held:,} fds"]
+        print(f"{label}: beside {held:,} fds / without: {beside / alone[label]:.2f}x")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
-    asyncio.run(main(parser.parse_args().runs))
+    parser.add_argument("--fds", type=int, default=50_000)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, args.fds))

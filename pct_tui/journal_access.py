@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,7 @@ from pct_runtime.journal import (
     OUTCOMES,
     CallRecord,
     Journal,
+    JournalError,
     JournalQuery,
     Outcome,
     PatchFile,
@@ -27,6 +29,8 @@ from pct_runtime.journal import (
     patch_diff,
     undo_patch,
 )
+from pct_runtime.journal.schema import damaged, is_damaged
+from pct_runtime.journal.store import db_path
 
 __all__ = [
     "OUTCOMES",
@@ -84,6 +88,13 @@ class JournalAccess:
 
         try:
             result = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        except JournalError as exc:  # says what is wrong and what to do already
+            self.error = str(exc)
+            raise
+        except sqlite3.Error as exc:
+            path = db_path(self._agent_dir())
+            self.error = str(damaged(path, exc)) if is_damaged(exc) else f"{path}: {exc}"
+            raise
         except Exception as exc:
             self.error = f"{type(exc).__name__}: {exc}"
             raise

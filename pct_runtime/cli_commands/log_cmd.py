@@ -91,6 +91,9 @@ def _line(record: CallRecord) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
     from pct_runtime.journal import Journal, JournalError, JournalQuery
     from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import journal_exists
@@ -107,14 +110,25 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
+    reason, unwritable = off_reason(root)
+    if reason is not None and not unwritable:
+        say(f"the journal is off: {reason}; new calls are not recorded")
     if not journal_exists(root):
+        if unwritable:
+            say(f"the journal is off: {reason}; nothing was recorded")
         return 0  # nothing recorded yet: an empty log
     try:
         with Journal.open(root) as journal:
             records = journal.query(query)
-    except JournalError as exc:
-        print(f"pct: {exc}", file=sys.stderr)
+            print_notices(journal)
+    except (JournalError, sqlite3.Error) as exc:
+        text = unreadable(root, exc) if isinstance(exc, sqlite3.Error) else str(exc)
+        if unwritable:
+            text = f"the journal is off: {reason}; its rows cannot be read here ({text})"
+        say(text)
         return 1
+    if unwritable:
+        say(f"the journal is off: {reason}; new calls are not recorded")
     out = sys.stdout
     for record in records:
         out.write((record.to_json() if args.json else _line(record)) + "\n")

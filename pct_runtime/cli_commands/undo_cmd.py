@@ -3,8 +3,9 @@
 Without CALL_ID: the newest patch not undone yet (of `--session` when given; earlier undos
 are skipped, so repeating `pct undo` walks back one patch at a time). With CALL_ID: that
 call — an undo's id redoes what it undid. Files are restored only if each is still exactly
-what the patch left; otherwise nothing changes and the message names the files changed
-since. Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
+what the patch left, in the very folders it wrote in; otherwise nothing changes and the
+message names the files changed since (or the folder that is now a link or another one).
+Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
     from pct_runtime.journal import Journal, JournalError, undo_patch
     from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import journal_exists
@@ -38,14 +42,24 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not value.strip():
             raise CliError(f"{name} is empty: give a call id from `pct log`, or leave it out")
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
+    reason, unwritable = off_reason(root)
+    if unwritable:  # an undo is recorded, and its images kept: nothing changes without it
+        say(f"nothing undone: the journal is off: {reason}")
+        return 1
+    if reason is not None:
+        say(f"the journal is off: {reason}; undo still uses the calls recorded before")
     if not journal_exists(root):
-        print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
+        say("nothing to undo: no journal yet (no call was recorded).")
         return 1
     try:
         with Journal.open(root) as journal:
             outcome = undo_patch(journal, args.call_id, session=args.session, transport="cli")
+            print_notices(journal)
     except JournalError as exc:
-        print(f"pct: {exc}", file=sys.stderr)
+        say(str(exc))
+        return 1
+    except sqlite3.Error as exc:
+        say(unreadable(root, exc))
         return 1
     message = "\n".join(visible(line) for line in outcome.message.split("\n"))  # model's paths
     if outcome.ok:

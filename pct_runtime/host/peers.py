@@ -12,9 +12,11 @@ environment variable would not do: a job can unset it.
 
 The peer's socket is found with one sock_diag query for the exact connection (its local
 address is our peer address, its remote one our local address; /proc/net/tcp{,6}, which
-can be thousands of lines, only where sock_diag is missing), then every process of this
-user that holds that socket inode is checked through an fd on its /proc directory, so a
-pid reused mid-check is never read as the old process. A socket that no process holds
+can be thousands of lines, only where sock_diag is missing). Its holder is then searched
+among this user's processes, fewest descriptors first, stopping at the first one (see
+`_holders`: the cost is bounded by the holder's descriptors, not by those of every other
+process), each through an fd on its /proc directory, so a pid reused mid-check is never
+read as the old process. A socket that no process holds
 (passed in flight over a Unix socket while the check runs) is refused too. A peer that is
 not a socket of this machine is left to the token. Linux only; elsewhere nothing is
 refused.
@@ -23,6 +25,7 @@ refused.
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import os
 import socket
@@ -36,12 +39,16 @@ REFUSED_DETAIL = (
     "unsandboxed terminal instead."
 )
 
+#: How `listener_owned_by` begins when no socket listens there at all.
+NOTHING_LISTENS = "nothing listens on"
+
 _PROC = "/proc"
 _NETLINK_SOCK_DIAG = 4
 _SOCK_DIAG_BY_FAMILY = 20
 _NLM_F_REQUEST = 1
 _NLMSG_ERROR = 2
 _NO_COOKIE = 0xFFFFFFFF
+_TCP_LISTEN = 10
 _diag_works = hasattr(socket, "AF_NETLINK")
 _own_filters: int | None = None
 
@@ -115,7 +122,9 @@ def _packed(host: str) -> tuple[int, bytes]:
     return family, addr.packed
 
 
-def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, int] | None:
+def _find_by_diag(
+    peer: tuple[str, int], local: tuple[str, int], states: int = 0xFFFFFFFF
+) -> tuple[int, int] | None:
     """One sock_diag lookup of the exact connection: (uid, inode), or None if none.
 
     Raises OSError when the kernel offers no sock_diag (the caller reads the table).
@@ -124,7 +133,7 @@ def _find_by_diag(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, i
     local_family, dst = _packed(local[0])
     if family != local_family:
         return None
-    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF)
+    req = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, states)
     req += struct.pack(">HH", peer[1], local[1]) + src.ljust(16, b"\0") + dst.ljust(16, b"\0")
     req += struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
     header = struct.pack("=IHHII", 16 + len(req), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0)
@@ -153,50 +162,219 @@ def _find_socket(peer: tuple[str, int], local: tuple[str, int]) -> tuple[int, in
     return _find_in_table(peer, local)
 
 
-def _holders(inode: int, uid: int) -> tuple[bool, bool]:
-    """(some holder is sandboxed, some process holds it) over processes of `uid`."""
-    target = f"socket:[{inode}]"
-    own = own_seccomp_filters()
-    held = False
+def _read_status(pdir: int) -> str:
+    sfd = os.open("status", os.O_RDONLY, dir_fd=pdir)
+    try:
+        return os.read(sfd, 16384).decode("utf-8", "replace")
+    finally:
+        os.close(sfd)
+
+
+def _status_of(pid: int) -> dict[str, str]:
+    try:
+        pdir = os.open(f"{_PROC}/{pid}", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return {}
+    try:
+        return _status_fields(_read_status(pdir))
+    except OSError:
+        return {}
+    finally:
+        os.close(pdir)
+
+
+@functools.cache
+def _fd_dir_counts() -> bool:
+    """Whether this kernel gives an fd directory the count of its entries as its size."""
+    try:
+        return os.stat(f"{_PROC}/self/fd").st_size > 0  # this process has fds open
+    except OSError:
+        return False
+
+
+def _fd_cost(pid: int) -> int:
+    """How many descriptors `pid` has open (the size of its fd directory, Linux 6.2+),
+    else the size of its descriptor table (at least as many): a bound on the cost of
+    reading its fd directory."""
+    try:
+        size = os.stat(f"{_PROC}/{pid}/fd").st_size
+    except OSError:
+        return 0
+    if size or _fd_dir_counts():
+        return size
+    try:
+        return int(_status_of(pid).get("FDSize", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def _processes(uid: int) -> list[int]:
+    """Every process of `uid`, fewest descriptors first (two stat calls each)."""
+    found: list[tuple[int, int]] = []
     for name in os.listdir(_PROC):
         if not name.isdigit():
             continue
         try:
-            pdir = os.open(f"{_PROC}/{name}", os.O_RDONLY | os.O_DIRECTORY)
+            if os.stat(f"{_PROC}/{name}").st_uid != uid:
+                continue
         except OSError:
             continue
+        pid = int(name)
+        found.append((_fd_cost(pid), pid))
+    found.sort()
+    return [pid for _, pid in found]
+
+
+def _filters_if_holding(pid: int, target: str) -> int | None:
+    """The seccomp filter count of process `pid` if it holds `target` now, else None.
+
+    The fd scan and the status read go through one fd on its /proc directory, so a pid
+    reused in between is never read as the old process (nor one of another user)."""
+    try:
+        pdir = os.open(f"{_PROC}/{pid}", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        if os.fstat(pdir).st_uid != os.getuid():
+            return None
+        fdir = os.open("fd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=pdir)
         try:
-            if os.fstat(pdir).st_uid != uid:
-                continue
-            fdir = os.open("fd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=pdir)
-            try:
-                found = False
-                for fd_name in os.listdir(fdir):
-                    try:
-                        if os.readlink(fd_name, dir_fd=fdir) == target:
-                            found = True
-                            break
-                    except OSError:
-                        continue  # closed meanwhile
-            finally:
-                os.close(fdir)
-            if not found:
-                continue
-            sfd = os.open("status", os.O_RDONLY, dir_fd=pdir)
-            try:
-                status = os.read(sfd, 16384).decode("utf-8", "replace")
-            finally:
-                os.close(sfd)
-            if not status:
-                continue  # exited between the two reads: it holds nothing now
-            held = True
-            if seccomp_filters(status) > own:
-                return True, True
-        except OSError:
-            continue
+            found = False
+            for fd_name in os.listdir(fdir):
+                try:
+                    if os.readlink(fd_name, dir_fd=fdir) == target:
+                        found = True
+                        break
+                except OSError:
+                    continue  # closed meanwhile
         finally:
-            os.close(pdir)
-    return False, held
+            os.close(fdir)
+        if not found:
+            return None
+        status = _read_status(pdir)
+        if not status:
+            return None  # exited between the two reads: it holds nothing now
+        return seccomp_filters(status)
+    except OSError:
+        return None
+    finally:
+        os.close(pdir)
+
+
+def _children(pid: int) -> list[int] | None:
+    """`pid`'s children from /proc/<pid>/task/*/children (None where the kernel has none)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"{_PROC}/{pid}/task")
+    except OSError:
+        return []  # gone
+    for tid in tasks:
+        try:
+            with open(f"{_PROC}/{pid}/task/{tid}/children", encoding="ascii") as handle:
+                out += [int(c) for c in handle.read().split()]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _descendants(root: int, uid: int) -> list[int]:
+    """Every process below `root` (its children's children too)."""
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        children = _children(stack.pop())
+        if children is None:  # no children files: find them by PPid (reads every status)
+            return _descendants_by_ppid(root, uid)
+        out += children
+        stack += children
+    return out
+
+
+def _descendants_by_ppid(root: int, uid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid in _processes(uid):
+        ppid = _status_of(pid).get("PPid", "")
+        if ppid.isdigit():
+            children.setdefault(int(ppid), []).append(pid)
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        below = children.get(stack.pop(), [])
+        out += below
+        stack += below
+    return out
+
+
+def _holders(inode: int, uid: int) -> tuple[bool, bool]:
+    """(some holder that matters is sandboxed, some process holds it), over processes of
+    `uid`.
+
+    Bounded by the holder's own descriptors, not everyone's: processes are read fewest
+    descriptors first and the search stops at the first holder, so a job with 200,000
+    open files is read only when it is the peer (or when every smaller process was read).
+    A sandboxed first holder refuses. An unsandboxed one accepts unless one of its own
+    sandboxed descendants holds the socket too (inherited into a sandbox after it was
+    connected). A sandboxed holder elsewhere either gave the socket to the unsandboxed one
+    or got it from it, over a Unix socket: both need that process's help, and a process
+    outside every sandbox could as well connect itself."""
+    target = f"socket:[{inode}]"
+    own = own_seccomp_filters()
+    for pid in _processes(uid):
+        filters = _filters_if_holding(pid, target)
+        if filters is None:
+            continue
+        if filters > own:
+            return True, True
+        for child in _descendants(pid, uid):
+            if _filters_of(child) > own and (_filters_if_holding(child, target) or 0) > own:
+                return True, True
+        return False, True
+    return False, False
+
+
+def _filters_of(pid: int) -> int:
+    try:
+        return int(_status_of(pid).get("Seccomp_filters", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def _listener(host: str, port: int) -> tuple[int, int] | None:
+    """(uid, inode) of the TCP socket listening on (host, port), or None."""
+    any_host = "::" if _ip(host).version == 6 else "0.0.0.0"
+    if _diag_works:
+        try:
+            return _find_by_diag((host, port), (any_host, 0), 1 << _TCP_LISTEN)
+        except OSError:
+            pass
+    return _find_in_table((host, port), (any_host, 0))
+
+
+def listener_inode(host: str, port: int) -> int | None:
+    """The inode of this user's TCP listener on (host, port) (None: none, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    found = _listener(host, port)
+    return found[1] if found is not None and found[0] == os.getuid() else None
+
+
+def listener_owned_by(host: str, port: int, pid: int) -> str | None:
+    """Why the TCP listener on (host, port) is not process `pid`'s, or None when it is: a
+    registry entry is trusted with the token only when the pid it names holds the
+    listening socket (one sock_diag lookup, then that one process's descriptors)."""
+    if not sys.platform.startswith("linux"):
+        return None  # no /proc to ask: loopback is all that is checked there
+    found = _listener(host, port)
+    if found is None:
+        return f"{NOTHING_LISTENS} {host}:{port}"
+    uid, inode = found
+    if uid != os.getuid():
+        return f"{host}:{port} belongs to another user (uid {uid})"
+    if _filters_if_holding(pid, f"socket:[{inode}]") is None:
+        return f"{host}:{port} is not held by pid {pid}"
+    return None
 
 
 def sandboxed_peer(peer: object, local: object) -> bool:

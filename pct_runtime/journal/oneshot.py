@@ -4,8 +4,9 @@ The patch's images are taken at commit time exactly as in a runtime (a hard link
 durable before the first rename), but the row goes to the spool (`spool.py`) instead of
 SQLite, and each image stays a `pending:` marker until whoever opens the journal next
 names it by its hash. Problems (a full disk) are printed once on stderr; the command goes
-on. Imports no SQLite, no record types, no hashlib — except every `DRAIN_AT`th row, when it
-inserts the spool and applies retention itself.
+on. Imports no SQLite and no record types, and hashes no file (only the row's authenticator,
+`hmac`) — except every `DRAIN_AT`th row, when it inserts the spool and applies retention
+itself.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ class OneShotTrace:
         except Exception:  # a summary must never lose the row
             summary = "(summary unavailable)"
         redact = Redactor(self._agent_dir)
+        if any(redact(path) != path for path in self._capture.paths):
+            self._capture.discard()  # a file name held a secret: recorded, not undoable
         images = self._capture.pending_images()
         row: dict[str, object] = {
             "call_id": spool.new_call_id(),
@@ -108,6 +111,8 @@ class OneShotTrace:
             "duration_ms": duration_ms,
             "result_text": redact(text, RESULT_LIMIT),
             "patch_files": [[path, before, after] for path, before, after in images],
+            # Each file's working directory and folder identities, which undo checks.
+            "anchors": [self._capture.anchor_of(path) for path, _before, _after in images],
         }
         spool.write(self._state, row)
         if spool.count(self._state) >= DRAIN_AT:

@@ -135,9 +135,10 @@ class CallTrace:
             return
         tool, args = self.tool, self._args
         self._args = None
+        typed = self.writer.typed_for(self._session_id, args)
         # The summary and the file images are made on the writer thread, off the call's path.
         lazy = None if self._summary is not None else (lambda: summarize(tool, args))
-        self.writer.submit(record, self._capture, lazy)
+        self.writer.submit(record, self._capture, lazy, typed)
 
 
 class NestedObserver:

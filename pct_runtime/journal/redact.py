@@ -2,9 +2,11 @@
 
 Debug output keeps credentials out by admitting only identifiers; the journal must keep
 free text (a command line, a result), so it applies the same rule the other way round:
-known secret shapes (OpenAI and other provider keys, bearer tokens, `key=value` pairs
-named like secrets) and the exact values of secrets this process knows (`PCT_TOKEN`, the
-pct token file, environment variables named like credentials) become `<redacted>`.
+known secret shapes (OpenAI, GitHub, GitLab, Hugging Face, Stripe, npm, Slack, Google and
+AWS keys, JWTs, PEM private keys, bearer tokens, `key=value` pairs named like secrets),
+the exact values of secrets this process knows (`PCT_TOKEN`, the pct token file,
+environment variables named like credentials) and what a call typed into a shell session
+(`write_stdin`: a program may echo a password back) become `<redacted>`.
 Text is cut before redaction far beyond what is kept, so a cut never splits a kept secret.
 """
 
@@ -20,14 +22,26 @@ REDACTED = "<redacted>"
 #: Text longer than this is cut before redaction (the kept part is much shorter).
 SCAN_LIMIT = 32_768
 
+# A token's prefix may follow `_` or `-` (a file name `keys_ghp_….txt`), never a letter or digit.
+_START = r"(?<![A-Za-z0-9])"
 _SHAPES = (
     r"sk-[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
-    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API key
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}",  # Slack
-    r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+    _START + r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub
+    _START + r"github_pat_[A-Za-z0-9_]{20,}",
+    _START + r"gl(?:pat|ptt|dt|rt|ft|soat|cbt)-[A-Za-z0-9_\-]{20,}",  # GitLab
+    _START + r"hf_[A-Za-z0-9]{30,}",  # Hugging Face
+    _START + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe secret / restricted keys
+    _START + r"whsec_[A-Za-z0-9]{24,}",  # Stripe webhook secret
+    _START + r"npm_[A-Za-z0-9]{30,}",  # npm
+    # AWS access key id, with the secret key written next to it (a credentials CSV line).
+    _START + r"(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"(?:[\s,:;=\"'|]{1,5}[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+]))?(?![A-Za-z0-9])",
+    _START + r"AIza[0-9A-Za-z_\-]{30,}",  # Google API key
+    _START + r"xox[abeprs]-[A-Za-z0-9-]{10,}",  # Slack
+    _START + r"eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+    # A PEM private key, to its END line (or to the cut, when the text ends first).
+    r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+    r"(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
 )
 # The value after a marker is replaced, the marker kept (so the line stays readable).
 _MARKERS = (
@@ -41,8 +55,10 @@ _MARKERS = (
 #: Lower-case text no shape or marker can match without: text holding none of them skips
 #: the patterns, which compile on first need (1.4 ms that `pct apply-patch` rarely pays).
 _TRIGGERS = (
-    "sk-", "gh", "github_pat_", "akia", "aiza", "xox", "eyj", "bearer", "basic",
-    "authorization", "key", "secret", "token", "passw", "pwd", "credential", "://",
+    "sk-", "gh", "github_pat_", "glpat-", "glptt-", "gldt-", "glrt-", "glft-", "glsoat-",
+    "glcbt-", "hf_", "sk_", "rk_", "whsec_", "npm_", "akia", "asia", "aiza", "xox", "eyj",
+    "private key", "bearer", "basic", "authorization", "key", "secret", "token", "passw",
+    "pwd", "credential", "://",
 )  # fmt: skip
 _SECRET_NAME = re.compile(r"(?i)(token|secret|passw|api[_-]?key|access[_-]?key|credential|auth)")
 
@@ -78,6 +94,17 @@ def _token_file(agent_dir: Path | None) -> list[str]:
     return [value] if len(value) >= _MIN_SECRET else []
 
 
+#: Typed input shorter than this is not redacted from output (`y`, `ls` would blank it).
+MIN_TYPED = 4
+
+
+def typed_pieces(chars: str) -> tuple[str, ...]:
+    """The lines a `write_stdin` typed, as a program may echo them back (each stripped; at
+    least `MIN_TYPED` characters)."""
+    pieces = {piece.strip() for piece in chars[:SCAN_LIMIT].replace("\r", "\n").split("\n")}
+    return tuple(piece for piece in pieces if len(piece) >= MIN_TYPED)
+
+
 class Redactor:
     """Replaces secrets in text; built once per journal writer (secrets read at build)."""
 
@@ -101,8 +128,9 @@ class Redactor:
             self._exact.append(value)
             self._exact.sort(key=len, reverse=True)
 
-    def __call__(self, text: str, limit: int | None = None) -> str:
-        """`text` without secrets, at most `limit` characters (an ellipsis marks a cut)."""
+    def __call__(self, text: str, limit: int | None = None, also: Iterable[str] = ()) -> str:
+        """`text` without secrets (and without the strings in `also`: input a call typed),
+        at most `limit` characters (an ellipsis marks a cut)."""
         if self._agent_dir is not None:
             token = _token_file(self._agent_dir)
             if token:
@@ -110,7 +138,7 @@ class Redactor:
                 self.add_secret(token[0])
         if len(text) > SCAN_LIMIT:
             text = text[:SCAN_LIMIT]
-        for secret in self._exact:
+        for secret in (*self._exact, *sorted(also, key=len, reverse=True)):
             if secret in text:
                 text = text.replace(secret, REDACTED)
         if _may_hold_a_shape(text):

@@ -31,6 +31,8 @@ class JournalSettings:
     enabled: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
     max_age_days: float = DEFAULT_MAX_AGE_DAYS
+    #: Why the journal is off (`pct log` and `pct undo` say it), empty while on.
+    off_reason: str = ""
 
 
 def settings_from_config(raw: JSONMapping) -> JournalSettings:
@@ -75,15 +77,55 @@ def settings_for(agent_dir: Path) -> JournalSettings:
     unreadable (a broken file is reported by `pct status`, not by the journal), and
     the journal off when `pct.journal` itself is invalid (never guess at limits)."""
     try:
-        raw = json.loads(_read_regular(agent_dir.joinpath(*_CONFIG_FILE)))
+        raw = json.loads(_read_regular(config_file(agent_dir)))
     except (OSError, ValueError):
         return JournalSettings()
     if not isinstance(raw, dict):
         return JournalSettings()
     try:
-        return settings_from_config(raw)
-    except JournalConfigError:
-        return JournalSettings(enabled=False)
+        settings = settings_from_config(raw)
+    except JournalConfigError as exc:
+        return JournalSettings(enabled=False, off_reason=f"{exc} in {config_file(agent_dir)}")
+    if not settings.enabled:
+        where = ".".join(CONFIG_SECTION)
+        reason = f"{where}.enabled is false in {config_file(agent_dir)}"
+        return JournalSettings(False, settings.max_bytes, settings.max_age_days, reason)
+    return settings
+
+
+def config_file(agent_dir: Path) -> Path:
+    return agent_dir.joinpath(*_CONFIG_FILE)
+
+
+def state_problem(agent_dir: Path, *, create: bool = True) -> str | None:
+    """Why pct cannot keep its state (journal, live-control registry) in `<agent dir>/pct`:
+    it cannot be made, is on a read-only file system or is not writable; None when it can.
+    Makes the folder (0700) when missing and `create`; else a missing one is judged by the
+    agent dir that would hold it (None when that is missing too)."""
+    path = agent_dir / "pct"
+    if create:
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            return f"{path} cannot be made ({exc.strerror or exc})"
+    elif not os.path.isdir(path):
+        if not os.path.isdir(agent_dir):
+            return None
+        problem = _unwritable(agent_dir)
+        return f"{path} cannot be made ({problem})" if problem else None
+    problem = _unwritable(path)
+    return f"{path} is {problem}" if problem else None
+
+
+def _unwritable(path: Path) -> str | None:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "on a read-only file system"
+    except (OSError, AttributeError):
+        pass
+    if not os.access(path, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
+        return "not writable by this user"
+    return None
 
 
 def _read_regular(path: Path) -> bytes:

@@ -20,13 +20,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
+from pct_runtime.journal.ingest import quarantine_message, quarantine_record, row_record
 from pct_runtime.journal.records import (
-    OUTCOMES,
+    Anchor,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -38,7 +40,9 @@ from pct_runtime.journal.schema import (
     SCHEMA_VERSION,
     JournalError,
     check_file,
+    damaged,
     is_busy,
+    is_damaged,
     make_private,
     prepare,
 )
@@ -84,7 +88,7 @@ def journal_exists(agent_dir: Path) -> bool:
     """Whether anything was recorded: the database, or a row `pct apply-patch` spooled."""
     if db_path(agent_dir).exists():
         return True
-    return any(True for _ in spool.read_all(agent_dir / "pct"))
+    return spool.count(agent_dir / "pct") > 0
 
 
 def _image(sha: object, mode: object) -> FileImage | None:
@@ -100,6 +104,8 @@ class Journal:
         self.blobs = blobs
         self._lock = threading.Lock()
         self.closed = False
+        #: Spool problems (quarantined rows, an untrusted key) for the CLI to print.
+        self.notices: list[str] = []
 
     # ----------------------------------------------------------------- open / close
     @classmethod
@@ -129,12 +135,9 @@ class Journal:
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None
             except sqlite3.DatabaseError as exc:
                 connection.close()
-                hint = (
-                    "; move it aside and pct starts a new journal"
-                    if "not a database" in str(exc) or "malformed" in str(exc)
-                    else ""
-                )
-                raise JournalError(f"cannot open the journal {path}: {exc}{hint}") from None
+                if is_damaged(exc):
+                    raise damaged(path, exc) from None
+                raise JournalError(f"cannot open the journal {path}: {exc}") from None
             except sqlite3.Error as exc:
                 connection.close()
                 raise JournalError(f"cannot open the journal {path}: {exc}") from None
@@ -275,11 +278,12 @@ class Journal:
         with self._lock:
             if self.closed:
                 raise JournalError("the journal is closed")
-            rows = self._db.execute(
-                f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
-                f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
-                [_limit(limit)],
-            ).fetchall()
+            with self._readable():
+                rows = self._db.execute(
+                    f"SELECT {column} FROM calls WHERE {column} IS NOT NULL "
+                    f"GROUP BY {column} ORDER BY max(seq) DESC LIMIT ?",
+                    [_limit(limit)],
+                ).fetchall()
         return [str(row[0]) for row in rows]
 
     def _records(self, sql: str, params: Sequence[object]) -> list[CallRecord]:
@@ -287,9 +291,20 @@ class Journal:
         with self._lock:
             if self.closed:
                 raise JournalError("the journal is closed")
-            rows = self._db.execute(sql, params).fetchall()
-            files = self._patch_files([str(row[1]) for row in rows])
+            with self._readable():
+                rows = self._db.execute(sql, params).fetchall()
+                files = self._patch_files([str(row[1]) for row in rows])
         return [_record(row, files.get(str(row[1]), ())) for row in rows]
+
+    @contextlib.contextmanager
+    def _readable(self) -> Iterator[None]:
+        """A damaged page becomes a `JournalError` that says what to do, not a traceback."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if is_damaged(exc):
+                raise damaged(self.path, exc) from None
+            raise
 
     def _patch_files(self, call_ids: list[str]) -> dict[str, tuple[PatchFile, ...]]:
         out: dict[str, list[PatchFile]] = {}
@@ -297,41 +312,81 @@ class Journal:
             chunk = call_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode "
+                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode, anchor "
                 f"FROM patch_files WHERE call_id IN ({marks}) ORDER BY call_id, idx",
                 chunk,
             ):
                 out.setdefault(str(row[0]), []).append(
-                    PatchFile(str(row[1]), _image(row[2], row[3]), _image(row[4], row[5]))
+                    PatchFile(
+                        str(row[1]),
+                        _image(row[2], row[3]),
+                        _image(row[4], row[5]),
+                        Anchor.from_json(row[6]),
+                    )
                 )
         return {key: tuple(value) for key, value in out.items()}
 
     # ----------------------------------------------------------------- spool
     def ingest_spool(self) -> int:
-        """Insert the rows one-call processes spooled (`spool.py`), oldest first, each once
-        (two processes ingesting at once insert it once), then remove their files; an
-        unreadable file is removed. Returns rows inserted. Raises `sqlite3.Error`."""
-        found = list(spool.read_all(self.path.parent))
-        if not found:
+        """Insert the rows one-call processes spooled (`spool.py`) whose authenticator
+        matches, oldest first, each once (two processes ingesting at once insert it once),
+        then remove their files. A file that fails its check is quarantined and reported
+        once (a `journal-check` row, and `notices`). Returns rows inserted.
+        Raises `sqlite3.Error`."""
+        opened = spool.Spool.open(self.path.parent)
+        if opened is None:
             return 0
-        records = sorted(
-            (record for record in (_spooled(data) for _path, data in found) if record),
-            key=lambda record: record.time,
-        )
+        with opened as folder:
+            try:
+                found = folder.rows()
+            except OSError as exc:  # a key file pct cannot trust: rows wait, none inserted
+                self._notice(
+                    f"the journal's spool key cannot be used ({exc}); rows `pct apply-patch` "
+                    f"spooled wait; remove {self.path.parent / spool.KEY_NAME} and pct makes "
+                    "a new one (rows signed with the old key are then quarantined)"
+                )
+                return 0
+            return self._ingest(folder, found)
+
+    def _ingest(self, folder: spool.Spool, found: list[spool.Spooled]) -> int:
+        good: list[tuple[str, CallRecord]] = []
+        failed: list[spool.Spooled] = []
+        for item in found:
+            record = row_record(item.row) if item.row is not None else None
+            if record is None:
+                failed.append(item if item.problem else replace(item, problem="wrong type"))
+            else:
+                good.append((item.name, record))
+        moved = [item for item in failed if folder.quarantine(item.name)]
+        if moved:  # said even when the row below cannot be written (a locked journal)
+            self._notice(quarantine_message(moved))
         inserted = 0
-        if records:
+        if good or moved:
             with self._write_patiently() as db:
-                for record in records:
+                for _name, record in sorted(good, key=lambda pair: pair[1].time):
                     known = db.execute(
                         "SELECT 1 FROM calls WHERE call_id = ?", (record.call_id,)
                     ).fetchone()
                     if known is None:
                         _insert(db, record)
                         inserted += 1
-        for path, _data in found:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+                if moved:
+                    where = str(spool.spool_dir(self.path.parent))
+                    _insert(db, quarantine_record(moved, time.time(), where))
+        for name, _record in good:
+            folder.remove(name)
         return inserted
+
+    def _notice(self, message: str) -> None:
+        with self._lock:
+            if message not in self.notices:
+                self.notices.append(message)
+
+    def take_notices(self) -> list[str]:
+        """What went wrong with the spool since the last call (each said once)."""
+        with self._lock:
+            taken, self.notices[:] = list(self.notices), []
+        return taken
 
     def ingest_quietly(self) -> None:
         """`ingest_spool` where a failure (locked, read-only) only waits for the next try."""
@@ -423,46 +478,6 @@ class Journal:
         self.blobs.remove_unreferenced(referenced, now)
 
 
-def _spooled(data: object) -> CallRecord | None:
-    """A spooled row as a record; None when it is not one this pct wrote."""
-    if not isinstance(data, dict) or data.get("v") != spool.SPOOL_VERSION:
-        return None
-    try:
-        files = tuple(
-            PatchFile(
-                str(path),
-                None if before is None else FileImage(str(before[0]), int(before[1])),
-                None if after is None else FileImage(str(after[0]), int(after[1])),
-            )
-            for path, before, after in data["patch_files"]
-        )
-        outcome = str(data["outcome"])
-        error_code = data.get("error_code")
-        if outcome not in OUTCOMES:
-            return None
-        return CallRecord(
-            call_id=str(data["call_id"]),
-            seq=0,
-            time=float(data["time"]),
-            session_id=None,
-            client_name=None,
-            client_version=None,
-            model=None,
-            tool=str(data["tool"]),
-            transport=str(data["transport"]),
-            path="direct",
-            parent_call_id=None,
-            summary=str(data["summary"]),
-            outcome=outcome,
-            error_code=None if error_code is None else str(error_code),
-            duration_ms=float(data["duration_ms"]),
-            result_text=str(data["result_text"]),
-            patch_files=files,
-        )
-    except (KeyError, TypeError, ValueError, IndexError):
-        return None
-
-
 def _limit(limit: int) -> int:
     """A LIMIT SQLite takes: a huge `--limit` means all rows, never an OverflowError."""
     return max(0, min(int(limit), 2**62))
@@ -513,7 +528,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
     )
     db.executemany(
         "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
-        "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
+        "after_sha, after_mode, anchor) VALUES (?,?,?,?,?,?,?,?)",
         [
             (
                 record.call_id,
@@ -523,6 +538,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
                 item.before.mode if item.before else None,
                 item.after.sha256 if item.after else None,
                 item.after.mode if item.after else None,
+                item.anchor.to_json() if item.anchor else None,
             )
             for index, item in enumerate(record.patch_files)
         ],

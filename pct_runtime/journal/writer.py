@@ -21,15 +21,15 @@ import os
 import sqlite3
 import threading
 import time
-from collections import deque
-from collections.abc import Callable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.records import CallRecord
-from pct_runtime.journal.redact import Redactor
+from pct_runtime.journal.redact import Redactor, typed_pieces
 from pct_runtime.journal.schema import is_busy
 from pct_runtime.journal.settings import JournalSettings
 from pct_runtime.journal.store import Journal, JournalError
@@ -43,6 +43,9 @@ _WRITE_ATTEMPTS = 3
 _REOPEN_AFTER_SECONDS = 30.0
 _PRUNE_RETRY_SECONDS = 60.0
 BATCH_SIZE = 256
+#: Typed lines remembered per shell session, and shell sessions remembered.
+TYPED_KEPT = 32
+TYPED_SHELLS = 256
 WRITER_NICE = 10
 
 Report = Callable[[str], None]
@@ -56,6 +59,8 @@ class _Pending:
     record: CallRecord
     capture: PatchCapture | None
     summary: Callable[[], str] | None
+    #: Input typed into the call's shell session, redacted from its output.
+    typed: tuple[str, ...] = ()
 
     def resolve(self) -> CallRecord:
         record = self.record
@@ -98,6 +103,7 @@ class JournalWriter:
         self._last_prune = 0.0
         self._lock = threading.Lock()
         self._open_lock = threading.Lock()
+        self._typed: OrderedDict[tuple[str | None, str], tuple[str, ...]] = OrderedDict()
         self.dropped = 0
         self.written = 0
         self._closed = False
@@ -112,16 +118,18 @@ class JournalWriter:
         record: CallRecord,
         capture: PatchCapture | None = None,
         summary: Callable[[], str] | None = None,
+        typed: tuple[str, ...] = (),
     ) -> None:
-        """Queue one record, with the patch capture whose `files()` fill its patch files and
-        the function that makes its summary (both run on the writer thread); never blocks
-        or raises (a full queue drops it, reported once)."""
+        """Queue one record, with the patch capture whose `files()` fill its patch files,
+        the function that makes its summary (both run on the writer thread) and the input
+        typed into its shell session (`typed_for`); never blocks or raises (a full queue
+        drops it, reported once)."""
         if not self.settings.enabled or self._closed:
             if capture is not None:
                 capture.discard()
             return
         self._ensure_thread()
-        if not self._put(_Pending(record, capture, summary)):
+        if not self._put(_Pending(record, capture, summary, typed)):
             self.dropped += 1
             if capture is not None:
                 capture.discard()
@@ -134,6 +142,29 @@ class JournalWriter:
             self._queue.append(item)
             self._ready.notify()
         return True
+
+    def typed_for(
+        self, session_id: str | None, args: Mapping[str, object] | None
+    ) -> tuple[str, ...]:
+        """What calls typed into the shell session `args` names (its own `chars` added): a
+        program may echo it back in this call's output or a later one. Bounded per shell
+        and in shells remembered."""
+        shell = args.get("session_id") if args else None
+        if args is None or shell is None:
+            return ()
+        key = (session_id, str(shell))
+        chars = args.get("chars")
+        with self._lock:
+            known = self._typed.get(key, ())
+            new = typed_pieces(chars) if isinstance(chars, str) else ()
+            if new:
+                known = (*(p for p in known if p not in new), *new)[-TYPED_KEPT:]
+                self._typed[key] = known
+            if key in self._typed:
+                self._typed.move_to_end(key)
+            while len(self._typed) > TYPED_SHELLS:
+                self._typed.popitem(last=False)
+        return known
 
     def patch_capture(self) -> PatchCapture | None:
         """A capture for one patch call (None when the journal is off)."""
@@ -262,8 +293,9 @@ class JournalWriter:
             self.dropped += len(batch)
             return
         journal.ingest_quietly()  # `pct apply-patch` rows first: they happened before
-        records = [item.resolve() for item in batch]
-        self._write(journal, [self.redact(record) for record in records])
+        for notice in journal.take_notices():  # each quarantined row is said once
+            self._problem(f"spool:{notice}", notice)
+        self._write(journal, [self.redact(item.resolve(), item.typed) for item in batch])
 
     def _open(self) -> Journal | None:
         if self._journal is not None:
@@ -286,13 +318,19 @@ class JournalWriter:
         self._open_failed_at = None
         return self._journal
 
-    def redact(self, record: CallRecord) -> CallRecord:
-        """The record as stored: summary, result and paths redacted and cut."""
+    def redact(self, record: CallRecord, typed: tuple[str, ...] = ()) -> CallRecord:
+        """The record as stored: summary, result and paths redacted and cut (`typed` out of
+        the summary and result too); a patch whose file names held a secret keeps none of
+        them, so it is recorded but not undoable."""
         redact = self.redactor
+        files = record.patch_files
+        if any(redact(f.path) != f.path for f in files):
+            files = ()
         return replace(
             record,
-            summary=redact(record.summary, SUMMARY_LIMIT),
-            result_text=redact(record.result_text, RESULT_LIMIT),
+            summary=redact(record.summary, SUMMARY_LIMIT, typed),
+            result_text=redact(record.result_text, RESULT_LIMIT, typed),
+            patch_files=files,
             recovery_paths=tuple(redact(p, 1024) for p in record.recovery_paths),
             client_name=redact(record.client_name, 200) if record.client_name else None,
             client_version=redact(record.client_version, 100) if record.client_version else None,

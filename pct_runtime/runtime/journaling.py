@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from pct_runtime.capabilities.base import CallPath
 from pct_runtime.journal import JournalSettings, JournalWriter, settings_for
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
+from pct_runtime.journal.settings import state_problem
 from pct_runtime.jsontypes import JSONObject
 
 Publish = Callable[[JSONObject], None]
@@ -39,6 +41,10 @@ class RuntimeJournal:
     async def refresh(self) -> None:
         """Re-read `pct.journal`; switch the writer on, off or to new limits."""
         settings = await asyncio.to_thread(settings_for, self.agent_dir)
+        if settings.enabled and self.writer is None:
+            problem = await asyncio.to_thread(state_problem, self.agent_dir, create=False)
+            if problem is not None:  # `pct serve` says it once, with the control registry
+                settings = replace(settings, enabled=False, off_reason=problem)
         self.settings = settings
         if self.writer is not None:
             self.writer.settings = settings

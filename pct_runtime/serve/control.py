@@ -3,7 +3,8 @@
 Every running runtime (a `pct serve` or the console) listens on `127.0.0.1:<port>` for
 one-line JSON requests authenticated with the pct token, and registers itself as
 `<agent dir>/pct/runtimes/<pid>-<id>.json` (pid, kind, control and MCP endpoints). The
-entry is removed on exit; entries whose process is gone are ignored (and swept).
+entry is removed on exit; entries whose process is gone are ignored (and swept), and one
+whose address is not loopback or whose port is not held by its pid is never sent the token.
 
 Requests: `{"token", "op": "reload" | "status" | "ping"}` → `{"ok": bool, ...}`, one line
 each way; the server then ends the stream, so a reply of any size is read to its end. Every
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
 import os
@@ -25,7 +27,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pct_runtime.host.peers import REFUSED, sandboxed_peer
+from pct_runtime.host.peers import (
+    NOTHING_LISTENS,
+    REFUSED,
+    listener_inode,
+    listener_owned_by,
+    sandboxed_peer,
+)
 from pct_runtime.host.procs import alive_since
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.pids import pid_alive
@@ -84,8 +92,12 @@ def forget(entry: RuntimeEntry) -> None:
         entry.path.unlink()
 
 
-def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
-    """Registered runtimes whose process still exists (dead entries are removed)."""
+def list_runtimes(
+    agent_dir: Path, report: Callable[[str], None] | None = None
+) -> list[RuntimeEntry]:
+    """Registered runtimes whose process still exists (dead entries are removed) and that
+    may be sent the token (`entry_problem`). An entry that may not is skipped, and
+    `report(text)` (default: a logged warning) hears of it once per process."""
     directory = agent_dir / "pct" / "runtimes"
     if not directory.is_dir():
         return []
@@ -112,8 +124,53 @@ def list_runtimes(agent_dir: Path) -> list[RuntimeEntry]:
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
+        problem = entry_problem(entry)
+        if problem is not None and problem.startswith(NOTHING_LISTENS):
+            # A runtime listens before it registers and unregisters before it stops
+            # listening: nothing listening means it died without cleanup.
+            forget(entry)
+            continue
+        if problem is not None:
+            text = f"skipped registry entry {path.name}: {problem}; no token was sent to it"
+            if (path, problem) not in _reported:
+                _reported.add((path, problem))
+                (report or _log.warning)(text)
+            continue
         entries.append(entry)
     return entries
+
+
+#: Skipped entries already reported by this process, with why.
+_reported: set[tuple[Path, str]] = set()
+#: Entries whose listener was found held by their pid: (entry path, pid, control) → the
+#: listening socket's inode, so a console's scan every half second reads no fd table.
+_trusted: dict[tuple[Path, int, str], int] = {}
+
+
+def entry_problem(entry: RuntimeEntry) -> str | None:
+    """Why the token must not go to `entry`, or None. Its control address must be a
+    loopback IP (127.0.0.0/8, ::1: a name could resolve anywhere) and its listening socket
+    held by the pid the entry names, so neither a forged entry nor a port another process
+    took over after the runtime died gets the token."""
+    host, _, port_text = entry.control.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    try:
+        addr = ipaddress.ip_address(host)
+        port = int(port_text)
+    except ValueError:
+        return f"control address {entry.control!r} is not an IP address and port"
+    if not addr.is_loopback:
+        return f"control address {entry.control} is not on loopback (127.0.0.0/8 or ::1)"
+    if not 0 < port < 65536:
+        return f"control address {entry.control} has no valid port"
+    key = (entry.path, entry.pid, entry.control)
+    inode = listener_inode(host, port)
+    if inode is not None and _trusted.get(key) == inode:
+        return None
+    problem = listener_owned_by(host, port, entry.pid)
+    if problem is None and inode is not None:
+        _trusted[key] = inode
+    return problem
 
 
 def transport_of(mcp: str) -> str:

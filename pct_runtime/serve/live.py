@@ -21,7 +21,7 @@ def control_token(agent_dir: Path) -> str:
 
 
 async def _ask_all(agent_dir: Path, op: str) -> list[tuple[RuntimeEntry, JSONMapping | Exception]]:
-    entries = list_runtimes(agent_dir)
+    entries = list_runtimes(agent_dir, report=lambda text: print(f"pct: {text}", file=sys.stderr))
     if not entries:
         return []
     token = control_token(agent_dir)

@@ -1,14 +1,22 @@
 """One live-control connection: a bounded outbox and a reader of the client's acts.
 
 Producers (tool calls, output, events) only touch in-memory state here, synchronously and
-in constant time; one writer task per connection turns that state into lines at the pace
-the client reads them. Nothing a producer does ever waits on a socket:
+in constant time; nothing a producer does ever waits on a socket:
 
-- replies, approvals and approval_closed are few and never dropped;
-- a snapshot is a flag: the writer builds a fresh one when it gets to it (coalesced);
-- events queue up to `MAX_EVENTS`; past that the queue is dropped and one fresh snapshot
-  is sent instead;
+- replies, approvals and approval_closed are few and never dropped; they wake the
+  connection's writer at once;
+- a snapshot is the hub's generation number: when the connection's lags, it gets the
+  hub's current snapshot (built once for every connection, and encoded once);
+- events are lines the hub encoded once and every connection shares; they queue up to
+  `MAX_EVENTS`, past which the queue is dropped and one fresh snapshot is sent instead;
 - output is never queued: the writer reads each followed work's log from its offset.
+
+Snapshots, events and output are not written the moment they happen: the hub flushes every
+connection at most once per `FLUSH_INTERVAL`, so a burst (a tool call makes several events
+and two snapshot changes) costs each connection one write, not one per message. A
+connection that follows nothing and whose socket keeps up is written directly by the
+flush; only the others wake their writer task. With hundreds of consoles connected, a call
+so costs the runtime a few microseconds per console, not a task switch and an encoding.
 
 A console whose socket has not drained for `STALL_SECONDS` stops counting as an approval
 route, so a question pending on it falls back to the next route.
@@ -25,7 +33,6 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Protocol
 
-from pct_runtime.jsontypes import JSONObject
 from pct_runtime.serve.live_output import WorkLog
 from pct_runtime.serve.live_protocol import (
     CLIENT_TYPES,
@@ -35,20 +42,24 @@ from pct_runtime.serve.live_protocol import (
     ActionResult,
     OutputChunk,
     Role,
+    encode_line,
     output_message,
     reply_message,
 )
 
 _log = logging.getLogger(__name__)
 
-MAX_EVENTS = 256
+#: Events a connection holds while its socket is full (the lines are shared, so this costs
+#: a pointer each); past it they are dropped for one fresh snapshot.
+MAX_EVENTS = 1024
 #: Replies and approvals waiting for a client that sends acts but never reads: past this
 #: the connection is closed (they are never dropped one by one).
 MAX_CONTROL = 1024
 #: A console whose socket has not drained for this long is not an approval route.
 STALL_SECONDS = 5.0
-#: Snapshots to one connection are at least this far apart (a burst becomes one).
-SNAPSHOT_INTERVAL = 0.05
+#: Snapshots, events and output reach a connection at most this long after they happen,
+#: and snapshots are built at most this often (a burst becomes one).
+FLUSH_INTERVAL = 0.05
 #: Longest client line (acts are small).
 MAX_CLIENT_LINE = 64 * 1024
 
@@ -56,10 +67,11 @@ MAX_CLIENT_LINE = 64 * 1024
 class HubPort(Protocol):
     """What a connection needs of the hub that owns it (the hub imports this module)."""
 
-    build_seconds: float
-
+    @property
+    def generation(self) -> int: ...
     def keep(self, task: asyncio.Task[None]) -> None: ...
-    def snapshot_message(self) -> JSONObject: ...
+    def soon(self) -> None: ...
+    def snapshot_line(self) -> tuple[int, bytes]: ...
     def log_for(self, work_id: str) -> WorkLog | None: ...
     def release_log(self, log: WorkLog) -> None: ...
     async def act(
@@ -81,12 +93,14 @@ class LiveConnection:
         self.client = client
         self._reader = reader
         self._writer = writer
-        self._control: deque[JSONObject] = deque()
-        self._events: deque[JSONObject] = deque()
-        self._snapshot_dirty = True  # the first message after the accept line
-        self._last_snapshot = 0.0
+        self._control: deque[bytes] = deque()
+        self._events: deque[bytes] = deque()
+        self._sent_generation = -1  # the first message after the accept line: a snapshot
         self._follows: dict[str, tuple[WorkLog, int]] = {}
+        self._output_due = False
         self._wake = asyncio.Event()
+        self._wake.set()  # the first snapshot goes out at once
+        self._writing = False  # the writer task is between its wake and its next wait
         self._drain_since: float | None = None
         self.closed = False
         self.dropped_events = 0
@@ -112,9 +126,11 @@ class LiveConnection:
 
     # -- producers (sync, constant time) ------------------------------------------------
     def wake(self) -> None:
-        self._wake.set()
+        """A followed log changed: its output goes out with the next flush."""
+        self._output_due = True
+        self.hub.soon()
 
-    def push_control(self, message: JSONObject) -> None:
+    def push_control(self, line: bytes) -> None:
         if self.closed:
             return
         if len(self._control) >= MAX_CONTROL:
@@ -122,23 +138,43 @@ class LiveConnection:
             self._writer.transport.abort()
             self.close_transport()
             return
-        self._control.append(message)
+        self._control.append(line)
         self._wake.set()
 
-    def mark_snapshot(self) -> None:
-        self._snapshot_dirty = True
-        self._wake.set()
-
-    def push_event(self, message: JSONObject) -> None:
+    def push_event(self, line: bytes) -> None:
+        """Queue an event line (the caller asks the hub for a flush)."""
         if self.closed:
             return
         if len(self._events) >= MAX_EVENTS:
             self.dropped_events += len(self._events) + 1
             self._events.clear()
-            self._snapshot_dirty = True
+            self._sent_generation = -1  # one fresh snapshot instead
         else:
-            self._events.append(message)
-        self._wake.set()
+            self._events.append(line)
+
+    def flush(self) -> None:
+        """The hub's periodic flush: write what is due directly when nothing else is in
+        flight, else hand it to the writer task."""
+        if self.closed:
+            return
+        snapshot_due = self._sent_generation != self.hub.generation
+        if not (snapshot_due or self._events or self._output_due):
+            return
+        transport = self._writer.transport
+        if (
+            self._writing
+            or self._wake.is_set()
+            or self._control
+            or self._output_due
+            or self._sent_generation < 0
+            or transport.is_closing()
+            or transport.get_write_buffer_size()
+        ):
+            self._wake.set()
+            return
+        lines = self._take()
+        if lines:  # the socket keeps up (nothing buffered): no drain needed
+            self._writer.write(b"".join(lines))
 
     # -- the connection's life ----------------------------------------------------------
     async def run(self) -> None:
@@ -197,7 +233,7 @@ class LiveConnection:
         self._reply(request_id, result)
 
     def _reply(self, request_id: object, result: ActionResult) -> None:
-        self.push_control(reply_message(request_id, result))
+        self.push_control(encode_line(reply_message(request_id, result)))
 
     def _follow(self, message: Mapping[str, object]) -> ActionResult:
         work_id = message.get("work_id")
@@ -213,7 +249,7 @@ class LiveConnection:
             return ActionResult(False, f"unknown work {work_id}; take ids from the snapshot")
         log.followers.add(self.wake)
         self._follows[work_id] = (log, offset)
-        self._wake.set()
+        self._output_due = True  # read with the reply (which wakes the writer)
         return ActionResult(True, f"following {work_id} from {offset}")
 
     def _unfollow(self, message: Mapping[str, object]) -> ActionResult:
@@ -226,23 +262,27 @@ class LiveConnection:
         return ActionResult(True, f"stopped following {work_id}")
 
     # -- the writer ---------------------------------------------------------------------
-    async def _next(self) -> JSONObject | None:
-        if self._control and self._last_snapshot:  # the first message is a snapshot
-            return self._control.popleft()
-        if self._snapshot_dirty:
-            # At most ~10% of the loop on snapshots, however large the runtime grows.
-            interval = max(SNAPSHOT_INTERVAL, 10 * self.hub.build_seconds)
-            wait = self._last_snapshot + interval - time.monotonic()
-            if wait <= 0:
-                self._snapshot_dirty = False
-                self._last_snapshot = time.monotonic()
-                return self.hub.snapshot_message()
-            asyncio.get_running_loop().call_later(wait, self._wake.set)
-        if self._events:
-            return self._events.popleft()
-        return await self._output()
+    def _take(self) -> list[bytes]:
+        """What is due now, in order: replies and approvals (after the first snapshot),
+        a snapshot when this connection's is behind the hub's, then events."""
+        lines: list[bytes] = []
+        if self._sent_generation != self.hub.generation:
+            generation, line = self.hub.snapshot_line()
+            if generation != self._sent_generation:
+                lines.append(line)
+                self._sent_generation = generation
+            if generation != self.hub.generation:
+                self.hub.soon()  # the fresh one comes with a later flush
+        if self._sent_generation >= 0:
+            lines.extend(self._control)
+            self._control.clear()
+        lines.extend(self._events)
+        self._events.clear()
+        return lines
 
-    async def _output(self) -> JSONObject | None:
+    async def _output(self) -> list[bytes]:
+        """One chunk from each followed work that has one (followed works take turns)."""
+        lines: list[bytes] = []
         for work_id, (log, offset) in list(self._follows.items()):
             start, data = await log.read(offset, MAX_OUTPUT_CHUNK)
             if self._follows.get(work_id, (None,))[0] is not log:
@@ -257,8 +297,8 @@ class LiveConnection:
                 self.hub.release_log(log)
             else:
                 self._follows[work_id] = (log, end)
-            return output_message(OutputChunk(work_id, start, data, ended))
-        return None
+            lines.append(encode_line(output_message(OutputChunk(work_id, start, data, ended))))
+        return lines
 
     async def _write_loop(self) -> None:
         writer = self._writer
@@ -266,12 +306,22 @@ class LiveConnection:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
-                while (message := await self._next()) is not None:
-                    line = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-                    writer.write(line.encode("utf-8") + b"\n")
+                self._writing = True
+                while True:
+                    lines = self._take()
+                    if self._output_due:
+                        self._output_due = False
+                        output = await self._output() if self._follows else []
+                        if output:
+                            self._output_due = True  # more may follow: read again
+                            lines += output
+                    if not lines:
+                        break
+                    writer.write(b"".join(lines))
                     self._drain_since = time.monotonic()
                     await writer.drain()
                     self._drain_since = None
+                self._writing = False
         except (ConnectionError, OSError):
             self.closed = True
             self._writer.close()

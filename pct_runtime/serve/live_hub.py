@@ -28,7 +28,7 @@ from pct_runtime.jsontypes import JSONObject
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
 from pct_runtime.runtime.managers import built_code, built_shell
 from pct_runtime.serve.live_approvals import RemoteApprovals
-from pct_runtime.serve.live_conn import LiveConnection
+from pct_runtime.serve.live_conn import FLUSH_INTERVAL, LiveConnection
 from pct_runtime.serve.live_output import CellView, ShellJob, TrackedWork, WorkLog
 from pct_runtime.serve.live_protocol import (
     ANSWER,
@@ -47,6 +47,7 @@ from pct_runtime.serve.live_protocol import (
     Snapshot,
     approval_message,
     closed_message,
+    encode_line,
     event_message,
     runtime_to_json,
     snapshot_message,
@@ -93,8 +94,9 @@ class LiveHub:
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
         self._generation = 0
-        self._cached: tuple[int, float, JSONObject] | None = None
-        #: How long the last snapshot took to build (connections space theirs by it).
+        self._cached: tuple[int, float, bytes] | None = None
+        self._flush_at: asyncio.TimerHandle | None = None
+        #: How long the last snapshot took to build (snapshots are spaced by it).
         self.build_seconds = 0.0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -109,6 +111,9 @@ class LiveHub:
 
     async def aclose(self) -> None:
         self._closed = True
+        if self._flush_at is not None:
+            self._flush_at.cancel()
+            self._flush_at = None
         self.approvals.cancel_all()
         if self._detach_ui is not None:
             self._detach_ui()
@@ -171,37 +176,69 @@ class LiveHub:
         return sum(1 for c in self.connections if c.approver)
 
     # -- fan-out --------------------------------------------------------------------------
+    # Everything broadcast is encoded once and the bytes shared; connections are written
+    # by one flush per `FLUSH_INTERVAL` (not per event), so consoles cost calls next to
+    # nothing however many are connected.
+    @property
+    def generation(self) -> int:
+        """Bumped on every change a snapshot shows; a connection behind it gets one."""
+        return self._generation
+
     def changed(self) -> None:
         self._generation += 1
-        for connection in self.connections:
-            connection.mark_snapshot()
+        self.soon()
 
-    def snapshot_message(self) -> JSONObject:
-        """A fresh snapshot's message, shared by connections that ask within one interval
-        of each other with nothing changed in between (one build for many consoles)."""
-        now = time.monotonic()
+    def soon(self) -> None:
+        """Flush every connection within one interval (one timer for all of them)."""
+        if self._flush_at is None and not self._closed and self.connections:
+            delay = max(FLUSH_INTERVAL, self._snapshot_wait())
+            self._flush_at = asyncio.get_running_loop().call_later(delay, self._flush)
+
+    def _snapshot_wait(self) -> float:
+        """Seconds until the next snapshot may be built: at most ~10% of the loop goes to
+        snapshots, however large the runtime grows."""
         cached = self._cached
-        if cached is not None and cached[0] == self._generation and now - cached[1] < 0.05:
-            return cached[2]
-        message = snapshot_message(self.snapshot())
-        self.build_seconds = time.monotonic() - now
-        self._cached = (self._generation, now, message)
-        return message
+        if cached is None or cached[0] == self._generation:
+            return 0.0
+        interval = max(FLUSH_INTERVAL, 10 * self.build_seconds)
+        return cached[1] + interval - time.monotonic()
+
+    def _flush(self) -> None:
+        self._flush_at = None
+        for connection in list(self.connections):
+            connection.flush()
+        cached = self._cached
+        if cached is not None and cached[0] != self._generation:
+            self.soon()  # a change came too soon after the last build: send it later
+
+    def snapshot_line(self) -> tuple[int, bytes]:
+        """`(generation, line)` of the current snapshot: rebuilt when something changed
+        and the last build is old enough, else the cached one (a connection still behind
+        gets the fresh one with a later flush)."""
+        cached = self._cached
+        if cached is None or (cached[0] != self._generation and self._snapshot_wait() <= 0):
+            now = time.monotonic()
+            generation = self._generation
+            line = encode_line(snapshot_message(self.snapshot()))
+            self.build_seconds = time.monotonic() - now
+            cached = self._cached = (generation, now, line)
+        return cached[0], cached[2]
 
     def note(self, kind: str, text: str) -> None:
-        message = event_message(EventInfo(time.time(), kind, text))
+        line = encode_line(event_message(EventInfo(time.time(), kind, text)))
         for connection in self.connections:
-            connection.push_event(message)
+            connection.push_event(line)
+        self.soon()
 
     def broadcast_approval(self, info: ApprovalInfo) -> None:
-        message = approval_message(info)
+        line = encode_line(approval_message(info))
         for connection in self.connections:
-            connection.push_control(message)
+            connection.push_control(line)
 
     def broadcast_closed(self, closed: ApprovalClosed) -> None:
-        message = closed_message(closed)
+        line = encode_line(closed_message(closed))
         for connection in self.connections:
-            connection.push_control(message)
+            connection.push_control(line)
 
     def _on_runtime_event(self, payload: object) -> None:
         if not isinstance(payload, dict):
@@ -315,7 +352,7 @@ class LiveHub:
         await _write_line(writer, {"ok": True, "version": PROTOCOL_VERSION, "runtime": runtime})
         self.connections.add(connection)
         for info in self.approvals.pending:
-            connection.push_control(approval_message(info))
+            connection.push_control(encode_line(approval_message(info)))
         self._routes_changed()
         self.note("live", f"{checked} connected (client {client or '?'})")
         try:

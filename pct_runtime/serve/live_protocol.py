@@ -158,6 +158,12 @@ class ActionResult:
 
 
 # -- encoding ---------------------------------------------------------------------------------
+def encode_line(message: JSONObject) -> bytes:
+    """One wire line. The hub encodes a broadcast once and every connection shares the bytes."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8") + b"\n"
+
+
 def runtime_to_json(info: RuntimeInfo) -> JSONObject:
     return {
         "pid": info.pid,

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
 from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.journal.settings import state_problem
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.control import ControlServer, transport_of
@@ -75,6 +76,33 @@ class LiveControl:
         await self.server.aclose()
 
 
+class NoControl:
+    """Live control while `<agent dir>/pct` cannot be written: no registry entry, no
+    listener (its token and entry live there); the tools work all the same."""
+
+    async def start(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def live_control(runtime: Runtime, label: str, *, mcp: str) -> LiveControl | NoControl:
+    """The runtime's live control, or none when pct's state folder is unusable, said in
+    one warning with the journal (which `Runtime.start` switched off for the same reason)."""
+    problem = state_problem(runtime.agent_dir)
+    if problem is None:
+        return LiveControl(runtime, label, kind="pct serve", mcp=mcp)
+    print(
+        f"pct: warning: the call journal and the live-control registry are off: {problem}. "
+        "Tools work; calls are not recorded (pct log, pct undo) and pct reload / "
+        "pct status --live do not see this server.",
+        file=sys.stderr,
+        flush=True,
+    )
+    return NoControl()
+
+
 async def serve_stdio(
     *,
     model: str | None = None,
@@ -87,7 +115,7 @@ async def serve_stdio(
     session = await runtime.open_session("mcp")
     mcp = PctMCPServer(runtime, single_session=session, structured_content=structured_content)
     label = f"pct serve (pid {os.getpid()}, stdio)"
-    control = LiveControl(runtime, label, kind="pct serve", mcp="stdio")
+    control = live_control(runtime, label, mcp="stdio")
     await control.start()
 
     async def cleanup() -> None:
@@ -123,12 +151,19 @@ async def serve_http(
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     mcp = PctMCPServer(runtime, structured_content=structured_content)
-    token = load_or_create_token(runtime.agent_dir)
+    try:
+        token = load_or_create_token(runtime.agent_dir)
+    except OSError as exc:
+        await runtime.aclose()
+        raise OSError(
+            f"the bearer token cannot be made in {runtime.agent_dir / 'pct'} "
+            f"({exc.strerror or exc}); set PCT_TOKEN, or make that folder writable"
+        ) from None
     # Signals stop uvicorn gracefully and then run the cleanup below (uvicorn's own
     # handling re-raises the signal after serving, which would skip it).
     http = PctHttpServer(mcp, token=token, host=host, port=port, own_signals=False)
     label = f"pct serve (pid {os.getpid()}, {http.url})"
-    control = LiveControl(runtime, label, kind="pct serve", mcp=http.url)
+    control = live_control(runtime, label, mcp=http.url)
     await control.start()
     warning = exposure_warning(host, http.port)
     if warning is not None:

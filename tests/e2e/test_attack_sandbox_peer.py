@@ -76,6 +76,12 @@ def _load(path: Path) -> dict[str, object]:
     return loaded
 
 
+def _text(reply: httpx.Response) -> str:
+    assert reply.status_code == 200, reply.text
+    data = next(ln for ln in reply.text.splitlines() if ln.startswith("data: "))
+    return str(json.loads(data[6:])["result"]["content"][0]["text"])
+
+
 def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
     """Start a sandboxed `pct serve --http`, run ESCAPE through it; the job's output."""
     script = work / "escape.py"
@@ -91,8 +97,18 @@ def _run_escape(agent: Path, work: Path, *sandbox: str) -> str:
             call = exec_request(f"{sys.executable} {script} {leak}", 2, yield_time_ms=30000)
             reply = http.post(url, json=call, headers=headers)
             assert reply.status_code == 200, reply.text
-            data = next(ln for ln in reply.text.splitlines() if ln.startswith("data: "))
-            output = str(json.loads(data[6:])["result"]["content"][0]["text"])
+            output = latest = _text(reply)
+            # A loaded machine can pause the job longer than the call's quiet wait: poll
+            # it to its end, so every attempt it makes is in the output.
+            session_id = latest.split()[1].rstrip(":")
+            for request_id in range(3, 20):
+                if "job still running" not in latest:
+                    break
+                args = {"session_id": session_id, "yield_time_ms": 30000}
+                poll = {"name": "write_stdin", "arguments": args}
+                call = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": poll}
+                latest = _text(http.post(url, json=call, headers=headers))
+                output += latest
             # The unsandboxed side still controls the runtime after the attempt.
             entries = (agent / "pct" / "runtimes").glob("*.json")
             entry = next(e for e in map(_load, entries) if e["pid"] == proc.pid)

@@ -209,3 +209,55 @@ def test_an_ipv6_loopback_peer_is_found() -> None:
                 assert peers._find_by_diag(peer, local) == expected
                 assert peers._find_in_table(peer, local) == expected
                 assert _verdict(conn) is False
+
+
+#: Holds N dups of its stdin until stdin closes.
+_FAT = (
+    "import os, sys; held = [os.dup(0) for _ in range(int(sys.argv[1]))];"
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+@linux_only
+def test_a_process_with_many_descriptors_is_not_read_for_others(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder search reads processes fewest descriptors first and stops at the first
+    holder: a job holding thousands of descriptors costs nothing to other connections."""
+    import resource
+    import subprocess
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    count = min(5000, soft - 64)
+    fat = subprocess.Popen(
+        [sys.executable, "-c", _FAT, str(count)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert fat.stdout is not None
+        assert fat.stdout.readline().strip() == "held"
+        real = os.readlink
+        read_in: dict[str, int] = {}
+
+        def counting(path: str, *, dir_fd: int | None = None) -> str:
+            if dir_fd is not None:
+                where = real(f"/proc/self/fd/{dir_fd}")
+                read_in[where] = read_in.get(where, 0) + 1
+            return real(path, dir_fd=dir_fd)
+
+        monkeypatch.setattr(peers.os, "readlink", counting)
+        assert _client_verdict(listener, None) is False  # another process, still found
+        with socket.create_connection(listener.getsockname()) as mine:
+            conn, _ = listener.accept()
+            with conn:
+                assert _verdict(conn) is False
+            mine.close()
+        assert read_in.get(f"/proc/{fat.pid}/fd", 0) == 0
+    finally:
+        assert fat.stdin is not None
+        fat.stdin.close()
+        fat.wait(30)
+        if fat.stdout is not None:
+            fat.stdout.close()

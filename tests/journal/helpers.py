@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,28 @@ def make_record(
         recovery_paths=("pct-output-x/x.log",) if tool == "exec_command" else (),
         patch_files=patch_files,
     )
+
+
+def sign_row(agent: Path, row: dict[str, object]) -> dict[str, object]:
+    """`row` with the authenticator pct's own spool key gives it (the key made if missing)."""
+    from pct_runtime.journal import spool
+
+    (agent / "pct").mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = spool.open_dir(agent / "pct")
+    try:
+        key = spool.load_key(fd, create=True)
+    finally:
+        os.close(fd)
+    assert key is not None
+    return {**row, "mac": spool.mac_of(key, row)}
+
+
+def damage(db: Path) -> None:
+    """Garbage over every page but the first (the schema stays readable, so the journal
+    opens and its first read fails), as a bad disk or a stray write would leave it."""
+    data = db.read_bytes()
+    page = int.from_bytes(data[16:18], "big") or 65536
+    assert len(data) > page, "a one-page journal has nothing to damage"
+    with db.open("r+b") as handle:
+        handle.seek(page)
+        handle.write(os.urandom(len(data) - page))

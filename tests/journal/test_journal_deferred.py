@@ -15,6 +15,7 @@ import pytest
 
 from pct_runtime.journal import Journal, JournalQuery, JournalWriter, patch_diff, undo_patch
 from pct_runtime.journal.blobs import LOST, PENDING_PREFIX
+from tests.journal.helpers import sign_row
 
 PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
 
@@ -162,6 +163,9 @@ def test_one_shot_spools_without_sqlite_or_a_thread(tmp_path: Path) -> None:
     assert len(spooled) == 1
     assert oct(spooled[0].stat().st_mode & 0o777) == "0o600"
     assert b"sk-abcdefghij" not in spooled[0].read_bytes()
+    assert json.loads(spooled[0].read_bytes())["mac"]  # signed (the key is made on first need)
+    key = tmp_path / "agent" / "pct" / "journal-spool.key"
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
     with Journal.open(tmp_path / "agent") as journal:
         (record,) = journal.query(JournalQuery())
     assert not spooled[0].exists()
@@ -170,17 +174,24 @@ def test_one_shot_spools_without_sqlite_or_a_thread(tmp_path: Path) -> None:
     assert "<redacted>" in record.result_text
 
 
-def test_a_broken_spool_file_is_dropped_and_the_others_inserted(tmp_path: Path) -> None:
+def test_a_broken_spool_file_is_quarantined_and_the_others_inserted(tmp_path: Path) -> None:
     agent, work = _setup(tmp_path)
     _cli_patch(agent, work)
     folder = agent / "pct" / "journal-spool"
-    (folder / "c-broken.json").write_text("{not json")
-    (folder / "c-other.json").write_text('{"v": 99}')
-    (folder / "c-dir.json").mkdir()
+    (folder / "c-0000000001.json").write_text("{not json")
+    (folder / "c-0000000002.json").write_text('{"v": 99}')
+    (folder / "c-0000000003.json").mkdir()
     with Journal.open(agent) as journal:
-        assert len(journal.query(JournalQuery())) == 1
+        records = journal.query(JournalQuery())
+        assert [r.tool for r in records] == ["journal-check", "apply_patch"]
         assert journal.ingest_spool() == 0
-    assert sorted(p.name for p in folder.iterdir()) == ["c-dir.json"]
+        (notice,) = journal.take_notices()
+    assert notice.startswith("3 spooled journal rows failed their check and were quarantined")
+    assert "c-0000000001.json (unparsable)" in notice
+    assert "c-0000000002.json (no authenticator)" in notice
+    assert "c-0000000003.json (not a regular file)" in notice
+    assert sorted(p.name for p in folder.iterdir()) == ["quarantine"]
+    assert len(list((folder / "quarantine").iterdir())) == 3
 
 
 def test_a_spooled_row_is_inserted_once_by_racing_readers(tmp_path: Path) -> None:
@@ -206,7 +217,7 @@ def test_a_spooled_row_is_inserted_once_by_racing_readers(tmp_path: Path) -> Non
             "result_text": "r",
             "patch_files": [],
         }
-        (folder / f"{record.call_id}.json").write_text(json.dumps(row))
+        (folder / f"{record.call_id}.json").write_text(json.dumps(sign_row(agent, row)))
         assert journals[0].ingest_spool() == 0
         assert len(journals[0].query(JournalQuery())) == 1
     finally:
@@ -229,7 +240,7 @@ def test_a_cli_only_machine_drains_its_spool_every_drain_at_rows(
         assert trace is not None
         (work / "a.txt.edit").write_text(f"v{n}\n")  # saved as editors do (a new inode)
         os.replace(work / "a.txt.edit", work / "a.txt")
-        trace.patch_witness.before_commit([str(work / "a.txt")])
+        trace.patch_witness.before_commit([str(work / "a.txt")], os.path.realpath(work))
         (work / "a.txt.new").write_text(f"w{n}\n")
         os.replace(work / "a.txt.new", work / "a.txt")
         trace.patch_witness.after_commit()

@@ -114,3 +114,97 @@ def test_the_quick_check_never_skips_text_a_pattern_would_change(
     quick = Redactor(None, env={})(text)
     monkeypatch.setattr(module, "_may_hold_a_shape", lambda _text: True)
     assert quick == Redactor(None, env={})(text)
+
+
+_AWS_SECRET = ("CANARY" + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEYKEYKEY")[:40]
+#: One canary per format the journal must never keep (each holds "CANARY").
+TOKENS = {
+    "gitlab": "glpat-CANARYgitlab0123456789ab",
+    "huggingface": "hf_CANARYhuggingface0123456789abcdef",
+    "stripe-live": "sk_live_CANARYstripe0123456789",
+    "stripe-test": "sk_test_CANARYstripe0123456789",
+    "stripe-restricted": "rk_live_CANARYstripe0123456789",
+    "npm": "npm_CANARYnpm0123456789abcdefghijklmnop",
+    "github-ghp": "ghp_CANARYgithub0123456789abcd",
+    "github-gho": "gho_CANARYgithub0123456789abcd",
+    "github-ghu": "ghu_CANARYgithub0123456789abcd",
+    "github-ghs": "ghs_CANARYgithub0123456789abcd",
+    "github-ghr": "ghr_CANARYgithub0123456789abcd",
+    "github-pat": "github_pat_CANARY0123456789_abcdefghij",
+    "slack-xoxb": "xoxb-CANARY-0123456789",
+    "slack-xoxp": "xoxp-CANARY-0123456789",
+    "slack-xoxa": "xoxa-CANARY-0123456789",
+    "slack-xoxr": "xoxr-CANARY-0123456789",
+    "slack-xoxs": "xoxs-CANARY-0123456789",
+    "aws-akia": "AKIACANARY0123456789",
+    "aws-asia": "ASIACANARY0123456789",
+    "aws-secret": f"aws_secret_access_key = {_AWS_SECRET}",
+    "aws-pair": f"AKIAQWERTY0123456789,{_AWS_SECRET}",
+    "jwt": "eyJCANARYhdr0123.eyJCANARYbody0123.CANARYsig0123456",
+    "pem": (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nCANARYb3BlbnNzaC1rZXktdjEAAAAA\n"
+        "CANARYmore+/==\n-----END OPENSSH PRIVATE KEY-----"
+    ),
+    "pem-cut": "-----BEGIN RSA PRIVATE KEY-----\nCANARYMIIEowIBAAKCAQEA\nCANARY…",
+    "openai": OPENAI_KEY,
+    "bearer": f"Authorization: Bearer {BEARER}",
+}
+#: Formats written as one word: they may be a file name too.
+WORDS = [name for name, token in TOKENS.items() if not any(c in token for c in " \n,")]
+
+
+@pytest.mark.parametrize("name", TOKENS)
+@pytest.mark.parametrize(
+    "context", ["{}", "run --key {} now", "line one\n{}\nline three", "'{}'", "x={}"]
+)
+def test_every_token_format_is_redacted(name: str, context: str) -> None:
+    out = Redactor(None, env={})(context.format(TOKENS[name]))
+    assert "CANARY" not in out
+    assert "<redacted>" in out
+
+
+@pytest.mark.parametrize("name", WORDS)
+@pytest.mark.parametrize("path", ["secrets/{}.txt", "keys_{}.json", "a/b-{}/c.py"])
+def test_a_token_in_a_file_name_is_redacted(name: str, path: str) -> None:
+    out = Redactor(None, env={})(f"A {path.format(TOKENS[name])}")
+    assert "CANARY" not in out
+    assert out.startswith("A ")
+
+
+def test_the_pem_redaction_keeps_what_follows_its_end() -> None:
+    out = Redactor(None, env={})(f"key:\n{TOKENS['pem']}\nwritten to id_ed25519")
+    assert out == "key:\n<redacted>\nwritten to id_ed25519"
+
+
+def test_a_patch_with_a_secret_file_name_is_recorded_without_its_names(tmp_path: Path) -> None:
+    from pct_runtime.journal import FileImage, PatchFile
+
+    writer = JournalWriter(tmp_path, redactor=Redactor(tmp_path, env={}))
+    secret = PatchFile(f"/w/secrets/{TOKENS['github-ghp']}.txt", None, FileImage("ab" * 32, 0o644))
+    plain = PatchFile("/w/plain.txt", None, FileImage("cd" * 32, 0o644))
+    stored = writer.redact(make_record("apply_patch", patch_files=(secret, plain)))
+    assert stored.patch_files == ()  # recorded, not undoable (undo needs every real name)
+    kept = writer.redact(make_record("apply_patch", patch_files=(plain,)))
+    assert kept.patch_files == (plain,)
+
+
+def test_typed_input_is_redacted_where_a_later_output_echoes_it(tmp_path: Path) -> None:
+    writer = JournalWriter(tmp_path, redactor=Redactor(None, env={}))
+    typed = writer.typed_for("s-1", {"session_id": "pct-shell-1", "chars": "CANARYpw99\nls\n"})
+    assert typed == ("CANARYpw99",)  # `ls` is too short to hide from every output
+    later = writer.typed_for("s-1", {"session_id": "pct-shell-1", "chars": ""})
+    other = writer.typed_for("s-1", {"session_id": "pct-shell-2", "chars": ""})
+    assert (later, other) == (("CANARYpw99",), ())
+    stored = writer.redact(make_record("write_stdin", result="got:CANARYpw99 in ls"), later)
+    assert stored.result_text == "got:<redacted> in ls"
+
+
+@pytest.mark.parametrize("text", [*TOKENS.values(), *(f"keys_{TOKENS[n]}.txt" for n in WORDS)])
+def test_the_quick_check_lets_every_new_format_through(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pct_runtime.journal import redact as module
+
+    quick = Redactor(None, env={})(text)
+    monkeypatch.setattr(module, "_may_hold_a_shape", lambda _text: True)
+    assert quick == Redactor(None, env={})(text)

@@ -179,9 +179,15 @@ def test_an_unreaped_killed_runtime_is_swept(tmp_path: Path) -> None:
     import sys
     import time
 
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    listen = (
+        "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen();"
+        "print(s.getsockname()[1], flush=True); time.sleep(60)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", listen], stdout=subprocess.PIPE, text=True)
     try:
-        path = _entry(tmp_path, child.pid, _refused_address())
+        assert child.stdout is not None
+        port = int(child.stdout.readline())
+        path = _entry(tmp_path, child.pid, f"127.0.0.1:{port}")
         assert [e.pid for e in list_runtimes(tmp_path)] == [child.pid]  # alive: listed
         os.kill(child.pid, signal.SIGKILL)
         stat_file = Path(f"/proc/{child.pid}/stat")
@@ -194,6 +200,8 @@ def test_an_unreaped_killed_runtime_is_swept(tmp_path: Path) -> None:
     finally:
         child.kill()
         child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 def test_a_registered_runtime_that_refuses_connections_is_dropped_silently(

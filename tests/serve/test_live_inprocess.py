@@ -91,12 +91,16 @@ async def test_registry_entry_says_transport_and_protocol(
 async def test_old_entries_stay_readable(tmp_path: Path) -> None:
     directory = tmp_path / "pct" / "runtimes"
     directory.mkdir(parents=True)
-    old = {"pid": os.getpid(), "kind": "pct serve", "control": "127.0.0.1:9", "mcp": "http://x/mcp"}
-    (directory / "1-old.json").write_text(json.dumps(old))
-    (entry,) = list_runtimes(tmp_path)
-    assert (entry.transport, entry.live) == ("http", 0)
-    with pytest.raises(LiveError, match="does not speak live control"):
-        await LiveClient.connect(entry, "token", role="monitor")
+    with socket.socket() as listening:  # an older runtime's control socket: ours, listening
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        control = f"127.0.0.1:{listening.getsockname()[1]}"
+        old = {"pid": os.getpid(), "kind": "pct serve", "control": control, "mcp": "http://x/mcp"}
+        (directory / "1-old.json").write_text(json.dumps(old))
+        (entry,) = list_runtimes(tmp_path)
+        assert (entry.transport, entry.live) == ("http", 0)
+        with pytest.raises(LiveError, match="does not speak live control"):
+            await LiveClient.connect(entry, "token", role="monitor")
 
 
 async def test_refusals_are_clear(live: tuple[Runtime, LiveControl]) -> None:

@@ -13,7 +13,9 @@ input together with terminate) are `invalid-command`; session handle errors are
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,13 +117,13 @@ def _check_fields(tool: str, args: object, allowed: frozenset[str], nothing: str
     return args
 
 
-def _int_value(tool: str, name: str, value: object, lo: int, hi: int, nothing: str) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+def _int_value(tool: str, name: str, raw: object, lo: int, hi: int, nothing: str) -> int:
+    value = int(raw) if isinstance(raw, float) and raw.is_integer() else raw
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        shown = repr(raw) if len(repr(raw)) <= 40 else f"{repr(raw)[:40]}…"
         raise ToolError(
             "invalid-limit",
-            f"{tool} `{name}` must be an integer from {lo} to {hi}; got {value!r}. {nothing}",
+            f"{tool} `{name}` must be an integer from {lo} to {hi}; got {shown}. {nothing}",
         )
     return value
 
@@ -268,17 +270,65 @@ def normalize_write_stdin_args(args: object) -> WriteStdinArgs:
     )
 
 
+def _shown(text: str) -> str:
+    """A path as an error shows it: quoted, and at most 120 characters of a long one."""
+    if len(text) <= 120:
+        return repr(text)
+    return f"{text[:60]!r}…{text[-40:]!r} ({len(text)} characters)"
+
+
+def _path_limits(base: Path) -> tuple[int, int]:
+    """(longest path, longest name) this system allows, in bytes."""
+    limits: list[int] = []
+    for name, fallback in (("PC_PATH_MAX", 4096), ("PC_NAME_MAX", 255)):
+        try:
+            limits.append(int(os.pathconf(base, name)))
+        except (OSError, ValueError):
+            limits.append(fallback)
+    return limits[0], limits[1]
+
+
 def resolve_workdir(base: Path, workdir: str | None) -> Path:
-    """The directory a command runs in: `workdir` (relative to `base`) or `base` itself."""
+    """The directory a command runs in: `workdir` (relative to `base`) or `base` itself.
+
+    Every way the directory can be unusable gets its own error (the OS's own words would
+    reach the model as an unexpected failure), checked before anything runs."""
     target = base if workdir is None else base / os.path.expanduser(workdir)
     target = Path(os.path.abspath(target))
-    if not target.is_dir():
-        shown = workdir if workdir is not None else str(base)
-        # Name the resolved path too, unless it is what the caller wrote.
-        resolved = "" if shown == str(target) else f" ({target})"
-        raise ToolError(
-            "invalid-cwd",
-            f"exec_command working directory {shown!r}{resolved} does not exist or is not a "
-            "directory. Pass an existing directory as `workdir`. Nothing ran.",
-        )
-    return target
+    shown = workdir if workdir is not None else str(base)
+    # Name the resolved path too, unless it is what the caller wrote.
+    full = str(target) if len(str(target)) <= 120 else _shown(str(target))
+    resolved = "" if shown == str(target) else f" ({full})"
+    where = f"exec_command working directory {_shown(shown)}{resolved}"
+    instead = "Pass an existing directory as `workdir`, or omit it to use the session's."
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        problem = "does not exist"
+    except NotADirectoryError:
+        problem = "is not a directory (a part of the path is a file)"
+    except PermissionError:
+        problem = "cannot be reached (permission denied)"
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            problem = f"cannot be used ({exc.strerror or exc})"
+        else:
+            path_max, name_max = _path_limits(base)
+            size = len(os.fsencode(target))
+            longest = max(len(os.fsencode(part)) for part in target.parts)
+            raise ToolError(
+                "invalid-cwd",
+                f"exec_command `workdir` is too long for this system: it resolves to {size} "
+                f"bytes with a longest name of {longest} bytes, and a path may have at most "
+                f"{path_max} bytes, each name at most {name_max}. Pass a shorter path to an "
+                "existing directory (a relative one resolves against the session's working "
+                "directory), or omit it. Nothing ran.",
+            ) from None
+    else:
+        if not stat.S_ISDIR(st.st_mode):
+            problem = "is a file, not a directory"
+        elif not os.access(target, os.X_OK):
+            problem = "cannot be entered (permission denied)"
+        else:
+            return target
+    raise ToolError("invalid-cwd", f"{where} {problem}. {instead} Nothing ran.")

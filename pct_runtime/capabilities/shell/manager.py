@@ -11,6 +11,7 @@ Cancelling a direct call stops its job; cancelling a nested call only ends that 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import secrets
 import time
@@ -229,6 +230,16 @@ class ShellManager:
         try:
             await job.spawn(shell, parsed.command, workdir, env, sandbox=self.sandbox)
         except OSError as exc:
+            if exc.errno == errno.E2BIG:
+                size = len(parsed.command.encode("utf-8", "surrogateescape"))
+                raise ToolError(
+                    "invalid-command",
+                    f"exec_command `cmd` is too long to start: {size} UTF-8 bytes, more than "
+                    "the OS accepts for one command line (about 128 KiB on Linux, including "
+                    "the environment). Write the long part to a file and run that file, or "
+                    "start a program that reads it and send the data with write_stdin. "
+                    "Nothing ran.",
+                ) from exc
             raise ToolError(
                 "spawn-failed",
                 f"exec_command could not start {shell.path}: {exc.strerror or exc}. Nothing ran.",

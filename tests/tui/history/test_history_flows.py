@@ -16,10 +16,12 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select
 
 import pct_tui.screens.history as history_module
+from pct_runtime.journal.store import db_path
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.screens.history import EMPTY, NO_MATCH, NOT_RECORDING, TITLE, HistoryScreen
 from pct_tui.screens.history_call import CallScreen
+from tests.journal.helpers import damage
 from tests.tui.conftest import show, started, text, wait_for, write_config
 from tests.tui.history.journal_fill import apply_and_record, call, record
 
@@ -195,6 +197,38 @@ async def test_undo_refused_names_the_changed_file(agent_dir: Path, tmp_path: Pa
         assert target.read_text() == "edited by hand\n"
 
 
+async def test_undo_refused_names_a_folder_replaced_by_a_link(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """A job swapped the patched file's folder for a link to the user's files: the console's
+    undo (the same API as `pct undo`) refuses, says which folder, and writes nowhere."""
+    work, users = tmp_path / "work", tmp_path / "users"
+    (work / "sub").mkdir(parents=True)
+    users.mkdir()
+    (work / "sub" / "app.py").write_text(BEFORE)
+    apply_and_record(agent_dir, work, PATCH.replace("app.py", "sub/app.py"))
+    (users / "app.py").write_text(AFTER)  # what the patch wrote, in the user's folder
+    (work / "sub" / "app.py").unlink()
+    (work / "sub").rmdir()
+    (work / "sub").symlink_to(users, target_is_directory=True)
+    app = make_app(agent_dir, work)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await history(app, pilot, 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "call view")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: bool(app.screen.query("#call-note")), "outcome")
+        note = text(app, "#call-note")
+        assert str(work / "sub") in note
+        assert "symbolic link" in note
+        assert "symbolic link" in notes(app)
+    assert (users / "app.py").read_text() == AFTER
+    assert sorted(p.name for p in users.iterdir()) == ["app.py"]
+
+
 async def test_new_calls_appear_while_shown_and_older_ones_load_at_the_end(
     agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,6 +320,26 @@ async def test_an_unreadable_journal_is_reported_not_fatal(agent_dir: Path, tmp_
             lambda: text(app, "#history-detail").startswith("The call journal could not be read:"),
             "error text",
         )
+        await show(app, pilot, "1", "status")  # the console goes on
+
+
+async def test_a_damaged_journal_says_what_to_do_and_the_console_goes_on(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    for n in range(40):
+        record(agent_dir, call(summary=f"echo {n} " + "x" * 500, result="y" * 500))
+    damage(db_path(agent_dir))
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "6", "history")
+        expected = (
+            f"The call journal could not be read: the journal {db_path(agent_dir)} is damaged"
+        )
+        await wait_for(
+            pilot, lambda: text(app, "#history-detail").startswith(expected), "damaged text"
+        )
+        assert "move it aside" in text(app, "#history-detail")
         await show(app, pilot, "1", "status")  # the console goes on
 
 

@@ -1,7 +1,9 @@
 """The invocation seam: embedder hooks applied identically to direct and nested calls.
 
-Order (spec, 调用 hook): normalized call → admission/ownership → `context(call)` →
-`policy(call)` → Code Mode Patch approval (nested only) → executor. The call record carries
+Order, the same for direct and nested calls: normalized call → admission/ownership →
+`context(call)` → `policy(call)` → Code Mode Patch approval (nested only) → executor. A
+refusal fails with the hook's reason and starts nothing (a refused nested patch asks no
+question). The call record carries
 control identity only — never command, patch or program text.
 """
 

@@ -1,4 +1,4 @@
-"""The `/pct status` text, byte for byte (`reference/toolkit.md` §3.3), from a plan alone.
+"""The `/pct status` text, from a plan alone, byte for byte the original Toolkit's.
 
 Every `key: value` line keeps its space after the colon even when the value is empty
 (`  reason: `), and placeholders are `—` (U+2014).

@@ -2,8 +2,8 @@
 
 Nothing here touches Textual or the disk. The config and rules screens edit one shared
 `ConfigDraft`; only `Save` (through `ConfigStore.save` with the draft's base revision)
-writes the file. Labels and messages are the original Toolkit's, byte for byte
-(`reference/toolkit.md` §3.2).
+writes the file. Labels and messages are the original Toolkit's, byte for byte, so a user
+of either sees the same menu.
 """
 
 from __future__ import annotations

@@ -6,7 +6,13 @@ with an AST scan (no import is executed) and prints:
 - files outside each capability package that import it, and that name it (its identifier or
   config key, e.g. `computer_use`/`computerUse`);
 - `Any` used as a type (names and attributes spelled `Any`);
-- imports inside functions (deferred imports);
+- imports inside functions (deferred imports): their count, and the share of internal imports
+  (of `pct_runtime`/`pct_tui` modules) that are deferred, with and without the CLI's
+  per-subcommand ones;
+- citations left in comments and docstrings (`§` references, issue numbers, untranslated
+  CJK text): `tests/test_comments.py` keeps them at 0;
+- the highest McCabe complexity of a function (ruff's C901 count, the cap in pyproject.toml);
+- modules per folder: the largest folder;
 - import cycles between modules (strongly connected components of the import graph);
 - the largest module;
 - the console's model: work-row classes (and the ones screens name), classes keeping a
@@ -17,9 +23,13 @@ with an AST scan (no import is executed) and prints:
 from __future__ import annotations
 
 import ast
+import io
+import json
 import re
+import subprocess
 import sys
-from collections import defaultdict
+import tokenize
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,6 +89,123 @@ def naming_files() -> dict[str, set[str]]:
             ):
                 found[name].add(path.relative_to(ROOT).as_posix())
     return found
+
+
+#: What a comment or docstring may not cite: a reader of the repository cannot open it.
+CITATION = re.compile(
+    r"§"  # a section of a document outside the repository
+    r"|\bissues? #?\d+"  # an issue number
+    r"|[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f]",  # untranslated CJK (spec headings)
+    re.IGNORECASE,
+)
+
+
+def _docstring_lines(tree: ast.AST) -> set[int]:
+    """Lines where a bare string statement starts: module, class and function docstrings and
+    the attribute docstrings after an assignment. Every other string is product text."""
+    starts: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            starts.add(node.lineno)
+    return starts
+
+
+def citations(text: str) -> list[tuple[int, str]]:
+    """(line, excerpt) of every comment or docstring in `text` that cites a place a reader
+    cannot open. String literals other than docstrings are product text and are not read."""
+    docstrings = _docstring_lines(ast.parse(text))
+    found: list[tuple[int, str]] = []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        is_comment = token.type == tokenize.COMMENT
+        is_docstring = token.type == tokenize.STRING and token.start[0] in docstrings
+        if not (is_comment or is_docstring):
+            continue
+        for offset, line in enumerate(token.string.splitlines()):
+            match = CITATION.search(line)
+            if match:
+                found.append((token.start[0] + offset, line.strip()[:120]))
+    return found
+
+
+def package_citations() -> dict[str, list[tuple[int, str]]]:
+    """File -> its citations, for every module of the packages that has one."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for path in modules().values():
+        hits = citations(path.read_text(encoding="utf-8"))
+        if hits:
+            found[path.relative_to(ROOT).as_posix()] = hits
+    return found
+
+
+#: Modules whose deferred imports are the CLI's per-subcommand loading (start-up time).
+CLI_MODULES = ("pct_runtime.cli", "pct_runtime.cli_commands")
+
+
+def import_figures() -> dict[str, int]:
+    """Import statements of the packages: all internal ones, and the deferred (inside a
+    function) ones, all and internal, and the internal deferred ones in the CLI."""
+    mods = modules()
+    counts: Counter[str] = Counter()
+    for module, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_function = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for inner in ast.walk(node)
+            if isinstance(inner, (ast.Import, ast.ImportFrom))
+        }
+        in_cli = any(module == cli or module.startswith(cli + ".") for cli in CLI_MODULES)
+        for node in ast.walk(tree):
+            targets = imported(node, module, path.name == "__init__.py")
+            if not targets:
+                continue
+            internal = any(target.split(".")[0] in PACKAGES for target in targets)
+            deferred = id(node) in in_function
+            counts["deferred"] += deferred
+            counts["internal"] += internal
+            counts["internal deferred"] += internal and deferred
+            counts["internal deferred in the CLI"] += internal and deferred and in_cli
+    return dict(counts)
+
+
+def max_complexity() -> tuple[int, str]:
+    """The highest McCabe complexity of any function, as ruff's C901 counts it (the figure
+    `max-complexity` caps), and where. (0, reason) when ruff cannot be run."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "C901"]
+            + ["--config", "lint.mccabe.max-complexity=0", "--output-format", "json"]
+            + [str(ROOT / package) for package in PACKAGES],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        found = json.loads(done.stdout)
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        return 0, f"ruff did not run: {exc}"
+    best = (0, "")
+    for item in found:
+        match = re.search(r"`(.+)` is too complex \((\d+) >", item["message"])
+        if match and int(match.group(2)) > best[0]:
+            where = Path(item["filename"]).relative_to(ROOT).as_posix()
+            best = (int(match.group(2)), f"{where}: {match.group(1)}")
+    return best
+
+
+def largest_folder() -> tuple[str, int]:
+    """The folder holding the most modules (files directly in it)."""
+    folders = Counter(
+        path.parent.relative_to(ROOT).as_posix()
+        for path in modules().values()
+        if path.name != "__init__.py"
+    )
+    return folders.most_common(1)[0]
 
 
 #: pct_tui modules whose classes are one side of a runtime (a screen testing for one of
@@ -172,7 +299,6 @@ def main() -> int:
     mods = modules()
     graph: dict[str, set[str]] = defaultdict(set)
     any_count = 0
-    deferred = 0
     largest = ("", 0)
     naming: dict[str, set[str]] = {name: set() for name in CAPABILITIES}
     words: dict[str, set[str]] = {name: set() for name in CAPABILITIES}
@@ -183,48 +309,67 @@ def main() -> int:
             largest = (str(path.relative_to(ROOT)), lines)
         tree = ast.parse(text)
         is_package = path.name == "__init__.py"
-        func_nodes: set[int] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for inner in ast.walk(node):
-                    if isinstance(inner, (ast.Import, ast.ImportFrom)):
-                        func_nodes.add(id(inner))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Name) and node.id == "Any") or (
                 isinstance(node, ast.Attribute) and node.attr == "Any"
             ):
                 any_count += 1
             targets = imported(node, module, is_package)
-            if not targets:
-                continue
-            if id(node) in func_nodes:
-                deferred += 1
-            for target in targets:
-                if target in mods and target != module:
-                    graph[module].add(target)
-        for name in CAPABILITIES:
-            own = f"pct_runtime.capabilities.{name}"
-            if module == own or module.startswith(own + "."):
-                continue
-            if f"capabilities.{name}" in text or f"capabilities import {name}" in text:
-                naming[name].add(str(path.relative_to(ROOT)))
-            if any(re.search(rf"\b{word}\b", text) for word in CAPABILITIES[name]):
-                words[name].add(str(path.relative_to(ROOT)))
+            graph[module].update(t for t in targets if t in mods and t != module)
+        _note_capability_names(module, path, text, naming, words)
     cycles = strongly_connected(graph)
     print("files outside a capability's package that import it / name it:")
     for name, files in naming.items():
         print(f"  {name:13} {len(files):3} / {len(words[name]):3}")
     print(f"Any: {any_count}")
-    print(f"deferred imports: {deferred}")
+    _print_imports()
     print(f"import cycles: {len(cycles)}")
     for cycle in cycles:
         print("  " + " <-> ".join(sorted(cycle)))
     print(f"largest module: {largest[0]} ({largest[1]} lines)")
+    folder, count = largest_folder()
+    print(f"modules per folder: the largest is {folder} ({count} modules)")
+    score, where = max_complexity()
+    print(f"max complexity: {score} ({where})")
+    cited = package_citations()
+    print(f"citations left in comments/docstrings: {sum(len(h) for h in cited.values())}")
+    for file, hits in cited.items():
+        for line, excerpt in hits:
+            print(f"  {file}:{line}: {excerpt}")
     texts = {module: path.read_text(encoding="utf-8") for module, path in mods.items()}
     print("console model:")
     for figure, value in console_figures(texts).items():
         print(f"  {figure}: {value}")
     return 0
+
+
+def _note_capability_names(
+    module: str, path: Path, text: str, naming: dict[str, set[str]], words: dict[str, set[str]]
+) -> None:
+    """Record `module` under each capability (outside its package) it imports or names."""
+    for name in CAPABILITIES:
+        own = f"pct_runtime.capabilities.{name}"
+        if module == own or module.startswith(own + "."):
+            continue
+        if f"capabilities.{name}" in text or f"capabilities import {name}" in text:
+            naming[name].add(str(path.relative_to(ROOT)))
+        if any(re.search(rf"\b{word}\b", text) for word in CAPABILITIES[name]):
+            words[name].add(str(path.relative_to(ROOT)))
+
+
+def _print_imports() -> None:
+    figures = import_figures()
+    internal = figures.get("internal", 0) or 1
+    inner = figures.get("internal deferred", 0)
+    cli = figures.get("internal deferred in the CLI", 0)
+    print(
+        f"deferred imports: {figures.get('deferred', 0)}; internal: {inner} of "
+        f"{figures.get('internal', 0)} internal imports ({100 * inner / internal:.1f}%)"
+    )
+    print(
+        f"  the CLI's per-subcommand: {cli}; the rest: {inner - cli} "
+        f"({100 * (inner - cli) / internal:.1f}% of internal imports)"
+    )
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:

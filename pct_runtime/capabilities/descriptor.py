@@ -35,7 +35,7 @@ class SessionStore(Protocol):
 
 @dataclass(frozen=True)
 class Cleanup:
-    """What a sync does to the per-session resource a capability built (toolkit §1.1 step 3).
+    """What a sync does to the per-session resource a capability built, after the start fence.
 
     `run(store, kept, settings)` closes, resets or reconfigures the capability's instance
     in `store` (nothing built: nothing to do). `kept` is the plan's verdict (the decision

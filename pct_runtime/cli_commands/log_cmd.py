@@ -1,4 +1,4 @@
-"""`pct log`: the journal of every tool call, newest first (issue 19).
+"""`pct log`: the journal of every tool call, newest first.
 
 One line per call for people; `--json` prints one JSON object per line with the
 `CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0 (an empty

@@ -1,4 +1,4 @@
-"""`pct undo [CALL_ID] [--session ID]`: take back a patch from the journal (issue 19).
+"""`pct undo [CALL_ID] [--session ID]`: take back a patch from the journal.
 
 Without CALL_ID: the newest patch not undone yet (of `--session` when given; earlier undos
 are skipped, so repeating `pct undo` walks back one patch at a time). With CALL_ID: that

@@ -183,6 +183,17 @@ def _inspect_reclaim(lock_path: Path) -> str:
     return "abandoned"
 
 
+def _dead_owner(lock_path: Path, text: str) -> Owner:
+    """The owner `text` records, when it is provably dead; otherwise `lock-held`: a record
+    that cannot be read, or a live owner, keeps the lock."""
+    current = parse_owner(text)
+    if current is None:
+        raise _held(lock_path)
+    if _is_live(current):
+        raise _held(lock_path, current)
+    return current
+
+
 def acquire(lock_path: Path) -> str:
     """Take the lock and return this acquisition's token, or raise `ConfigSaveError`
     (`lock-held`). Call with `process_lock(str(lock_path))` held."""
@@ -209,11 +220,7 @@ def acquire(lock_path: Path) -> str:
                 continue
             except (OSError, UnicodeDecodeError):
                 raise _held(lock_path) from None
-            current = parse_owner(existing)
-            if current is None:
-                raise _held(lock_path)
-            if _is_live(current):
-                raise _held(lock_path, current)
+            _dead_owner(lock_path, existing)
             with contextlib.suppress(OSError):
                 lock_path.unlink()
             continue
@@ -222,12 +229,7 @@ def acquire(lock_path: Path) -> str:
 
         existing_owner = _read_owner_file(lock_path)
         if existing_owner is not None:
-            current = parse_owner(existing_owner)
-            if current is None:
-                raise _held(lock_path)
-            if _is_live(current):
-                raise _held(lock_path, current)
-            recorded = current
+            recorded = _dead_owner(lock_path, existing_owner)
 
         state = _inspect_reclaim(lock_path)
         if state != "absent":
@@ -237,11 +239,7 @@ def acquire(lock_path: Path) -> str:
         try:
             latest = _read_owner_file(lock_path)
             if latest is not None:
-                current = parse_owner(latest)
-                if current is None:
-                    raise _held(lock_path)
-                if _is_live(current):
-                    raise _held(lock_path, current)
+                _dead_owner(lock_path, latest)
             _write_text(lock_path / "owner", payload)
             register_live_token(token)
             return token

@@ -1,7 +1,7 @@
 """Each capability's `/pct status` block lines after `configured`/`effective`.
 
 The registry (`registry.py`) gives every row one of these; `status.py` prints them. The
-notes are the spec's fixed lines (reference/toolkit.md §3.3).
+notes are fixed lines, the same words every time, so a reader (or a script) can match them.
 """
 
 from __future__ import annotations

@@ -265,7 +265,7 @@ MenuKind = Literal["switch", "choice", "approval", "legacy", "rules", "pick"]
 
 @dataclass(frozen=True)
 class MenuEntry:
-    """One item of the `/pct config` menu (reference/toolkit.md §3.2): label and help."""
+    """One item of the `/pct config` menu: its exact label and its help line."""
 
     key: str
     title: str
@@ -394,7 +394,7 @@ class CapabilityRow:
     status_rows: StatusRows
     #: The tool names this capability owns (none for a hook-only capability).
     tools: tuple[str, ...] = ()
-    #: Exact model-facing refusal of a call to one of `tools` while inactive (toolkit.md §3.6).
+    #: Exact model-facing refusal of a call to one of `tools` while inactive.
     refusal: str = ""
     #: When set, an `unavailable` decision with a reason is refused as `f"{prefix}{reason}."`.
     unavailable_prefix: str | None = None
@@ -408,7 +408,8 @@ class CapabilityRow:
     kept: Callable[[Decision, ExecutionRoutes], bool] = lambda decision, routes: True
 
 
-#: Every capability, in the order `/pct status` prints its block (reference/toolkit.md §3.3).
+#: Every capability, in the order `/pct status` prints its block (the status text is pinned
+#: byte for byte, so this order is part of it).
 CAPABILITIES: tuple[CapabilityRow, ...] = (
     CapabilityRow(
         "web_search",

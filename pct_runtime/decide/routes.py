@@ -1,6 +1,6 @@
 """Official OpenAI routes: which models may carry credentials and payload changes.
 
-Pure structural checks (`reference/toolkit.md` §3.4, §6): API keys go only to
+Pure structural checks on the URL, no network: API keys go only to
 `https://api.openai.com/v1/...`, Codex OAuth only to `https://chatgpt.com/backend-api/...`.
 HTTP, user info, explicit non-default ports, queries, fragments, look-alike hosts and
 gateway paths are all `unofficial-endpoint`. This is not a generic SSRF framework.

@@ -1,7 +1,7 @@
 """Pi's built-in `openai` and `openai-codex` model catalog, kept as data.
 
-Pi regenerates its catalog every release; this is the 0.58.3 table from
-`reference/pi.md` §2 (ids, reasoning, input kinds, context). `models.json` can re-route,
+Pi regenerates its catalog every release; this is Pi 0.58.3's table (ids, reasoning,
+input kinds, context). `models.json` can re-route,
 override or extend any of it, which is how a user tracks a newer catalog.
 """
 

@@ -1,6 +1,6 @@
 """Pi's model registry: the built-in catalog merged with `models.json`, and `settings.json`.
 
-Merge rules (`reference/pi.md` §1.2): a built-in provider entry re-routes all its models
+Merge rules, as Pi applies them: a built-in provider entry re-routes all its models
 to its `baseUrl` (and `api`/`headers` when given); `modelOverrides` patch single built-in
 models; `models` are upserted by id, inheriting `api`/`baseUrl` from their provider.
 A model is *available* when its provider has a credential (`credentials.py`).
@@ -165,51 +165,75 @@ def merge_models_json(
         api_key = _opt_str(cfg, "apiKey", where)
         if api_key is not None:
             keys[provider] = api_key
-        builtin = BUILTIN_PROVIDERS.get(provider)
-        if builtin is not None:
-            # A built-in provider entry re-routes every one of its models.
-            for model_key, model in list(models.items()):
-                if model.provider != provider:
-                    continue
-                patch: JSONObject = {}
-                if base_url is not None:
-                    patch["base_url"] = base_url
-                if api is not None:
-                    patch["api"] = api
-                if patch:
-                    models[model_key] = replace(model, **patch)
-        overrides = cfg.get("modelOverrides", {})
-        if not isinstance(overrides, dict):
-            raise ModelsFileError(f"{where}.modelOverrides must be an object")
-        for model_id, override in overrides.items():
-            if not isinstance(override, dict):
-                raise ModelsFileError(f"{where}.modelOverrides.{model_id} must be an object")
-            fields = _model_fields(override, f"{where}.modelOverrides.{model_id}")
-            existing = models.get((provider, model_id))
-            if existing is not None:
-                models[(provider, model_id)] = replace(existing, **fields)
-        custom = cfg.get("models", [])
-        if not isinstance(custom, list):
-            raise ModelsFileError(f"{where}.models must be an array")
-        for index, entry in enumerate(custom):
-            mwhere = f"{where}.models[{index}]"
-            if not isinstance(entry, dict):
-                raise ModelsFileError(f"{mwhere} must be an object")
-            model_id = _opt_str(entry, "id", mwhere)
-            if model_id is None:
-                raise ModelsFileError(f"{mwhere}.id is required")
-            fields = _model_fields(entry, mwhere)
-            fields.setdefault("api", api or (builtin[0] if builtin else None))
-            fields.setdefault("base_url", base_url or (builtin[1] if builtin else None))
-            if fields["api"] is None:
-                raise ModelsFileError(f"{mwhere}.api is required (on the model or its provider)")
-            if fields["base_url"] is None:
-                raise ModelsFileError(
-                    f"{mwhere}.baseUrl is required (on the model or its provider)"
-                )
-            fields.setdefault("name", model_id)
-            models[(provider, model_id)] = Model(provider=provider, id=model_id, **fields)
+        if provider in BUILTIN_PROVIDERS:
+            _reroute_builtin(models, provider, base_url, api)
+        _apply_overrides(models, provider, cfg, where)
+        _upsert_custom(models, provider, cfg, where, base_url, api)
     return models, keys
+
+
+def _reroute_builtin(
+    models: dict[tuple[str, str], Model], provider: str, base_url: str | None, api: str | None
+) -> None:
+    """A built-in provider entry re-routes every one of its models."""
+    patch: JSONObject = {}
+    if base_url is not None:
+        patch["base_url"] = base_url
+    if api is not None:
+        patch["api"] = api
+    if not patch:
+        return
+    for model_key, model in list(models.items()):
+        if model.provider == provider:
+            models[model_key] = replace(model, **patch)
+
+
+def _apply_overrides(
+    models: dict[tuple[str, str], Model], provider: str, cfg: JSONObject, where: str
+) -> None:
+    """`modelOverrides` patch single models that already exist (others are ignored)."""
+    overrides = cfg.get("modelOverrides", {})
+    if not isinstance(overrides, dict):
+        raise ModelsFileError(f"{where}.modelOverrides must be an object")
+    for model_id, override in overrides.items():
+        if not isinstance(override, dict):
+            raise ModelsFileError(f"{where}.modelOverrides.{model_id} must be an object")
+        fields = _model_fields(override, f"{where}.modelOverrides.{model_id}")
+        existing = models.get((provider, model_id))
+        if existing is not None:
+            models[(provider, model_id)] = replace(existing, **fields)
+
+
+def _upsert_custom(
+    models: dict[tuple[str, str], Model],
+    provider: str,
+    cfg: JSONObject,
+    where: str,
+    base_url: str | None,
+    api: str | None,
+) -> None:
+    """`models` are upserted by id, inheriting `api`/`baseUrl` from their provider entry
+    (or, for a built-in provider, from its built-in route)."""
+    custom = cfg.get("models", [])
+    if not isinstance(custom, list):
+        raise ModelsFileError(f"{where}.models must be an array")
+    builtin = BUILTIN_PROVIDERS.get(provider)
+    for index, entry in enumerate(custom):
+        mwhere = f"{where}.models[{index}]"
+        if not isinstance(entry, dict):
+            raise ModelsFileError(f"{mwhere} must be an object")
+        model_id = _opt_str(entry, "id", mwhere)
+        if model_id is None:
+            raise ModelsFileError(f"{mwhere}.id is required")
+        fields = _model_fields(entry, mwhere)
+        fields.setdefault("api", api or (builtin[0] if builtin else None))
+        fields.setdefault("base_url", base_url or (builtin[1] if builtin else None))
+        if fields["api"] is None:
+            raise ModelsFileError(f"{mwhere}.api is required (on the model or its provider)")
+        if fields["base_url"] is None:
+            raise ModelsFileError(f"{mwhere}.baseUrl is required (on the model or its provider)")
+        fields.setdefault("name", model_id)
+        models[(provider, model_id)] = Model(provider=provider, id=model_id, **fields)
 
 
 @dataclass(frozen=True)

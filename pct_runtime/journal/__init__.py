@@ -1,4 +1,4 @@
-"""The record: a journal of every tool call, and undo for patches (issue 19).
+"""The record: a journal of every tool call, and undo for patches.
 
 `<agent dir>/pct/journal.sqlite3` (WAL, 0600) holds one row per call of every pct process
 of that agent dir; `<agent dir>/pct/journal-blobs/` the content-addressed file images that

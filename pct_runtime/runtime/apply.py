@@ -1,9 +1,10 @@
 """Applying a planned projection: the start fence and the owned-resource cleanups.
 
 A sync (`RuntimeSession.sync`) plans a candidate projection and, before it may commit,
-applies it (toolkit §1.1 step 3, spec `/pct status` and the Shell/Code/Computer Use
-lifecycles). Nothing here names a capability: the registry row's `kept` says whether a
-plan keeps what a capability built, and its descriptor says what that means.
+applies it: the fence goes up before any await, then the cleanups run, so a call that
+lands mid-sync never starts work the new plan drops. Nothing here names a capability: the
+registry row's `kept` says whether a plan keeps what a capability built, and its
+descriptor says what that means.
 
 1. The candidate's **start fence** takes effect at once, before any await: the tools that
    start new work (each descriptor's `starts`) are refused for the capabilities the
@@ -33,7 +34,8 @@ from pct_runtime.runtime.services import SessionServices
 
 _log = logging.getLogger(__name__)
 
-#: How often a sync re-plans on fresh state before it commits (toolkit §1.1 step 4).
+#: Planning passes a sync makes before it commits: the cleanups await, so the host can move;
+#: a fresh plan with another transition is applied in turn, up to this many passes in all.
 MAX_APPLY_PASSES = 3
 
 

@@ -4,9 +4,9 @@ The MCP server, the console and Python embedders all go through this module: the
 `RuntimeSession` (one per MCP connection or embedder conversation), list the tools of
 its current projection, call tools by name, and subscribe to the runtime's events.
 
-Lifecycle (spec, 执行输出恢复与 session 生命周期): opening a session syncs its projection;
-closing it cleans up its shell jobs, code cells and recovery files; a model change or an
-unchanged `reload` keeps them.
+Lifecycle: opening a session syncs its projection; closing it cleans up its shell jobs, code
+cells and recovery files; a model change or an unchanged `reload` keeps them, so running
+work and its output survive anything short of the session's end.
 
 Embedder example::
 

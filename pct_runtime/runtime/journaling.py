@@ -1,4 +1,4 @@
-"""The runtime's side of the journal (issue 19): one writer per runtime, one trace per call.
+"""The runtime's side of the journal: one writer per runtime, one trace per call.
 
 `RuntimeSession.call` is the one place every call passes (MCP over stdio and HTTP, the
 console, embedders); it asks `trace` for a `CallTrace` and finishes it with the outcome.

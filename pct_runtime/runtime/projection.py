@@ -16,7 +16,8 @@ from pct_runtime.decide.discovery import load_names
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
 
-#: Exact model-facing refusals for owned names (toolkit.md §3.6), by name.
+#: Exact model-facing refusals for owned names, by name: a call to an inactive tool gets its
+#: feature's fixed sentence (`Shell Sessions are not enabled.`), never a generic error.
 INACTIVE_MESSAGES: Mapping[str, str] = {
     name: row.refusal for row in CAPABILITIES for name in row.tools
 }
@@ -83,7 +84,7 @@ def nested_only_message(name: str) -> str:
 
 
 def refusal_for(name: str, plan: ProjectionPlan) -> str:
-    """The exact text a call to the known but inactive `name` gets (toolkit.md §3.6).
+    """The exact text a call to the known but inactive `name` gets.
 
     A name Tool Discovery hides gets the "load it" hint only when `find_tools` would load
     it right now (the same check the loader runs); a hidden name whose feature is off,

@@ -24,7 +24,8 @@ from pct_runtime.serve.live import control_token
 from pct_runtime.serve.live_hub import LiveHub
 from pct_runtime.serve.live_protocol import PROTOCOL_VERSION
 from pct_runtime.serve.server import PctMCPServer
-from pct_runtime.serve.token import load_or_create_token
+from pct_runtime.serve.stdio import StdioTransport
+from pct_runtime.serve.token import TOKEN_ENV, load_or_create_token, token_path
 
 _log = logging.getLogger(__name__)
 
@@ -109,8 +110,6 @@ async def serve_stdio(
     structured_content: bool = False,
     sandbox: SandboxSettings | None = None,
 ) -> int:
-    from pct_runtime.serve.stdio import StdioTransport
-
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()
     session = await runtime.open_session("mcp")
@@ -146,6 +145,7 @@ async def serve_http(
     structured_content: bool = False,
     sandbox: SandboxSettings | None = None,
 ) -> int:
+    # deferred for start-up time: the HTTP stack (uvicorn, starlette) loads only for --http
     from pct_runtime.serve.http import PctHttpServer, exposure_warning
 
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
@@ -228,8 +228,6 @@ def stop_on_signals(
 
 
 def _token_hint(runtime: Runtime) -> str:
-    from pct_runtime.serve.token import TOKEN_ENV, token_path
-
     if os.environ.get(TOKEN_ENV, "").strip():
         return f"${TOKEN_ENV}"
     return str(token_path(runtime.agent_dir))

@@ -1,6 +1,6 @@
 """The `/pct status` text with colours that carry meaning.
 
-The words are exactly the status text's (`reference/toolkit.md` §3.3); colour adds the
+The words are exactly the plain status text's (`pct_runtime.status`); colour adds the
 meaning at a glance: active green, deferred blue, unavailable amber, off grey, errors red.
 """
 

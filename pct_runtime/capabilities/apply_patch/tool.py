@@ -199,11 +199,11 @@ class ApplyPatchTool:
     """Implements the `Tool` protocol.
 
     `hooks` are the embedder's invocation hooks, run after argument normalization and before
-    the patch is parsed (spec 调用 hook); `admission` is called after an awaited hook and
-    raises `ToolError` when Apply Patch was disabled meanwhile.
+    the patch is parsed, so a hook sees the call's final shape; `admission` is called after
+    an awaited hook and raises `ToolError` when Apply Patch was disabled meanwhile.
     """
 
-    runs_invocation_hooks: ClassVar[bool] = True  # after normalizing (spec 调用 hook)
+    runs_invocation_hooks: ClassVar[bool] = True  # hooks see the normalized call
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """The six Computer Use tools: one atomic, sequential group with strict argument checks.
 
-Schemas follow toolkit.md §3.6 (every object `additionalProperties: false`). The runtime
+Every schema object is `additionalProperties: false`, so a misspelt key is refused. The runtime
 validates arguments itself and returns its own texts; the schema only describes the same
 rules. App targets are a display name, a full `.app` bundle path or an unambiguous bundle
 identifier; PIDs, window ids and bare executable paths are refused before anything runs.

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-#: At most this many matches per query (toolkit.md §3.7).
+#: At most this many matches per query: a short list the model can read in one turn.
 MAX_MATCHES = 8
-#: A match's summary is one line of at most this many characters (toolkit.md §3.7).
+#: A match's summary is one line of at most this many characters.
 SUMMARY_LIMIT = 140
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -3,7 +3,8 @@
 The tool never decides eligibility itself: a `DiscoveryBackend` (the runtime, over the
 decision layer) answers "what is each managed name's state now?" and "load these names",
 rechecking every name at every call. This module validates arguments before anything
-happens, runs the load and/or the query, and renders the exact texts of toolkit.md §3.6.
+happens, runs the load and/or the query, and renders fixed texts (`No matching managed tools.`,
+`Matches (<n>):`, `Loaded: ...`, `Rejected:`) the model can rely on from call to call.
 """
 
 from __future__ import annotations

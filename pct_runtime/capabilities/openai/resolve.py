@@ -33,7 +33,7 @@ def refresh_failure_reason(category: str) -> str:
     Only a missing (or unreadable) credential is `missing-openai-auth`: logging in fixes
     that. A user who has a login whose refresh failed (offline, token endpoint 5xx or a bad
     answer, Pi's `auth.json.lock` held, `auth.json` not writable) gets
-    `provider-unavailable` (toolkit.md §3.8), which says to retry rather than log in; a
+    `provider-unavailable`, which says to retry rather than log in; a
     refreshed token without the ChatGPT account claim gets `missing-account-claim`.
     """
     if category == "missing-credential":

@@ -168,7 +168,7 @@ def _merge_env(*overlays: Mapping[str, str] | None) -> dict[str, str] | None:
 
 @dataclass(frozen=True)
 class ExecCommandTool:
-    runs_invocation_hooks: ClassVar[bool] = True  # after normalizing (spec 调用 hook)
+    runs_invocation_hooks: ClassVar[bool] = True  # hooks see the normalized call
     manager: ShellManager
     hooks: InvocationHooks | None = None
     admission: Admission | None = None

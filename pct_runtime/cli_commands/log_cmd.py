@@ -1,9 +1,9 @@
 """`pct log`: the journal of every tool call, newest first (issue 19).
 
 One line per call for people; `--json` prints one JSON object per line with the
-`CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0 (an empty
-journal prints nothing); a bad `--since` is a usage error (exit 2); a journal that cannot
-be opened prints why on stderr, exit 1.
+`CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0; stderr says
+when nothing matches and when the journal is off (and why). A bad `--since` is a usage
+error (exit 2); a journal that cannot be opened prints why on stderr, exit 1.
 """
 
 from __future__ import annotations
@@ -90,9 +90,16 @@ def _line(record: CallRecord) -> str:
     )
 
 
+def _filtered(args: argparse.Namespace) -> bool:
+    return any(
+        value is not None
+        for value in (args.session, args.tool, args.since, args.outcome, args.text)
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.journal import Journal, JournalError, JournalQuery
-    from pct_runtime.journal.settings import agent_dir_from_env
+    from pct_runtime.journal.settings import agent_dir_from_env, off_reason
     from pct_runtime.journal.store import journal_exists
 
     if args.limit < 1:
@@ -107,14 +114,23 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
+    off = off_reason(root)
+    if off is not None:  # what is shown is all there is: say why nothing new is added
+        print(f"pct: {off}; new calls are not recorded.", file=sys.stderr)
     if not journal_exists(root):
-        return 0  # nothing recorded yet: an empty log
+        if off is None:
+            print("pct: no calls recorded yet.", file=sys.stderr)
+        return 0
     try:
         with Journal.open(root) as journal:
             records = journal.query(query)
     except JournalError as exc:
         print(f"pct: {exc}", file=sys.stderr)
         return 1
+    if not records:
+        print(
+            "pct: no calls match" + (" these filters." if _filtered(args) else "."), file=sys.stderr
+        )
     out = sys.stdout
     for record in records:
         out.write((record.to_json() if args.json else _line(record)) + "\n")

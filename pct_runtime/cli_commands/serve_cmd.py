@@ -70,6 +70,25 @@ def _defer_model_builds() -> None:
         pass
 
 
+def pct_section_refusal(path: Path) -> str | None:
+    """Why a runtime must not start on `path`'s `pct` section, or None.
+
+    pct's own settings (sandbox, journal, ...) decide what a served agent may do and what
+    is recorded; serving on a value pct cannot use would leave the agent without tools or
+    history and nobody told. The spec's own fields fall back as the spec says instead.
+    """
+    from pct_runtime.config.pct_section import pct_section_error
+    from pct_runtime.config.store import read_document
+
+    problem = pct_section_error(read_document(path) or {})
+    if problem is None:
+        return None
+    return (
+        f"Pi Codex Toolkit config error: invalid-config ({problem}) in {path}; "
+        "fix the field, then start again."
+    )
+
+
 def handle(args: argparse.Namespace) -> int:
 
     _defer_model_builds()
@@ -99,6 +118,9 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(str(exc), code=1) from None
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    refused = pct_section_refusal(config_path())
+    if refused is not None:
+        raise CliError(refused, code=1)
     from pct_runtime.serve import run
 
     structured: bool = args.structured_content

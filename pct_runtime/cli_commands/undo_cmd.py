@@ -31,15 +31,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.journal import Journal, JournalError, undo_patch
-    from pct_runtime.journal.settings import agent_dir_from_env
+    from pct_runtime.journal.settings import agent_dir_from_env, off_reason
     from pct_runtime.journal.store import journal_exists
 
     for name, value in (("CALL_ID", args.call_id), ("--session", args.session)):
         if value is not None and not value.strip():
             raise CliError(f"{name} is empty: give a call id from `pct log`, or leave it out")
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
+    off = off_reason(root)
     if not journal_exists(root):
-        print("pct: nothing to undo: no journal yet (no call was recorded).", file=sys.stderr)
+        why = off if off is not None else "no journal yet (no call was recorded)"
+        print(f"pct: nothing to undo: {why}.", file=sys.stderr)
         return 1
     try:
         with Journal.open(root) as journal:
@@ -51,5 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if outcome.ok:
         print(message)
         return 0
+    if off is not None:  # patches made since it went off cannot be undone: say why
+        message += f"\n{off}; patches since then were not recorded."
     print(message, file=sys.stderr)
     return 1

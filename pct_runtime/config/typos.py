@@ -11,12 +11,11 @@ import difflib
 import os
 from pathlib import Path
 
+from pct_runtime.config.pct_section import PCT_SECTION
 from pct_runtime.config.schema import SECTION_KEYS
 from pct_runtime.config.store import decode_document, read_regular_file
 from pct_runtime.jsontypes import JSONMapping
 
-#: pct's own section (the spec does not know it; Pi keeps it): `{"pct": {"sandbox": ...}}`.
-PCT_SECTION = "pct"
 KNOWN_TOP_LEVEL_KEYS: tuple[str, ...] = (*SECTION_KEYS, "execution", "debug", PCT_SECTION)
 
 

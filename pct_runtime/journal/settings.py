@@ -13,17 +13,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.config import pct_section
+from pct_runtime.config.pct_section import JournalConfigError
 from pct_runtime.jsontypes import JSONMapping
 
-# "pct" is config.typos.PCT_SECTION (spelled here for the same reason as the sandbox's).
-CONFIG_SECTION = ("pct", "journal")
-DEFAULT_MAX_BYTES = 104_857_600
-DEFAULT_MAX_AGE_DAYS = 30.0
+CONFIG_SECTION = (pct_section.PCT_SECTION, "journal")
+DEFAULT_MAX_BYTES = pct_section.DEFAULT_JOURNAL_MAX_BYTES
+DEFAULT_MAX_AGE_DAYS = pct_section.DEFAULT_JOURNAL_MAX_AGE_DAYS
 _CONFIG_FILE = ("extensions", "pi-codex-toolkit.json")
 
-
-class JournalConfigError(ValueError):
-    """`pct.journal` has a value pct cannot use (the message names the field)."""
+__all__ = [
+    "JournalConfigError",
+    "JournalSettings",
+    "agent_dir_from_env",
+    "off_reason",
+    "settings_and_reason",
+    "settings_for",
+    "settings_from_config",
+]
 
 
 @dataclass(frozen=True)
@@ -34,25 +41,11 @@ class JournalSettings:
 
 
 def settings_from_config(raw: JSONMapping) -> JournalSettings:
-    """`pct.journal` from a raw configuration document (defaults for what it leaves out)."""
-    section: object = raw
-    for key in CONFIG_SECTION:
-        if not isinstance(section, Mapping) or key not in section:
-            return JournalSettings()
-        section = section[key]
-    where = ".".join(CONFIG_SECTION)
-    if not isinstance(section, Mapping):
-        raise JournalConfigError(f"{where} must be an object")
-    enabled = section.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise JournalConfigError(f"{where}.enabled must be true or false")
-    max_bytes = section.get("maxBytes", DEFAULT_MAX_BYTES)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1_048_576:
-        raise JournalConfigError(f"{where}.maxBytes must be an integer of at least 1048576")
-    max_age = section.get("maxAgeDays", DEFAULT_MAX_AGE_DAYS)
-    if isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0:
-        raise JournalConfigError(f"{where}.maxAgeDays must be a number greater than 0")
-    return JournalSettings(enabled, max_bytes, float(max_age))
+    """`pct.journal` from a raw configuration document (defaults for what it leaves out).
+
+    Raises `JournalConfigError` naming the field and what it must be."""
+    fields = pct_section.journal_fields(raw)
+    return JournalSettings(fields.enabled, fields.max_bytes, fields.max_age_days)
 
 
 def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
@@ -71,19 +64,35 @@ def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
 
 
 def settings_for(agent_dir: Path) -> JournalSettings:
-    """The settings of `agent_dir`'s configuration file; defaults when it is missing or
-    unreadable (a broken file is reported by `pct status`, not by the journal), and
-    the journal off when `pct.journal` itself is invalid (never guess at limits)."""
+    """The settings of `agent_dir`'s configuration file (see `settings_and_reason`)."""
+    return settings_and_reason(agent_dir)[0]
+
+
+def settings_and_reason(agent_dir: Path) -> tuple[JournalSettings, str | None]:
+    """The settings of `agent_dir`'s configuration file and, when the journal is off, why.
+
+    Defaults when the file is missing or unreadable (a broken file is reported by
+    `pct status`, not by the journal); the journal off when `pct.journal` itself is
+    invalid (never guess at limits), and the reason names the field.
+    """
     try:
         raw = json.loads(_read_regular(agent_dir.joinpath(*_CONFIG_FILE)))
     except (OSError, ValueError):
-        return JournalSettings()
+        return JournalSettings(), None
     if not isinstance(raw, dict):
-        return JournalSettings()
+        return JournalSettings(), None
     try:
-        return settings_from_config(raw)
-    except JournalConfigError:
-        return JournalSettings(enabled=False)
+        settings = settings_from_config(raw)
+    except JournalConfigError as exc:
+        return JournalSettings(enabled=False), f"the journal is off: {exc}"
+    if not settings.enabled:
+        return settings, "the journal is off: pct.journal.enabled is false"
+    return settings, None
+
+
+def off_reason(agent_dir: Path) -> str | None:
+    """Why `agent_dir`'s journal records nothing now, or None when it is on."""
+    return settings_and_reason(agent_dir)[1]
 
 
 def _read_regular(path: Path) -> bytes:

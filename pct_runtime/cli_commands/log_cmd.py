@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
     off = off_reason(root)
     if off is not None:  # what is shown is all there is: say why nothing new is added
-        print(f"pct: {off}; new calls are not recorded.", file=sys.stderr)
+        print(f"pct: the journal is off: {off}; new calls are not recorded.", file=sys.stderr)
     if not journal_exists(root):
         if off is None:
             print("pct: no calls recorded yet.", file=sys.stderr)

@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
     root = agent_dir_from_env()  # not config.paths: that loads the config schema
     off = off_reason(root)
     if not journal_exists(root):
-        why = off if off is not None else "no journal yet (no call was recorded)"
+        why = (
+            f"the journal is off: {off}"
+            if off is not None
+            else "no journal yet (no call was recorded)"
+        )
         print(f"pct: nothing to undo: {why}.", file=sys.stderr)
         return 1
     try:
@@ -54,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
         print(message)
         return 0
     if off is not None:  # patches made since it went off cannot be undone: say why
-        message += f"\n{off}; patches since then were not recorded."
+        message += f"\nthe journal is off: {off}; patches since then were not recorded."
     print(message, file=sys.stderr)
     return 1

@@ -73,7 +73,7 @@ def settings_and_reason(agent_dir: Path) -> tuple[JournalSettings, str | None]:
 
     Defaults when the file is missing or unreadable (a broken file is reported by
     `pct status`, not by the journal); the journal off when `pct.journal` itself is
-    invalid (never guess at limits), and the reason names the field.
+    invalid (never guess at limits); the reason names the field.
     """
     try:
         raw = json.loads(_read_regular(agent_dir.joinpath(*_CONFIG_FILE)))
@@ -84,14 +84,15 @@ def settings_and_reason(agent_dir: Path) -> tuple[JournalSettings, str | None]:
     try:
         settings = settings_from_config(raw)
     except JournalConfigError as exc:
-        return JournalSettings(enabled=False), f"the journal is off: {exc}"
+        return JournalSettings(enabled=False), str(exc)
     if not settings.enabled:
-        return settings, "the journal is off: pct.journal.enabled is false"
+        return settings, "pct.journal.enabled is false"
     return settings, None
 
 
 def off_reason(agent_dir: Path) -> str | None:
-    """Why `agent_dir`'s journal records nothing now, or None when it is on."""
+    """Why `agent_dir`'s journal records nothing now (the field and its rule, or
+    `pct.journal.enabled is false`), or None when it is on."""
     return settings_and_reason(agent_dir)[1]
 
 

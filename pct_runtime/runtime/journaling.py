@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pct_runtime.capabilities.base import CallPath
-from pct_runtime.journal import JournalSettings, JournalWriter, settings_for
+from pct_runtime.journal import JournalSettings, JournalWriter
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
+from pct_runtime.journal.settings import settings_and_reason
 from pct_runtime.jsontypes import JSONObject
 
 Publish = Callable[[JSONObject], None]
@@ -30,6 +31,9 @@ class RuntimeJournal:
         self._publish = publish
         self.writer: JournalWriter | None = None
         self.settings = JournalSettings(enabled=False)
+        #: Why new calls are not recorded (`pct.journal.enabled is false`, or the invalid
+        #: field and its rule), or None while recording.
+        self.off_reason: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
@@ -38,7 +42,7 @@ class RuntimeJournal:
 
     async def refresh(self) -> None:
         """Re-read `pct.journal`; switch the writer on, off or to new limits."""
-        settings = await asyncio.to_thread(settings_for, self.agent_dir)
+        settings, self.off_reason = await asyncio.to_thread(settings_and_reason, self.agent_dir)
         self.settings = settings
         if self.writer is not None:
             self.writer.settings = settings

@@ -70,6 +70,22 @@ def _defer_model_builds() -> None:
         pass
 
 
+#: Said once when stdio MCP is started by hand: the terminal then looks hung.
+STDIO_TERMINAL_NOTE = (
+    "pct: serving MCP over stdio: this waits for an MCP client's JSON-RPC on stdin. "
+    "Let the agent start it (`pct attach codex|claude|pi` prints the setup), or use "
+    "`pct serve --http PORT`; Ctrl-C quits."
+)
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except ValueError:  # a closed stream
+        return False
+
+
 def pct_section_refusal(path: Path) -> str | None:
     """Why a runtime must not start on `path`'s `pct` section, or None.
 
@@ -141,6 +157,8 @@ def handle(args: argparse.Namespace) -> int:
             sandbox=sandbox,
         )
     else:
+        if _is_terminal(sys.stdin):
+            print(STDIO_TERMINAL_NOTE, file=sys.stderr, flush=True)
         coro = run.serve_stdio(
             model=model, allowlist=allowlist, structured_content=structured, sandbox=sandbox
         )

@@ -98,3 +98,41 @@ def test_log_says_when_nothing_matches(agent: Path, tmp_path: Path) -> None:
         "",
         "pct: no calls recorded yet.\n",
     )
+
+
+NESTED_TYPOS = (
+    '{"applyPatch": {"enable": true}, "pct": {"sandox": {"mode": "read-only"}}, '
+    '"webSearch": {"sidecarModel": {"provider": "openai", "model": "m", "thinking": "low"}}}'
+)
+
+
+def test_nested_typos_are_warned_with_their_dotted_path(agent: Path) -> None:
+    path = write_config(agent, NESTED_TYPOS)
+    done = run_pct(agent, "reload")
+    assert done.returncode == 0
+    assert done.stderr == (
+        'pct: warning: unknown key "applyPatch.enable" is ignored; '
+        "did you mean applyPatch.enabled?\n"
+        'pct: warning: unknown key "pct.sandox" is ignored; did you mean pct.sandbox?\n'
+        'pct: warning: unknown key "webSearch.sidecarModel.thinking" is ignored; '
+        "did you mean webSearch.sidecarModel.thinkingLevel?\n"
+    )
+    status = run_pct(agent, "status")
+    assert 'unknown key "pct.sandox" is ignored' in status.stderr
+    assert path.read_text() == NESTED_TYPOS  # nothing written
+
+
+def test_a_save_keeps_the_unknown_nested_field(agent: Path) -> None:
+    from pct_runtime.config import ConfigStore
+
+    path = write_config(agent, NESTED_TYPOS)
+    store = ConfigStore(path)
+    read = store.read()
+    assert read.error is None
+    store.save(read.config.model_copy(update={"debug": True}), read.revision)
+    import json
+
+    saved = json.loads(path.read_text())
+    assert saved["applyPatch"]["enable"] is True
+    assert saved["pct"] == {"sandox": {"mode": "read-only"}}
+    assert saved["webSearch"]["sidecarModel"]["thinking"] == "low"

@@ -136,3 +136,19 @@ def test_a_save_keeps_the_unknown_nested_field(agent: Path) -> None:
     assert saved["applyPatch"]["enable"] is True
     assert saved["pct"] == {"sandox": {"mode": "read-only"}}
     assert saved["webSearch"]["sidecarModel"]["thinking"] == "low"
+
+
+def test_config_show_lists_the_pct_section_with_its_defaults(agent: Path) -> None:
+    import json
+
+    write_config(agent, '{"pct": {"sandbox": {"mode": "read-only", "later": 1}}}')
+    done = run_pct(agent, "config", "show")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["pct"] == {
+        "sandbox": {"mode": "read-only", "later": 1, "network": False},
+        "journal": {"enabled": True, "maxBytes": 104857600, "maxAgeDays": 30.0},
+    }
+    defaults = json.loads(run_pct(agent, "config", "show", "--defaults").stdout)
+    assert defaults["pct"]["sandbox"] == {"mode": "danger-full-access", "network": False}
+    assert defaults["applyPatch"] == {"enabled": False}
+    assert defaults["webSearch"]["sidecarModel"] is None

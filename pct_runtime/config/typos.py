@@ -1,7 +1,7 @@
 """Unknown keys: kept (the spec preserves unknown fields) but worth a warning.
 
-A typo such as `applyPach` or `{"applyPatch": {"enable": true}}` is valid JSON and a valid
-configuration: what it meant simply stays at its default. `pct reload`, `pct status` and
+A typo in a key, at the top or inside a section (`enable` for `enabled`), is valid JSON
+and a valid configuration: what it meant simply stays at its default. `pct reload`, `pct status` and
 the console say so, naming the full dotted path and the nearest known key, without
 rejecting the file. Every section is checked, the spec's and pct's own (`pct.sandbox`).
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pct_runtime.config.pct_section import PCT_SECTION, known_fields
 from pct_runtime.config.schema import SECTION_KEYS, default_config, to_json_obj
+from pct_runtime.config.sections import OPTIONAL_OBJECTS
 from pct_runtime.config.store import decode_document, read_regular_file
 from pct_runtime.jsontypes import JSONMapping
 
@@ -34,9 +35,10 @@ def known_keys() -> KnownTree:
     """Every key the configuration knows, nested: the spec's sections as a new file writes
     them, the optional objects a new file leaves out, and pct's own section."""
     tree = _tree(to_json_obj(default_config())) or {}
-    web = tree.get("webSearch")
-    if web is not None:
-        web["sidecarModel"] = {"provider": None, "model": None, "thinkingLevel": None}
+    for (section, key), fields in OPTIONAL_OBJECTS.items():
+        known = tree.get(section)
+        if known is not None:
+            known[key] = {field: None for field in fields}
     tree["execution"] = {"version": None, "rules": None}
     tree[PCT_SECTION] = _tree(known_fields())
     return tree

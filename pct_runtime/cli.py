@@ -55,6 +55,12 @@ def _add_status(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     status_cmd.register(sub)
 
 
+def _add_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pct_runtime.cli_commands import models_cmd
+
+    models_cmd.register(sub)
+
+
 def _add_journal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pct_runtime.cli_commands import log_cmd, undo_cmd
 
@@ -66,6 +72,7 @@ def _add_journal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     _add_config,
     _add_status,
+    _add_models,
     _add_reload,
     _add_serve,
     _add_attach,
@@ -79,16 +86,40 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
     )
+    from pct_runtime.version import VersionAction
+
+    parser.add_argument("--version", action=VersionAction, command="pct")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for register in _COMMANDS:
         register(sub)
+    _remember_parsers(parser)
     return parser
+
+
+def _remember_parsers(parser: argparse.ArgumentParser) -> None:
+    """Each (sub)command's parser records itself in the namespace, so an unknown flag is
+    reported with that subcommand's usage (argparse reports it with the top-level one)."""
+    parser.set_defaults(usage_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _remember_parsers(child)
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parse_args`, but an unknown argument exits 2 with the usage of the subcommand it
+    was given to (`pct status --bogus` shows `usage: pct status ...`)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        target: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
+        target.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     handler: Handler = args.handler
     try:
         return handler(args)

@@ -38,6 +38,7 @@ from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.output.terminal_text import visible
+from pct_runtime.version import VersionAction
 from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
@@ -424,6 +425,7 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help="HTTP port (default: any free port)")
     parser.add_argument("--model", metavar="PROVIDER/ID", help="default model of new sessions")
+    parser.add_argument("--version", action=VersionAction, command="pct-tui")
     add_sandbox_arguments(parser)
     args = parser.parse_args()
     refused = not_regular_message(config_path())

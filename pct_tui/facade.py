@@ -123,6 +123,14 @@ class RuntimeFacade:
         on reload); History still lists what was recorded before."""
         return self.runtime.journal.settings.enabled
 
+    @property
+    def journal_off_reason(self) -> str | None:
+        """Why new calls are not recorded (the field and its rule), or None."""
+        journal = self.runtime.journal
+        if journal.settings.enabled:
+            return None
+        return journal.off_reason or "pct.journal.enabled is false"
+
     # -- draft previews ----------------------------------------------------------------
     def draft_plan(self, model: Model | None = None) -> ProjectionPlan:
         """What a new session would get with the draft."""

@@ -15,12 +15,14 @@ import sys
 from pathlib import Path
 
 from pct_runtime.cli_commands.attach_pi import (
+    OLDEST_PI,
     SERVE,
     SERVE_ARGS,
     detect_pi_version,
     parse_pi_version,
     pi_snippet,
 )
+from pct_runtime.cli_commands.errors import CliError
 
 AGENTS = ("codex", "claude", "pi")
 
@@ -61,10 +63,13 @@ def _token_line() -> str:
 
 
 _CODEX_ONE_LINER_NOTE = (
-    "# one command (it does not set required = true, so Codex may start the first turn\n"
-    "# before pct listed its tools: add that line to the [mcp_servers.pct] table it\n"
-    "# writes, or use the table below instead):\n"
+    "# Two alternatives that do the same thing: use ONE of them, not both.\n"
+    "#\n"
+    "# Alternative 1 - run this command once; it does not set required = true, so Codex\n"
+    "# may start the first turn before pct listed its tools: add that line to the\n"
+    "# [mcp_servers.pct] table it writes, or use alternative 2 instead.\n"
 )
+_CODEX_TABLE_NOTE = "# Alternative 2 - or put this table in ~/.codex/config.toml"
 
 
 def snippet(
@@ -92,8 +97,8 @@ def snippet(
             add_env = f" --env PI_CODING_AGENT_DIR={agent_dir_env}" if agent_dir_env else ""
             return (
                 f"{_CODEX_ONE_LINER_NOTE}codex mcp add pct{add_env} -- {command} {SERVE}\n\n"
-                "# or in ~/.codex/config.toml (required = true makes Codex wait for pct's\n"
-                "# tools before the first turn):\n"
+                f"{_CODEX_TABLE_NOTE} (required = true makes\n"
+                "# Codex wait for pct's tools before the first turn):\n"
                 f"[mcp_servers.pct]\ncommand = {json.dumps(command)}\n"
                 f"args = {json.dumps(list(SERVE_ARGS))}\n"
                 f"{env}required = true\ntool_timeout_sec = 120\n"
@@ -101,7 +106,8 @@ def snippet(
         return (
             f"{_CODEX_ONE_LINER_NOTE}"
             f"codex mcp add pct --url {url} --bearer-token-env-var PCT_TOKEN\n\n"
-            "# or in ~/.codex/config.toml (the token is read from PCT_TOKEN):\n"
+            f"{_CODEX_TABLE_NOTE} (the token is read\n"
+            "# from PCT_TOKEN; required = true makes Codex wait for pct's tools):\n"
             f"[mcp_servers.pct]\nurl = {json.dumps(url)}\n"
             'bearer_token_env_var = "PCT_TOKEN"\nrequired = true\ntool_timeout_sec = 120\n'
         )
@@ -112,6 +118,33 @@ def snippet(
         header = '"Authorization: Bearer $PCT_TOKEN"'
         return f"claude mcp add --transport http pct {url} --header {header}\n"
     return pi_snippet(url, command, agent_dir_env, pi_agent_dir, pi_version)
+
+
+def http_url(text: str) -> str:
+    """`--http` as a URL the agent can use: `8765`, `127.0.0.1:8765` or `host:port/path`
+    are completed to `http://…` (path `/mcp`, where pct serves, when none is given).
+    Raises `CliError` for another scheme or no host."""
+    from urllib.parse import urlsplit
+
+    value = text.strip()
+    if value.isdigit():
+        value = f"127.0.0.1:{value}"
+    if "://" not in value:
+        value = f"http://{value}"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise CliError(
+            f"--http {text!r} is not a URL: give http://HOST:PORT/mcp (or HOST:PORT)"
+        ) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CliError(
+            f"--http {text!r} is not an http(s) URL: give http://HOST:PORT/mcp (or HOST:PORT)"
+        )
+    if parts.path in ("", "/"):
+        value = parts._replace(path="/mcp").geturl()
+    return value
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -130,8 +163,21 @@ def handle(args: argparse.Namespace) -> int:
                 return 2
         else:
             version = detect_pi_version()
-    text = snippet(args.agent, args.http, _pct_command(), custom, pi_dir, version)
+    url = None
     if args.http is not None:
+        url = http_url(args.http)
+        if url != args.http:
+            print(f"pct: --http: using {url}", file=sys.stderr)
+    if version is not None and version[:2] < OLDEST_PI:
+        print(
+            "pct: warning: Pi {}.{}.{} is older than {}.{}, the oldest Pi pct supports; "
+            "the snippet below is for {}.{} and may not work there: upgrade Pi.".format(
+                *version, *OLDEST_PI, *OLDEST_PI
+            ),
+            file=sys.stderr,
+        )
+    text = snippet(args.agent, url, _pct_command(), custom, pi_dir, version)
+    if url is not None:
         text = (
             "# the server decides the sandbox: start it with --sandbox workspace-write\n"
             "# (pct serve --http ... --sandbox workspace-write, or pct-tui --sandbox ...)\n"

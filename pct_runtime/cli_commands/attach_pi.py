@@ -17,6 +17,8 @@ import subprocess
 
 #: First Pi with the built-in MCP client (`pi mcp add`, `exposure`).
 BUILTIN_MCP = (0, 99)
+#: The oldest Pi the toolkit targets (with pi-mcp-adapter); older ones get a warning.
+OLDEST_PI = (0, 58)
 #: Stdio snippets start pct confined: writes only in the workspace and temp, no network.
 SERVE_ARGS = ("serve", "--sandbox", "workspace-write")
 SERVE = " ".join(SERVE_ARGS)

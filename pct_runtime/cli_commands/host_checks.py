@@ -37,6 +37,20 @@ def parse_model_arg(value: str) -> tuple[str, str]:
     return provider, model_id
 
 
+def unknown_model_message(registry: ModelRegistry, model_arg: str) -> str:
+    """The unknown `--model` error: the nearest known ids, and how to list them all."""
+    import difflib
+
+    refs = [f"{m.provider}/{m.id}" for m in registry.all()]
+    near = difflib.get_close_matches(model_arg, refs, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    return (
+        f"unknown model {model_arg!r}: not in Pi's model registry "
+        f"(models.json or the built-in catalog){hint} "
+        "Run `pct models` to list the valid PROVIDER/ID values."
+    )
+
+
 def _warn(text: str, stream: TextIO | None) -> None:
     print(f"pct: warning: {text}", file=stream if stream is not None else sys.stderr)
 
@@ -61,10 +75,7 @@ def load_host_model(
     if ref is not None:
         model = registry.find(*ref)
         if model is None:
-            raise CliError(
-                f"unknown model {model_arg!r}: not in Pi's model registry "
-                "(models.json or the built-in catalog)"
-            )
+            raise CliError(unknown_model_message(registry, model_arg or ""))
         return HostModel(registry, model)
     assert settings is not None
     model = registry.default_model(settings)

@@ -1,9 +1,9 @@
 """`pct log`: the journal of every tool call, newest first.
 
 One line per call for people; `--json` prints one JSON object per line with the
-`CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0 (an empty
-journal prints nothing); a bad `--since` is a usage error (exit 2); a journal that cannot
-be opened prints why on stderr, exit 1.
+`CallRecord` fields (plus `undoable`) for scripts. Filters combine. Exit 0; stderr says
+when nothing matches and when the journal is off (and why). A bad `--since` is a usage
+error (exit 2); a journal that cannot be opened prints why on stderr, exit 1.
 """
 
 from __future__ import annotations
@@ -90,6 +90,13 @@ def _line(record: CallRecord) -> str:
     )
 
 
+def _filtered(args: argparse.Namespace) -> bool:
+    return any(
+        value is not None
+        for value in (args.session, args.tool, args.since, args.outcome, args.text)
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     import sqlite3
 
@@ -116,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if not journal_exists(root):
         if unwritable:
             say(f"the journal is off: {reason}; nothing was recorded")
+        elif reason is None:
+            say("no calls recorded yet.")
         return 0  # nothing recorded yet: an empty log
     try:
         with Journal.open(root) as journal:
@@ -129,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if unwritable:
         say(f"the journal is off: {reason}; new calls are not recorded")
+    if not records:
+        say("no calls match" + (" these filters." if _filtered(args) else "."))
     out = sys.stdout
     for record in records:
         out.write((record.to_json() if args.json else _line(record)) + "\n")

@@ -49,15 +49,15 @@ def startup_sandbox(
     Raises `SandboxStartError` when the configuration's value is invalid or the host cannot
     enforce the chosen mode.
     """
-    from pct_runtime.config.store import ConfigStore
+    from pct_runtime.config.store import read_document
 
-    read = ConfigStore(config_path).read()
+    document = read_document(config_path)
     warning = None
     try:
-        configured = settings_from_config(read.raw)
+        configured = settings_from_config(document or {})
     except SandboxConfigError as exc:
         raise SandboxStartError(f"{config_path}: {exc}") from None
-    if read.error is not None and flag_mode is None:
+    if document is None and config_path.exists() and flag_mode is None:
         warning = (
             f"pct: warning: {config_path} could not be read, so a sandbox set there "
             "(pct.sandbox) is not applied; pass --sandbox MODE to choose one."

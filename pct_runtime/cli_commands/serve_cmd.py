@@ -70,6 +70,41 @@ def _defer_model_builds() -> None:
         pass
 
 
+#: Said once when stdio MCP is started by hand: the terminal then looks hung.
+STDIO_TERMINAL_NOTE = (
+    "pct: serving MCP over stdio: this waits for an MCP client's JSON-RPC on stdin. "
+    "Let the agent start it (`pct attach codex|claude|pi` prints the setup), or use "
+    "`pct serve --http PORT`; Ctrl-C quits."
+)
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except ValueError:  # a closed stream
+        return False
+
+
+def pct_section_refusal(path: Path) -> str | None:
+    """Why a runtime must not start on `path`'s `pct` section, or None.
+
+    pct's own settings (sandbox, journal, ...) decide what a served agent may do and what
+    is recorded; serving on a value pct cannot use would leave the agent without tools or
+    history and nobody told. The spec's own fields fall back as the spec says instead.
+    """
+    from pct_runtime.config.pct_section import pct_section_error
+    from pct_runtime.config.store import read_document
+
+    problem = pct_section_error(read_document(path) or {})
+    if problem is None:
+        return None
+    return (
+        f"Pi Codex Toolkit config error: invalid-config ({problem}) in {path}; "
+        "fix the field, then start again."
+    )
+
+
 def handle(args: argparse.Namespace) -> int:
 
     _defer_model_builds()
@@ -99,6 +134,9 @@ def handle(args: argparse.Namespace) -> int:
         raise CliError(str(exc), code=1) from None
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    refused = pct_section_refusal(config_path())
+    if refused is not None:
+        raise CliError(refused, code=1)
     from pct_runtime.serve import run
 
     structured: bool = args.structured_content
@@ -119,6 +157,8 @@ def handle(args: argparse.Namespace) -> int:
             sandbox=sandbox,
         )
     else:
+        if _is_terminal(sys.stdin):
+            print(STDIO_TERMINAL_NOTE, file=sys.stderr, flush=True)
         coro = run.serve_stdio(
             model=model, allowlist=allowlist, structured_content=structured, sandbox=sandbox
         )

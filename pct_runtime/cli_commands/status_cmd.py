@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return status_running(live_agent_dir())
     from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
     from pct_runtime.config.paths import agent_dir, config_path
-    from pct_runtime.config.store import ConfigStore
+    from pct_runtime.config.store import ConfigStore, read_document
     from pct_runtime.config.typos import unknown_key_warnings
     from pct_runtime.decide.projection import plan_projection
     from pct_runtime.host import platform as host_platform
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         plan,
         config_path=os.fspath(config_path()),
         read_error=read.error,
-        sandbox=_sandbox_block(args, read.raw),
+        sandbox=_sandbox_block(args, read_document(config_path()) or {}),
     )
     sys.stdout.write(text + "\n")
     return 0

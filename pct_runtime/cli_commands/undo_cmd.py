@@ -4,17 +4,23 @@ Without CALL_ID: the newest patch not undone yet (of `--session` when given; ear
 are skipped, so repeating `pct undo` walks back one patch at a time). With CALL_ID: that
 call — an undo's id redoes what it undid. Files are restored only if each is still exactly
 what the patch left, in the very folders it wrote in; otherwise nothing changes and the
-message names the files changed since (or the folder that is now a link or another one).
-Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
+message names the files changed since (or the folder that is now a link or another one)
+and, when that was the newest, the next older patch to undo instead. A `--session` the
+journal does not know is said as such. Success on stdout, exit 0; a refusal on stderr,
+exit 1 (as `pct apply-patch`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
 from pct_runtime.output.terminal_text import visible
+
+if TYPE_CHECKING:
+    from pct_runtime.journal import Journal
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,11 +36,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.set_defaults(handler=run)
 
 
+def _next_older(journal: Journal, session: str | None) -> str | None:
+    """The call id of the undoable patch before the newest one (which was refused)."""
+    from pct_runtime.journal import JournalQuery
+
+    newest = journal.last_undoable(session)
+    if newest is None:
+        return None
+    for record in journal.query(JournalQuery(session=session, before_seq=newest.seq)):
+        if record.undoable and record.undo_of is None:
+            return record.call_id
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     import sqlite3
 
     from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
-    from pct_runtime.journal import Journal, JournalError, undo_patch
+    from pct_runtime.journal import Journal, JournalError, JournalQuery, undo_patch
     from pct_runtime.journal.settings import agent_dir_from_env
     from pct_runtime.journal.store import journal_exists
 
@@ -53,8 +72,20 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         with Journal.open(root) as journal:
+            if args.session is not None and not journal.query(
+                JournalQuery(session=args.session, limit=1)
+            ):
+                print(
+                    f"pct: no session {visible(args.session)} in the journal; "
+                    "`pct log` shows the session ids.",
+                    file=sys.stderr,
+                )
+                return 1
             outcome = undo_patch(journal, args.call_id, session=args.session, transport="cli")
             print_notices(journal)
+            older = None
+            if not outcome.ok and args.call_id is None and outcome.changed_since:
+                older = _next_older(journal, args.session)
     except JournalError as exc:
         say(str(exc))
         return 1
@@ -65,5 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if outcome.ok:
         print(message)
         return 0
+    if older is not None:
+        message += f"\nThe next older patch is {older}: run `pct undo {older}` to undo it."
     print(message, file=sys.stderr)
     return 1

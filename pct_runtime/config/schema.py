@@ -12,7 +12,8 @@ Check order (first failure wins), the same as the original Toolkit:
 2. each section that is present (JSON `null` counts as present) is an object, in the
    order of `sections.SECTIONS` (the registry's config rows);
 3. the whole `execution` section (object, version, rules array, each rule in order);
-4. the fields, section by section in the same order, then `debug`.
+4. the fields, section by section in the same order, then `debug`;
+5. pct's own `pct` section (`pct_section.py`), subsection by subsection.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
+from pct_runtime.config.pct_section import PctSettingError, check_pct_section
 from pct_runtime.config.sections import (
     COMPUTER_USE_TOOL_NAMES,
     DEFAULT_DEFERRED_TOOLS,
@@ -192,6 +194,10 @@ def parse_config(obj: object) -> ToolkitConfig:
     }
     fields["execution"] = execution
     fields["debug"] = boolean(obj, "", "debug", False)
+    try:  # pct's own section, held to the same standard as the spec's
+        check_pct_section(obj)
+    except PctSettingError as exc:
+        raise ConfigValidationError(exc.path, exc.requirement) from None
     return ToolkitConfig.model_validate(fields)
 
 

@@ -77,6 +77,13 @@ _THINKING_LEVELS: tuple[str, ...] = (
 )
 
 
+#: Objects a new file leaves out (default null) and their fields, by (section, key): what
+#: the typo check knows inside them.
+OPTIONAL_OBJECTS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("webSearch", "sidecarModel"): ("provider", "model", "thinkingLevel"),
+}
+
+
 class SectionModel(Frozen):
     """One capability's section: its keys, its parser and its writer."""
 

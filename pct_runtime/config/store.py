@@ -135,6 +135,19 @@ def read_regular_file(path: Path) -> bytes:
         return handle.read()
 
 
+def read_document(path: str | os.PathLike[str]) -> JSONObject | None:
+    """The file's JSON object as it is now, valid or not; None when it is missing,
+    unreadable, not JSON or not an object (the store's read says which).
+
+    For pct's own section: a store read that failed keeps its last known good document,
+    but `pct serve` must see the file's `pct.sandbox` to refuse a bad one."""
+    try:
+        document = decode_document(read_regular_file(Path(path)))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
 def _errno_name(exc: OSError) -> str | None:
     if exc.errno is None:
         return None

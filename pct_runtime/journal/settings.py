@@ -13,17 +13,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.config import pct_section
+from pct_runtime.config.pct_section import JournalConfigError
 from pct_runtime.jsontypes import JSONMapping
 
-# "pct" is config.typos.PCT_SECTION (spelled here for the same reason as the sandbox's).
-CONFIG_SECTION = ("pct", "journal")
-DEFAULT_MAX_BYTES = 104_857_600
-DEFAULT_MAX_AGE_DAYS = 30.0
+CONFIG_SECTION = (pct_section.PCT_SECTION, "journal")
+DEFAULT_MAX_BYTES = pct_section.DEFAULT_JOURNAL_MAX_BYTES
+DEFAULT_MAX_AGE_DAYS = pct_section.DEFAULT_JOURNAL_MAX_AGE_DAYS
 _CONFIG_FILE = ("extensions", "pi-codex-toolkit.json")
 
-
-class JournalConfigError(ValueError):
-    """`pct.journal` has a value pct cannot use (the message names the field)."""
+__all__ = [
+    "JournalConfigError",
+    "JournalSettings",
+    "agent_dir_from_env",
+    "off_reason",
+    "settings_and_reason",
+    "settings_for",
+    "settings_from_config",
+]
 
 
 @dataclass(frozen=True)
@@ -36,25 +43,11 @@ class JournalSettings:
 
 
 def settings_from_config(raw: JSONMapping) -> JournalSettings:
-    """`pct.journal` from a raw configuration document (defaults for what it leaves out)."""
-    section: object = raw
-    for key in CONFIG_SECTION:
-        if not isinstance(section, Mapping) or key not in section:
-            return JournalSettings()
-        section = section[key]
-    where = ".".join(CONFIG_SECTION)
-    if not isinstance(section, Mapping):
-        raise JournalConfigError(f"{where} must be an object")
-    enabled = section.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise JournalConfigError(f"{where}.enabled must be true or false")
-    max_bytes = section.get("maxBytes", DEFAULT_MAX_BYTES)
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1_048_576:
-        raise JournalConfigError(f"{where}.maxBytes must be an integer of at least 1048576")
-    max_age = section.get("maxAgeDays", DEFAULT_MAX_AGE_DAYS)
-    if isinstance(max_age, bool) or not isinstance(max_age, int | float) or max_age <= 0:
-        raise JournalConfigError(f"{where}.maxAgeDays must be a number greater than 0")
-    return JournalSettings(enabled, max_bytes, float(max_age))
+    """`pct.journal` from a raw configuration document (defaults for what it leaves out).
+
+    Raises `JournalConfigError` naming the field and what it must be."""
+    fields = pct_section.journal_fields(raw)
+    return JournalSettings(fields.enabled, fields.max_bytes, fields.max_age_days)
 
 
 def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
@@ -75,7 +68,8 @@ def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
 def settings_for(agent_dir: Path) -> JournalSettings:
     """The settings of `agent_dir`'s configuration file; defaults when it is missing or
     unreadable (a broken file is reported by `pct status`, not by the journal), and
-    the journal off when `pct.journal` itself is invalid (never guess at limits)."""
+    the journal off when `pct.journal` itself is invalid (never guess at limits).
+    When the journal is off, `off_reason` names the field and the file."""
     try:
         raw = json.loads(_read_regular(config_file(agent_dir)))
     except (OSError, ValueError):
@@ -126,6 +120,18 @@ def _unwritable(path: Path) -> str | None:
     if not os.access(path, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
         return "not writable by this user"
     return None
+
+
+def settings_and_reason(agent_dir: Path) -> tuple[JournalSettings, str | None]:
+    """The settings of `agent_dir`'s configuration file and, when the journal is off, why."""
+    settings = settings_for(agent_dir)
+    return settings, settings.off_reason or None
+
+
+def off_reason(agent_dir: Path) -> str | None:
+    """Why `agent_dir`'s journal records nothing now (the field and its rule, or
+    `pct.journal.enabled is false`), or None when it is on."""
+    return settings_for(agent_dir).off_reason or None
 
 
 def _read_regular(path: Path) -> bytes:

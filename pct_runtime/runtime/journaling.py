@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from pct_runtime.capabilities.base import CallPath
-from pct_runtime.journal import JournalSettings, JournalWriter, settings_for
+from pct_runtime.journal import JournalSettings, JournalWriter
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
-from pct_runtime.journal.settings import state_problem
+from pct_runtime.journal.settings import settings_for, state_problem
 from pct_runtime.jsontypes import JSONObject
 
 Publish = Callable[[JSONObject], None]
@@ -32,6 +32,9 @@ class RuntimeJournal:
         self._publish = publish
         self.writer: JournalWriter | None = None
         self.settings = JournalSettings(enabled=False)
+        #: Why new calls are not recorded (`pct.journal.enabled is false`, or the invalid
+        #: field and its rule), or None while recording.
+        self.off_reason: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> None:
@@ -45,6 +48,7 @@ class RuntimeJournal:
             problem = await asyncio.to_thread(state_problem, self.agent_dir, create=False)
             if problem is not None:  # `pct serve` says it once, with the control registry
                 settings = replace(settings, enabled=False, off_reason=problem)
+        self.off_reason = settings.off_reason or None
         self.settings = settings
         if self.writer is not None:
             self.writer.settings = settings

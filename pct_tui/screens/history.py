@@ -51,8 +51,10 @@ EMPTY = (
 )
 NO_MATCH = "No call matches the filters. c clears them."
 TITLE = "History: tool calls, newest first"
-#: Shown beside the title while `pct.journal.enabled` is false.
-NOT_RECORDING = " · not recording new calls (pct.journal.enabled is false)"
+#: Shown beside the title while the journal is off, with why (`pct.journal.enabled is
+#: false`, or the invalid field and what it must be).
+NOT_RECORDING_WHY = " · not recording new calls ({why})"
+NOT_RECORDING = NOT_RECORDING_WHY.format(why="pct.journal.enabled is false")
 
 
 class HistoryScreen(PctScreen):
@@ -122,8 +124,9 @@ class HistoryScreen(PctScreen):
             self._poller.pause()
 
     def refresh_view(self) -> None:
-        off = self.facade.ready and not self.facade.journal_recording
-        self.query_one("#history-title", Label).update(TITLE + (NOT_RECORDING if off else ""))
+        why = self.facade.journal_off_reason if self.facade.ready else None
+        note = NOT_RECORDING_WHY.format(why=why) if why else ""
+        self.query_one("#history-title", Label).update(TITLE + note)
         if self.is_current and not self._first_load:  # never cancel the first load
             self._load(keep=True)
 

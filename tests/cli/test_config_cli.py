@@ -13,6 +13,13 @@ from pct_runtime.cli import main
 from pct_runtime.config import default_config, to_json_obj
 from pct_runtime.config.paths import agent_dir, config_path
 
+PCT_DEFAULTS = {
+    "pct": {
+        "sandbox": {"mode": "danger-full-access", "network": False},
+        "journal": {"enabled": True, "maxBytes": 104857600, "maxAgeDays": 30.0},
+    }
+}
+
 
 @pytest.fixture
 def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -108,7 +115,7 @@ def test_config_show_without_a_file_is_the_default_document(
     agent: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["config", "show"]) == 0
-    assert json.loads(capsys.readouterr().out) == to_json_obj(default_config())
+    assert json.loads(capsys.readouterr().out) == {**to_json_obj(default_config()), **PCT_DEFAULTS}
 
 
 def test_config_show_invalid_file_prints_defaults_and_fails(
@@ -117,7 +124,7 @@ def test_config_show_invalid_file_prints_defaults_and_fails(
     config_file(agent, '{"debug": "yes"}')
     assert main(["config", "show"]) == 1
     out = capsys.readouterr()
-    assert json.loads(out.out) == to_json_obj(default_config())
+    assert json.loads(out.out) == {**to_json_obj(default_config()), **PCT_DEFAULTS}
     assert out.err == (
         "Pi Codex Toolkit config error: invalid-config (debug must be true or false); "
         "using all-off defaults.\n"

@@ -81,5 +81,6 @@ def test_a_broken_models_json_is_warned_before_the_unknown_model_error(
     assert capsys.readouterr().err == (
         "pct: warning: models.json is not valid JSON\n"
         "pct: unknown model 'my-proxy/gpt-5.4': not in Pi's model registry "
-        "(models.json or the built-in catalog)\n"
+        "(models.json or the built-in catalog); did you mean openai/gpt-5.4? "
+        "Run `pct models` to list the valid PROVIDER/ID values.\n"
     )

@@ -325,7 +325,8 @@ def test_models_json_problem_is_a_warning(agent: Path, capsys: pytest.CaptureFix
     assert err == (
         "pct: warning: models.json is not valid JSON\n"
         "pct: unknown model 'my-proxy/gpt-5.4': not in Pi's model registry "
-        "(models.json or the built-in catalog)\n"
+        "(models.json or the built-in catalog); did you mean openai/gpt-5.4? "
+        "Run `pct models` to list the valid PROVIDER/ID values.\n"
     )
 
 

@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
+from pct_runtime.config import pct_section
+from pct_runtime.config.pct_section import SandboxConfigError as SandboxConfigError
 from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
-SANDBOX_MODES: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "danger-full-access")
-DEFAULT_MODE: SandboxMode = "danger-full-access"
+SANDBOX_MODES = cast(tuple[SandboxMode, ...], pct_section.SANDBOX_MODES)
+DEFAULT_MODE = cast(SandboxMode, pct_section.DEFAULT_SANDBOX_MODE)
 
 #: Where pct's own configuration keeps its sandbox choice: `{"pct": {"sandbox": {...}}}`.
 #: Pi does not know the `pct` key and keeps it on save, as the spec requires for unknown keys.
-# "pct" is config.typos.PCT_SECTION, spelled here so that `pct apply-patch` does not load
-# the config schema on its way through the CLI (a test keeps the two equal).
-CONFIG_SECTION = ("pct", "sandbox")
+CONFIG_SECTION = (pct_section.PCT_SECTION, "sandbox")
 
 #: Device files every confined job may write (their writes go nowhere on disk).
 WRITABLE_DEVICES: tuple[str, ...] = (
@@ -35,10 +35,6 @@ WRITABLE_DEVICES: tuple[str, ...] = (
     "/dev/ptmx",
     "/dev/pts",
 )
-
-
-class SandboxConfigError(ValueError):
-    """`pct.sandbox` in the configuration file has a value pct cannot use."""
 
 
 @dataclass(frozen=True)
@@ -115,21 +111,10 @@ def settings_from_config(raw: JSONMapping) -> SandboxSettings | None:
 
     Raises `SandboxConfigError` naming the field and what it must be (never the value).
     """
-    section: object = raw
-    for key in CONFIG_SECTION:
-        if not isinstance(section, Mapping) or key not in section:
-            return None
-        section = section[key]
-    where = ".".join(CONFIG_SECTION)
-    if not isinstance(section, Mapping):
-        raise SandboxConfigError(f"{where} must be an object")
-    mode = section.get("mode", DEFAULT_MODE)
-    if mode not in SANDBOX_MODES:
-        raise SandboxConfigError(f"{where}.mode must be one of {', '.join(SANDBOX_MODES)}")
-    network = section.get("network", False)
-    if not isinstance(network, bool):
-        raise SandboxConfigError(f"{where}.network must be true or false")
-    return SandboxSettings(cast(SandboxMode, mode), network)
+    fields = pct_section.sandbox_fields(raw)
+    if fields is None:
+        return None
+    return SandboxSettings(cast(SandboxMode, fields.mode), fields.network)
 
 
 def resolve_settings(

@@ -68,5 +68,6 @@ def test_pct_tui_refuses_an_unknown_model_before_drawing(tmp_path: Path) -> None
     assert done.stdout == ""  # nothing drawn
     assert done.stderr.strip() == (
         "pct-tui: unknown model 'nope/x': not in Pi's model registry "
-        "(models.json or the built-in catalog)"
+        "(models.json or the built-in catalog) "
+        "Run `pct models` to list the valid PROVIDER/ID values."
     )

@@ -309,6 +309,18 @@ async def test_the_title_says_when_new_calls_are_not_recorded(
         await wait_for(pilot, lambda: text(app, "#history-title") == TITLE, "note gone")
 
 
+async def test_the_title_says_which_field_turned_the_journal_off(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    write_config(agent_dir, {"pct": {"journal": {"maxAgeDays": 0}}})
+    app = make_app(agent_dir, tmp_path)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "6", "history")
+        why = " · not recording new calls (pct.journal.maxAgeDays must be a number greater than 0)"
+        await wait_for(pilot, lambda: text(app, "#history-title") == TITLE + why, "why off")
+
+
 async def test_an_unreadable_journal_is_reported_not_fatal(agent_dir: Path, tmp_path: Path) -> None:
     (agent_dir / "pct").write_text("not a directory\n")  # the journal cannot be created
     app = make_app(agent_dir, tmp_path)

@@ -34,7 +34,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from pct_runtime import __version__
+from pct_runtime import version
 from pct_runtime.capabilities.base import ToolError, ToolResult, ToolSpec
 from pct_runtime.journal.recorder import CallOrigin
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -199,7 +199,7 @@ class PctMCPServer:
         self._tasks: set[asyncio.Task[object]] = set()
         self.server: Server[Lifespan] = _PctServer(
             name,
-            version=__version__,
+            version=version(),
             title="Pi Codex Toolkit",
             instructions=INSTRUCTIONS,
             on_list_tools=self._on_list_tools,

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pct_runtime import __version__
+from pct_runtime import version
 from pct_runtime.capabilities.base import ImagePart, ToolResult
 from pct_runtime.capabilities.computer_use.approval import (
     DECLINE,
@@ -338,7 +338,7 @@ class ComputerUseClient:
 
     def _initialize_params(self) -> JSONObject:
         return {
-            "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": __version__},
+            "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": version()},
             "capabilities": {
                 "experimentalApi": True,
                 "requestAttestation": False,

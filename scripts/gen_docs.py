@@ -18,6 +18,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -277,7 +278,8 @@ def render_keys() -> str:
         "",
     ]
     for owner in _binding_owners():
-        title = "Everywhere" if owner is PctApp else owner.__name__
+        words = re.sub(r"(?<!^)(?=[A-Z])", " ", owner.__name__).lower().capitalize()
+        title = "Everywhere" if owner is PctApp else words
         doc = (inspect.getdoc(owner) or "").split("\n\n")[0].replace("\n", " ")
         parts += [f"## {title}", ""]
         if doc and owner is not PctApp:

@@ -120,3 +120,28 @@ def test_defaults_in_the_reference_match_the_raw_pct_parsers(gen_docs: ModuleTyp
     assert keys["pct.sandbox.network"].default == f"`{json.dumps(sandbox.network)}`"
     assert keys["pct.journal.maxBytes"].default == f"`{journal.max_bytes}`"
     assert keys["pct.journal.maxAgeDays"].default == f"`{json.dumps(journal.max_age_days)}`"
+
+
+def _pct_sections() -> set[str]:
+    """Every `pct.<name>` section some module parses (`CONFIG_SECTION = ("pct", name)`)."""
+    import ast
+
+    found: set[str] = set()
+    for path in (ROOT / "pct_runtime").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "CONFIG_SECTION" for t in node.targets)
+                and isinstance(node.value, ast.Tuple)
+            ):
+                parts = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+                if parts[:1] == ["pct"]:
+                    found.add(".".join(str(p) for p in parts))
+    return found
+
+
+def test_reference_documents_every_pct_section_a_module_parses(gen_docs: ModuleType) -> None:
+    sections = _pct_sections()
+    assert {"pct.sandbox", "pct.journal"} <= sections
+    documented = {key.path for key in gen_docs.config_keys()}
+    assert sections - documented == set()

@@ -83,13 +83,17 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/invocation.py": {"apply_patch"},
     # `pct apply-patch` (a pinned interface) runs the executor itself, journaled.
     "pct_runtime/cli_commands/apply_patch_cmd.py": {"apply_patch"},
-    # Undo stages restored files under apply_patch's staging names (swept the same way).
+    # Undo stages restored files under apply_patch's staging names (swept the same way),
+    # and holds the workspace lock apply_patch commits under.
     "pct_runtime/journal/undo.py": {"apply_patch"},
+    "pct_runtime/journal/restore.py": {"apply_patch"},
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
     "pct_runtime/runtime/managers.py": {"shell", "code"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
-    "pct_runtime/runtime/session.py": {"compaction"},
+    # ... and the workspace locks' folder every call's context carries (apply_patch's commit
+    # and undo take turns under it).
+    "pct_runtime/runtime/session.py": {"compaction", "apply_patch"},
     # The console's apply_patch approval modal renders the patch's file diffs.
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},

@@ -73,11 +73,12 @@ class PatchWitness(Protocol):
     """Sees the files a patch changes around its commit (the journal's undo images).
 
     `before_commit` runs after staging, before the first rename, with every absolute path
-    the patch writes, moves or removes; `after_commit` once the commit is over (also after
-    a partial one). Both run in the patch's worker thread and must not raise.
+    the patch writes, moves or removes and the working directory's real path they are all
+    under (undo restores only inside it); `after_commit` once the commit is over (also
+    after a partial one). Both run in the patch's worker thread and must not raise.
     """
 
-    def before_commit(self, paths: Sequence[str]) -> None: ...
+    def before_commit(self, paths: Sequence[str], root: str) -> None: ...
 
     def after_commit(self) -> None: ...
 
@@ -126,6 +127,9 @@ class CallContext:
     cell_id: str | None = None
     #: Set by the runtime when the journal records this call's file images (apply_patch).
     patch_witness: PatchWitness | None = None
+    #: Set by the runtime: the agent dir's workspace locks, which apply_patch's commit
+    #: holds so that `pct undo` of the same working directory never races it.
+    patch_locks: Path | None = None
     #: Set by the runtime: records the calls this call makes (a cell's nested calls).
     observer: CallObserver | None = None
 

@@ -43,6 +43,7 @@ def _read_patch(file: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
     from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
+    from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 
     try:
         patch = _read_patch(args.file)
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         journal = OneShotTrace.start(agent_dir, "apply_patch", {"patch": patch}, settings=settings)
     witness = journal.patch_witness if journal is not None else None
     try:
-        result = apply_patch_text(patch, args.cwd, witness=witness)
+        result = apply_patch_text(patch, args.cwd, witness=witness, locks=locks_dir(agent_dir))
     except ApplyPatchError as exc:
         if journal is not None:
             journal.finish(outcome="error", error_code=exc.code, text=exc.message)

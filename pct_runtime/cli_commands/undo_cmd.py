@@ -3,8 +3,9 @@
 Without CALL_ID: the newest patch not undone yet (of `--session` when given; earlier undos
 are skipped, so repeating `pct undo` walks back one patch at a time). With CALL_ID: that
 call — an undo's id redoes what it undid. Files are restored only if each is still exactly
-what the patch left; otherwise nothing changes and the message names the files changed
-since. Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
+what the patch left, in the very folders it wrote in; otherwise nothing changes and the
+message names the files changed since (or the folder that is now a link or another one).
+Success on stdout, exit 0; a refusal on stderr, exit 1 (as `pct apply-patch`).
 """
 
 from __future__ import annotations

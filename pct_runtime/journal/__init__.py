@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pct_runtime.journal.capture import PatchCapture
     from pct_runtime.journal.records import (
         OUTCOMES,
+        Anchor,
         CallRecord,
         FileImage,
         JournalQuery,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "PatchCapture": "capture",
     "OUTCOMES": "records",
+    "Anchor": "records",
     "CallRecord": "records",
     "FileImage": "records",
     "JournalQuery": "records",
@@ -58,6 +60,7 @@ _WHERE = {
 
 __all__ = [
     "OUTCOMES",
+    "Anchor",
     "CallRecord",
     "FileImage",
     "Journal",

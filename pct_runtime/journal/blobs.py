@@ -105,29 +105,30 @@ class BlobStore:
     def pending_dir(self) -> Path:
         return self.root / PENDING_DIR_NAME
 
-    def link_pending(self, path: str) -> tuple[str, os.stat_result]:
-        """A second name for the file at `path` (a hard link; a private copy, fsync'd, where
-        links are impossible or the file already has another name), taken in microseconds
-        at commit time. Returns the pending name and the file's stat. Raises OSError
-        (FileNotFoundError when `path` is gone)."""
+    def link_pending(self, path: str, dir_fd: int | None = None) -> tuple[str, os.stat_result]:
+        """A second name for the file `path` (relative to `dir_fd` when given: a file name
+        in a folder the caller opened without following links) — a hard link; a private
+        copy, fsync'd, where links are impossible or the file already has another name —
+        taken in microseconds at commit time. Returns the pending name and the file's stat.
+        Raises OSError (FileNotFoundError when `path` is gone); a failed copy leaves nothing."""
         pending = self.pending_dir
         _private_dirs(self.root, pending)
         name = os.path.join(pending, uuid.uuid4().hex)
-        if os.lstat(path).st_nlink > 1:
+        if os.lstat(path, dir_fd=dir_fd).st_nlink > 1:
             # Another name shares the inode and may write it in place before the image is
             # hashed: a private copy, so the pre-image stays what the patch replaced.
-            self._copy(path, name)
+            self._copy(path, dir_fd, name)
             return name, os.lstat(name)
         try:
-            os.link(path, name, follow_symlinks=False)
+            os.link(path, name, src_dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             raise
         except OSError:  # another file system, or links not allowed: copy instead
-            self._copy(path, name)
+            self._copy(path, dir_fd, name)
         return name, os.lstat(name)
 
-    def _copy(self, path: str, name: str) -> None:
-        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
+    def _copy(self, path: str, dir_fd: int | None, name: str) -> None:
+        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC, dir_fd=dir_fd)
         try:
             st = os.fstat(fd)
             with os.fdopen(fd, "rb", closefd=False) as handle:
@@ -143,8 +144,14 @@ class BlobStore:
             os.fsync(out)
             # The copy keeps the source's times, so the writer's identity check holds.
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
-        finally:
+        except BaseException:
+            # A full disk mid-copy: the partial image goes now, not after the hour a
+            # pending image is otherwise kept for a writer that may still name it.
             os.close(out)
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            raise
+        os.close(out)
 
     def sync_pending(self) -> None:
         """Make the pending names durable (one directory fsync for a whole patch)."""

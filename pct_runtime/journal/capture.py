@@ -28,6 +28,13 @@ from pct_runtime.journal.blobs import (
     BlobStore,
     sha256_hex,
 )
+from pct_runtime.journal.folders import (
+    FolderError,
+    Identity,
+    open_folder,
+    open_root,
+    parts_inside,
+)
 
 if TYPE_CHECKING:  # `pct apply-patch` builds no record: its spool takes plain markers
     from pct_runtime.journal.records import FileImage, PatchFile
@@ -37,18 +44,20 @@ class CaptureError(Exception):
     """A file's image could not be taken (not a regular file, unreadable)."""
 
 
-def read_image(path: str) -> tuple[bytes, int] | None:
-    """(bytes, permission bits) of the regular file at `path`, None when absent.
+def read_image(path: str, dir_fd: int | None = None) -> tuple[bytes, int] | None:
+    """(bytes, permission bits) of the regular file at `path` (relative to `dir_fd` when
+    given), None when absent.
 
     Never follows a symbolic link; raises `CaptureError` for anything but a regular file.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        if os.path.islink(path):
-            raise CaptureError(f"{path} is a symbolic link") from None
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.lstat(path, dir_fd=dir_fd).st_mode):
+                raise CaptureError(f"{path} is a symbolic link") from None
         raise CaptureError(f"{path}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
@@ -83,35 +92,69 @@ def _marked(taken: _Taken | None) -> tuple[str, int] | None:
 
 class PatchCapture:
     """Before/after images of the files one patch changes (`before_commit`, `after_commit`),
-    resolved to content-addressed `PatchFile`s by `files()` (blocking: reads and hashes)."""
+    resolved to content-addressed `PatchFile`s by `files()` (blocking: reads and hashes).
+
+    Every image is taken through folders opened from the working directory without
+    following links, and each file's folder identities are recorded (its `Anchor`): a
+    folder that is a link, or another folder after the commit than before it, fails the
+    capture (the patch is then not undoable)."""
 
     def __init__(self, blobs: BlobStore, report: Callable[[str], None] | None = None) -> None:
         self._blobs = blobs
         self._report = report
+        self._root = ""
         self._paths: list[str] = []
         self._before: dict[str, _Taken | None] = {}
         self._after: dict[str, _Taken | None] = {}
+        self._folders: dict[str, list[Identity]] = {}
+        self._complete = False  # every post-image (and so every folder) taken
         self._resolved: tuple[PatchFile, ...] | None = None
         self.failed: str | None = None
 
-    def _take(self, path: str) -> _Taken | None:
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
+    def _take(self, root_fd: int, path: str, *, after: bool) -> _Taken | None:
+        """The file's image through its folders; records their identities (after the
+        commit every folder exists; before it, those that exist must stay the same)."""
+        parts = parts_inside(self._root, path)
+        if parts is None:
+            raise CaptureError(f"{path} is not inside the working directory {self._root}")
+        folder, found = open_folder(root_fd, self._root, parts[:-1], missing_ok=not after)
+        known = self._folders.get(path)
+        if known is not None and found[: len(known)] != known:
+            if folder is not None:
+                os.close(folder)
+            raise CaptureError(f"a folder of {path} was replaced during the patch")
+        self._folders[path] = found
+        if folder is None:
             return None
-        if not stat.S_ISREG(st.st_mode):
-            raise CaptureError(f"{path} is not a regular file")
-        pending, taken = self._blobs.link_pending(path)
+        try:
+            try:
+                st = os.lstat(parts[-1], dir_fd=folder)
+            except FileNotFoundError:
+                return None
+            if not stat.S_ISREG(st.st_mode):
+                raise CaptureError(f"{path} is not a regular file")
+            pending, taken = self._blobs.link_pending(parts[-1], folder)
+        finally:
+            os.close(folder)
         return _Taken(pending, stat.S_IMODE(taken.st_mode), _identity(taken))
 
-    def before_commit(self, paths: Sequence[str]) -> None:
-        """Take every pre-image durably; called after staging, before the first rename."""
-        self._paths = list(dict.fromkeys(paths))
+    def _take_all(self, images: dict[str, _Taken | None], *, after: bool) -> None:
+        root_fd = open_root(self._root)
         try:
             for path in self._paths:
-                self._before[path] = self._take(path)
+                images[path] = self._take(root_fd, path, after=after)
+        finally:
+            os.close(root_fd)
+
+    def before_commit(self, paths: Sequence[str], root: str) -> None:
+        """Take every pre-image durably; called after staging, before the first rename,
+        with the working directory's real path `root` every path is under."""
+        self._root = root
+        self._paths = list(dict.fromkeys(paths))
+        try:
+            self._take_all(self._before, after=False)
             self._blobs.sync_pending()
-        except (OSError, CaptureError) as exc:
+        except (OSError, CaptureError, FolderError) as exc:
             self._fail(f"the pre-image could not be stored ({exc}); this patch is not undoable")
 
     def after_commit(self) -> None:
@@ -119,10 +162,18 @@ class PatchCapture:
         if self.failed is not None:
             return
         try:
-            for path in self._paths:
-                self._after[path] = self._take(path)
-        except (OSError, CaptureError) as exc:
+            self._take_all(self._after, after=True)
+            self._complete = True
+        except (OSError, CaptureError, FolderError) as exc:
             self._fail(f"the post-image could not be stored ({exc}); this patch is not undoable")
+
+    def anchor_of(self, path: str) -> list[object] | None:
+        """`[root, [[st_dev, st_ino], …]]` of a path taken after the commit, for a spooled
+        row (plain JSON values: `pct apply-patch` builds no record type)."""
+        found = self._folders.get(path)
+        if found is None or not self._complete:
+            return None
+        return [self._root, [list(item) for item in found]]
 
     def _fail(self, message: str) -> None:
         self.failed = message
@@ -143,6 +194,8 @@ class PatchCapture:
                     os.unlink(taken.pending)
         self._before.clear()
         self._after.clear()
+        self._folders.clear()
+        self._complete = False
 
     def _resolve(self, taken: _Taken | None) -> FileImage | None:
         if taken is None:
@@ -173,7 +226,7 @@ class PatchCapture:
             for path in self._paths
         ]
         self._before.clear()
-        self._after.clear()
+        self._after.clear()  # `anchor_of` still answers: the folders are kept
         return out
 
     def files(self) -> tuple[PatchFile, ...]:
@@ -185,7 +238,7 @@ class PatchCapture:
             self.discard()
             self._resolved = ()
             return ()
-        from pct_runtime.journal.records import PatchFile
+        from pct_runtime.journal.records import Anchor, PatchFile
 
         out: list[PatchFile] = []
         try:
@@ -193,7 +246,8 @@ class PatchCapture:
                 before = self._resolve(self._before.get(path))
                 after = self._resolve(self._after.get(path))
                 if before != after:
-                    out.append(PatchFile(path, before, after))
+                    anchor = Anchor(self._root, tuple(self._folders[path]))
+                    out.append(PatchFile(path, before, after, anchor))
         except (OSError, CaptureError) as exc:
             self._fail(f"the file images could not be stored ({exc}); this patch is not undoable")
             self._resolved = ()

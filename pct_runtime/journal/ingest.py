@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pct_runtime.journal.records import OUTCOMES, CallRecord, FileImage, PatchFile
+from pct_runtime.journal.records import OUTCOMES, Anchor, CallRecord, FileImage, PatchFile
 from pct_runtime.journal.spool import QUARANTINE_DIR_NAME, Spooled, new_call_id
 
 #: The tool name and error code of the note a quarantined row leaves.
@@ -42,11 +42,13 @@ def _image(value: object) -> FileImage | None:
     return FileImage(_text(sha), mode)
 
 
-def _patch_file(value: object) -> PatchFile:
+def _patch_file(value: object, anchor: object) -> PatchFile:
     if not isinstance(value, list) or len(value) != 3:
         raise TypeError("not a patch file")
     path, before, after = value
-    return PatchFile(_text(path), _image(before), _image(after))
+    # A row without an anchor (an older pct) stays in the log, but undo refuses it.
+    where = Anchor.of(*anchor) if isinstance(anchor, list) and len(anchor) == 2 else None
+    return PatchFile(_text(path), _image(before), _image(after), where)
 
 
 def row_record(row: dict[str, object]) -> CallRecord | None:
@@ -55,6 +57,9 @@ def row_record(row: dict[str, object]) -> CallRecord | None:
         files = row["patch_files"]
         if not isinstance(files, list):
             return None
+        anchors = row.get("anchors")  # absent in rows of an older pct
+        if not isinstance(anchors, list) or len(anchors) != len(files):
+            anchors = [None] * len(files)
         outcome = row["outcome"]
         error_code = row.get("error_code")
         for found in OUTCOMES:
@@ -79,7 +84,9 @@ def row_record(row: dict[str, object]) -> CallRecord | None:
             error_code=None if error_code is None else _text(error_code),
             duration_ms=_number(row["duration_ms"]),
             result_text=_text(row["result_text"]),
-            patch_files=tuple(_patch_file(item) for item in files),
+            patch_files=tuple(
+                _patch_file(item, anchor) for item, anchor in zip(files, anchors, strict=True)
+            ),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -111,6 +111,8 @@ class OneShotTrace:
             "duration_ms": duration_ms,
             "result_text": redact(text, RESULT_LIMIT),
             "patch_files": [[path, before, after] for path, before, after in images],
+            # Each file's working directory and folder identities, which undo checks.
+            "anchors": [self._capture.anchor_of(path) for path, _before, _after in images],
         }
         spool.write(self._state, row)
         if spool.count(self._state) >= DRAIN_AT:

@@ -31,12 +31,52 @@ class FileImage:
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """Where a changed file sat when the patch ran: the working directory's real path and
+    the (st_dev, st_ino) of it and of every folder below it down to the file's own. Undo
+    writes only inside `root`, and only while each folder is still the same one."""
+
+    root: str
+    folders: tuple[tuple[int, int], ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"root": self.root, "folders": [list(f) for f in self.folders]})
+
+    @classmethod
+    def from_json(cls, text: object) -> Anchor | None:
+        """The anchor a row stored; None when absent or not one (undo then refuses)."""
+        if not isinstance(text, str):
+            return None
+        try:
+            data = json.loads(text)
+            return cls.of(data.get("root"), data.get("folders"))
+        except (ValueError, AttributeError):
+            return None
+
+    @classmethod
+    def of(cls, root: object, folders: object) -> Anchor | None:
+        if not isinstance(root, str) or not isinstance(folders, list) or not folders:
+            return None
+        out: list[tuple[int, int]] = []
+        for item in folders:
+            if not isinstance(item, list) or len(item) != 2:
+                return None
+            dev, ino = item
+            if not isinstance(dev, int) or not isinstance(ino, int):
+                return None
+            out.append((dev, ino))
+        return cls(root, tuple(out))
+
+
+@dataclass(frozen=True)
 class PatchFile:
-    """A file a patch (or an undo) changed; `None` on a side means the file did not exist."""
+    """A file a patch (or an undo) changed; `None` on a side means the file did not exist.
+    `anchor` is None on rows of a pct that did not record it: those are not undoable."""
 
     path: str
     before: FileImage | None
     after: FileImage | None
+    anchor: Anchor | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,15 @@ _LATER_INDEXES = {
 }
 
 
+#: Columns added after schema 1 shipped, the same way (an older pct names its columns, so
+#: it reads and writes such a table unchanged; its rows leave them NULL).
+_LATER_COLUMNS = {
+    # A changed file's working directory and folder identities (records.Anchor): undo
+    # refuses a row without it.
+    ("patch_files", "anchor"): "ALTER TABLE patch_files ADD COLUMN anchor TEXT",
+}
+
+
 class JournalError(Exception):
     """The journal could not be opened or written (locked, full disk, a newer schema)."""
 
@@ -83,6 +92,7 @@ CREATE TABLE IF NOT EXISTS patch_files (
     before_mode INTEGER,
     after_sha TEXT,
     after_mode INTEGER,
+    anchor TEXT,
     PRIMARY KEY (call_id, idx)
 );
 CREATE INDEX IF NOT EXISTS patch_files_before ON patch_files(before_sha);
@@ -128,6 +138,7 @@ def prepare(db: sqlite3.Connection) -> None:
         )
     if version == SCHEMA_VERSION:
         _add_indexes(db)
+        _add_columns(db)
         return
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -152,6 +163,28 @@ def _add_indexes(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for sql in missing:
+            db.execute(sql)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _missing_columns(db: sqlite3.Connection) -> list[str]:
+    missing = []
+    for (table, column), sql in _LATER_COLUMNS.items():
+        names = {str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in names:
+            missing.append(sql)
+    return missing
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    if not _missing_columns(db):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for sql in _missing_columns(db):  # again under the lock: another opener may be first
             db.execute(sql)
     except BaseException:
         db.execute("ROLLBACK")

@@ -28,6 +28,7 @@ import pct_runtime.journal.spool as spool  # the module, not the package (no imp
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, PENDING_PREFIX, BlobStore
 from pct_runtime.journal.ingest import quarantine_message, quarantine_record, row_record
 from pct_runtime.journal.records import (
+    Anchor,
     CallRecord,
     FileImage,
     JournalQuery,
@@ -311,12 +312,17 @@ class Journal:
             chunk = call_ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode "
+                "SELECT call_id, path, before_sha, before_mode, after_sha, after_mode, anchor "
                 f"FROM patch_files WHERE call_id IN ({marks}) ORDER BY call_id, idx",
                 chunk,
             ):
                 out.setdefault(str(row[0]), []).append(
-                    PatchFile(str(row[1]), _image(row[2], row[3]), _image(row[4], row[5]))
+                    PatchFile(
+                        str(row[1]),
+                        _image(row[2], row[3]),
+                        _image(row[4], row[5]),
+                        Anchor.from_json(row[6]),
+                    )
                 )
         return {key: tuple(value) for key, value in out.items()}
 
@@ -522,7 +528,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
     )
     db.executemany(
         "INSERT INTO patch_files (call_id, idx, path, before_sha, before_mode, "
-        "after_sha, after_mode) VALUES (?,?,?,?,?,?,?)",
+        "after_sha, after_mode, anchor) VALUES (?,?,?,?,?,?,?,?)",
         [
             (
                 record.call_id,
@@ -532,6 +538,7 @@ def _insert(db: sqlite3.Connection, record: CallRecord) -> int:
                 item.before.mode if item.before else None,
                 item.after.sha256 if item.after else None,
                 item.after.mode if item.after else None,
+                item.anchor.to_json() if item.anchor else None,
             )
             for index, item in enumerate(record.patch_files)
         ],

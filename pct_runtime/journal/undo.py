@@ -1,48 +1,37 @@
 """Taking a patch back: restore each file's pre-image, only if it is still the post-image.
 
-Every file is checked first (bytes and mode equal to what the patch left, or still absent);
-one that differs refuses the whole undo and nothing changes. Then every restored content is
-staged beside its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names the patch tool
-stages under, so a dead writer's leftovers are swept the same way), and only then renamed
-into place. The undo is journaled as a call of tool `undo` with the files it changed, so it
-can itself be undone.
+Every file is checked first (bytes and mode equal to what the patch left, or still absent),
+through folders that must be the very ones the patch wrote in (`restore`); one that differs
+refuses the whole undo and nothing changes. Then every restored content is staged beside
+its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names the patch tool stages under,
+so a dead writer's leftovers are swept the same way), the folders and files are checked
+again, and only then is each renamed into place. All of that runs under the workspace lock
+apply_patch commits under, so an undo and a patch of the same files never both succeed on
+stale checks. The undo is journaled as a call of tool `undo` with the files it changed, so
+it can itself be undone.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Sequence
 
-from pct_runtime.capabilities.apply_patch.staging import staging_name
-from pct_runtime.journal.blobs import (
-    OPEN_CLOEXEC,
-    OPEN_NOFOLLOW,
-    PENDING_PREFIX,
-    sha256_hex,
-    write_all,
+from pct_runtime.capabilities.apply_patch.workspace_lock import (
+    LOCKS_DIR_NAME,
+    WAIT_SECONDS,
+    LockTimeoutError,
+    WorkspaceLock,
 )
-from pct_runtime.journal.capture import CaptureError, read_image
+from pct_runtime.journal.blobs import PENDING_PREFIX, sha256_hex
 from pct_runtime.journal.records import CallRecord, FileImage, PatchFile, UndoOutcome
+from pct_runtime.journal.restore import Content, Refusal, Restore, containment_refusal
 from pct_runtime.journal.schema import is_busy
 from pct_runtime.journal.store import Journal, JournalError, new_call_id
 
 _RECORD_ATTEMPTS = 5
 _DIFF_LIMIT = 2_000_000  # bytes per side beyond which the diff says only "changed"
-
-
-def _matches(path: str, image: FileImage | None) -> bool:
-    try:
-        current = read_image(path)
-    except CaptureError:
-        return False
-    if image is None or current is None:
-        return image is None and current is None
-    data, mode = current
-    return mode == image.mode and sha256_hex(data) == image.sha256
 
 
 def _find(journal: Journal, call_id: str | None, session: str | None) -> CallRecord | str:
@@ -56,10 +45,6 @@ def _find(journal: Journal, call_id: str | None, session: str | None) -> CallRec
         where = f" in session {session}" if session else ""
         return f"No patch to undo{where}: the journal has no applied patch that was not undone."
     return record
-
-
-def _changed(record: CallRecord) -> tuple[str, ...]:
-    return tuple(f.path for f in record.patch_files if not _matches(f.path, f.after))
 
 
 def _changed_refusal(record: CallRecord, changed: tuple[str, ...]) -> UndoOutcome:
@@ -107,10 +92,10 @@ def undo_patch(
     record = _resolved(journal, found)
     if isinstance(record, str):
         return UndoOutcome(False, record)
-    changed = _changed(record)
-    if changed:
-        return _changed_refusal(record, changed)
-    contents: dict[str, tuple[bytes, int] | None] = {}
+    uncontained = containment_refusal(record.call_id, record.patch_files)
+    if uncontained is not None:
+        return UndoOutcome(False, uncontained)
+    contents: dict[str, Content] = {}
     for item in record.patch_files:
         if item.before is None:
             contents[item.path] = None
@@ -126,14 +111,11 @@ def undo_patch(
         contents[item.path] = (data, item.before.mode)
     started = time.time()
     clock = time.monotonic()
-    try:
-        late = _restore(contents, lambda: _changed(record))
-    except OSError as exc:
-        return UndoOutcome(False, f"Not undone: writing the files failed ({exc}).")
-    if late:
-        return _changed_refusal(record, late)
+    refused = _restore_locked(journal, record, contents)
+    if refused is not None:
+        return refused
     undo_id = new_call_id()
-    files = tuple(PatchFile(f.path, f.after, f.before) for f in record.patch_files)
+    files = tuple(PatchFile(f.path, f.after, f.before, f.anchor) for f in record.patch_files)
     message = f"Undid {record.call_id}: restored {len(files)} file(s):\n" + "\n".join(
         f"- {_verb(f)} {f.path}" for f in files
     )
@@ -204,43 +186,74 @@ def _verb(item: PatchFile) -> str:
     return "re-created" if item.before is None else "restored"
 
 
-def _restore(
-    contents: dict[str, tuple[bytes, int] | None], recheck: Callable[[], tuple[str, ...]]
-) -> tuple[str, ...]:
-    """Stage every restored content, recheck that no file changed meanwhile (returning
-    those that did, with nothing changed), then rename each into place and unlink the
-    added ones."""
-    staged: dict[str, str] = {}
+def _restore_locked(
+    journal: Journal, record: CallRecord, contents: dict[str, Content]
+) -> UndoOutcome | None:
+    """Check and restore every file under the lock of each working directory; None when
+    done, else the refusal (nothing changed)."""
+    roots = sorted({f.anchor.root for f in record.patch_files if f.anchor is not None})
+    held: list[WorkspaceLock] = []
     try:
-        for path, content in contents.items():
-            if content is None:
-                continue
-            data, mode = content
-            directory = os.path.dirname(path)
-            os.makedirs(directory, mode=0o777, exist_ok=True)
-            temp = os.path.join(directory, staging_name())
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_NOFOLLOW | OPEN_CLOEXEC
-            fd = os.open(temp, flags, mode & 0o777)
-            staged[path] = temp
-            try:
-                os.fchmod(fd, mode)
-                write_all(fd, data)
-            finally:
-                os.close(fd)
-        late = recheck()
-        if late:
-            return late
-        for path, content in contents.items():
-            if content is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-            else:
-                os.replace(staged.pop(path), path)
-        return ()
+        for root in roots:  # in one order, so two undos never wait on each other
+            held.append(WorkspaceLock.acquire(journal.path.parent / LOCKS_DIR_NAME, root))
+    except LockTimeoutError:
+        _release(held)
+        return UndoOutcome(
+            False,
+            f"Not undone: another pct process (a patch or an undo) kept {roots[len(held)]} "
+            f"locked for {WAIT_SECONDS:.0f} s. Nothing was changed; try again.",
+        )
+    except OSError as exc:
+        _release(held)
+        return UndoOutcome(
+            False,
+            f"Not undone: the lock that keeps patches of {roots[len(held)]} out while undo "
+            f"writes could not be taken ({exc.strerror or exc}). Nothing was changed.",
+        )
+    try:
+        return _restore(record, contents)
     finally:
-        for temp in staged.values():
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
+        _release(held)
+
+
+def _release(held: Sequence[WorkspaceLock]) -> None:
+    for lock in held:
+        lock.release()
+
+
+def _restore(record: CallRecord, contents: dict[str, Content]) -> UndoOutcome | None:
+    """Open every file's folder, check, stage, check folders and files again, then rename
+    into place and unlink the added ones."""
+    with Restore(record.call_id, record.patch_files) as restore:
+        try:
+            restore.open()
+            changed = restore.changed()
+            if changed:
+                return _changed_refusal(record, changed)
+            try:
+                restore.stage(contents)
+            except OSError as exc:
+                return UndoOutcome(
+                    False,
+                    f"Not undone: writing the restored files failed ({exc.strerror or exc}). "
+                    "Nothing was changed.",
+                )
+            restore.recheck_folders()
+        except Refusal as refusal:
+            return UndoOutcome(False, str(refusal))
+        late = restore.changed()
+        if late:
+            return _changed_refusal(record, late)
+        try:
+            restore.commit()
+        except OSError as exc:
+            return UndoOutcome(
+                False,
+                f"Not undone: renaming the restored files into place failed "
+                f"({exc.strerror or exc}); some files may be restored already. Run `pct log` "
+                "and check the files it lists.",
+            )
+    return None
 
 
 def patch_diff(journal: Journal, record: CallRecord) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import pct_runtime.runtime.payload as payload_hooks
+from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 from pct_runtime.capabilities.base import (
     CallContext,
     ProgressSink,
@@ -415,6 +416,7 @@ class RuntimeSession:
             progress=progress,
             cell_id=cell_id,
             patch_witness=trace.patch_witness if trace is not None else None,
+            patch_locks=locks_dir(self.runtime.agent_dir),
             observer=trace.nested() if trace is not None else None,
         )
         task = asyncio.current_task()

@@ -240,7 +240,7 @@ def test_a_cli_only_machine_drains_its_spool_every_drain_at_rows(
         assert trace is not None
         (work / "a.txt.edit").write_text(f"v{n}\n")  # saved as editors do (a new inode)
         os.replace(work / "a.txt.edit", work / "a.txt")
-        trace.patch_witness.before_commit([str(work / "a.txt")])
+        trace.patch_witness.before_commit([str(work / "a.txt")], os.path.realpath(work))
         (work / "a.txt.new").write_text(f"w{n}\n")
         os.replace(work / "a.txt.new", work / "a.txt")
         trace.patch_witness.after_commit()

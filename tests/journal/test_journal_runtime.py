@@ -145,7 +145,7 @@ async def test_a_full_disk_is_reported_once_and_the_patches_go_on(
     from pct_runtime.journal.blobs import BlobStore
     from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL
 
-    def full(self: BlobStore, path: str) -> object:
+    def full(self: BlobStore, *args: object, **kwargs: object) -> object:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(BlobStore, "link_pending", full)

@@ -162,7 +162,7 @@ def test_pre_images_are_private_files(tmp_path: Path) -> None:
 def test_a_file_changed_while_the_undo_stages_is_not_overwritten(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pct_runtime.journal.undo as undo_module
+    import pct_runtime.journal.restore as restore_module
 
     work = tmp_path / "work"
     work.mkdir()
@@ -181,7 +181,7 @@ def test_a_file_changed_while_the_undo_stages_is_not_overwritten(
                 (work / "a.txt").write_text("saved meanwhile\n")
             return written
 
-        monkeypatch.setattr(undo_module.os, "write", write_then_edit)
+        monkeypatch.setattr(restore_module.os, "write", write_then_edit)
         outcome = undo_patch(journal, call_id)
         monkeypatch.undo()
         assert not outcome.ok

@@ -13,6 +13,9 @@ Order (each step only starts when the previous one passed for the whole patch):
    target (exclusive create, the source's mode from the first byte), abort check;
 6. commit in patch order by mkdir/rename/unlink. A failure here reports what was already
    committed and what is unknown; nothing is retried or rolled back.
+Steps 5–6 (from the recheck of the sources to the witness's post-images) run under the
+working directory's lock when the caller gives its folder (`workspace_lock`), so an undo
+of the same files waits, and a patch that waited sees what the undo changed.
 
 This is static containment, not a race-proof sandbox: a process that swaps a checked path
 component for a link between steps 2 and 6 is outside the threat model.
@@ -57,6 +60,12 @@ from pct_runtime.capabilities.apply_patch.walk import identity as _identity
 from pct_runtime.capabilities.apply_patch.walk import kind_name as _kind_name
 from pct_runtime.capabilities.apply_patch.walk import read_source as _read_source
 from pct_runtime.capabilities.apply_patch.walk import walk_path as _walk
+from pct_runtime.capabilities.apply_patch.workspace_lock import (
+    WAIT_SECONDS,
+    LockAbortedError,
+    LockTimeoutError,
+    WorkspaceLock,
+)
 from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
@@ -395,14 +404,44 @@ def commit_prepared(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
+    locks: Path | None = None,
 ) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`.
 
     `witness` (the journal) sees every changed path just before the first rename and
-    once the commit is over; its failures never affect the patch.
+    once the commit is over; its failures never affect the patch. `locks` (the agent dir's
+    workspace locks) serializes the commit with `pct undo` of the same working directory:
+    the recheck, the commit and the post-images all run under the lock.
     """
     with collector_paused():
+        if locks is None:
+            return _commit(prepared, should_abort, witness)
+        return _commit_locked(prepared, should_abort, witness, locks)
+
+
+def _commit_locked(
+    prepared: PreparedPatch,
+    should_abort: AbortCheck | None,
+    witness: base.PatchWitness | None,
+    locks: Path,
+) -> ApplyResult:
+    try:
+        held: WorkspaceLock | None = WorkspaceLock.acquire(locks, prepared.cwd, should_abort)
+    except LockAbortedError:
+        raise PatchAbortedError("Apply Patch was cancelled before any file changed.") from None
+    except LockTimeoutError:
+        raise PreflightError(
+            "Cannot apply patch: another pct process (a patch or an undo) kept this working "
+            f"directory locked for {WAIT_SECONDS:.0f} s. Send the patch again in a moment. "
+            "Nothing was changed."
+        ) from None
+    except OSError:
+        held = None  # an unusable lock folder: undo needs the lock too, so none races this
+    try:
         return _commit(prepared, should_abort, witness)
+    finally:
+        if held is not None:
+            held.release()
 
 
 def _changed_paths(plans: list[_Plan]) -> list[str]:
@@ -446,7 +485,7 @@ def _commit(
     if witness is None:
         return _commit_plans(plans)
     changed = _changed_paths(plans)
-    _witness(lambda: witness.before_commit(changed))
+    _witness(lambda: witness.before_commit(changed, prepared.cwd))
     try:
         return _commit_plans(plans)
     finally:
@@ -533,10 +572,11 @@ def apply_patch_text(
     cwd: Path | str,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
+    locks: Path | None = None,
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
     with collector_paused():
-        return commit_prepared(prepare_patch(patch, cwd), should_abort, witness)
+        return commit_prepared(prepare_patch(patch, cwd), should_abort, witness, locks)
 
 
 __all__ = [

@@ -170,7 +170,7 @@ async def prepare_patch_async(patch: str, cwd: str | Path) -> PreparedPatch:
 
 
 async def commit_prepared_async(
-    prepared: PreparedPatch, witness: PatchWitness | None = None
+    prepared: PreparedPatch, witness: PatchWitness | None = None, locks: Path | None = None
 ) -> ApplyResult:
     """Commit in a worker; a cancellation stops it at the next abort check and waits for it.
 
@@ -179,7 +179,7 @@ async def commit_prepared_async(
     """
     abort = threading.Event()
     task = asyncio.ensure_future(
-        asyncio.to_thread(commit_prepared, prepared, abort.is_set, witness)
+        asyncio.to_thread(commit_prepared, prepared, abort.is_set, witness, locks)
     )
     try:
         return await asyncio.shield(task)
@@ -239,7 +239,7 @@ class ApplyPatchTool:
                     "approval-denied", "Apply Patch was not approved. Nothing was changed."
                 )
         try:
-            result = await commit_prepared_async(prepared, ctx.patch_witness)
+            result = await commit_prepared_async(prepared, ctx.patch_witness, ctx.patch_locks)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)

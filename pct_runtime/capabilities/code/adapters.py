@@ -117,7 +117,7 @@ class ApplyPatchAdapter:
         # A stop cannot take back a rename already in flight: the commit stops at its next
         # abort check and is awaited, so the effect is settled before we return.
         try:
-            result = await commit_prepared_async(prepared.args, ctx.patch_witness)
+            result = await commit_prepared_async(prepared.args, ctx.patch_witness, ctx.patch_locks)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)

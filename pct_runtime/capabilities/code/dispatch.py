@@ -210,6 +210,7 @@ class NestedDispatcher:
                 ui=cell.ctx.ui,
                 cell_id=cell.id,
                 patch_witness=trace.patch_witness if trace is not None else None,
+                patch_locks=cell.ctx.patch_locks,
             )
             prepared: PreparedCall = await adapter.prepare(args, nested_ctx)
             session = prepared.session_id

@@ -157,11 +157,13 @@ async def test_cancellation_sets_abort_and_waits_for_the_worker(
     release = threading.Event()
     observed: list[bool] = []
 
-    def slow_commit(prepared: PreparedPatch, should_abort: Any = None, witness: Any = None) -> Any:
+    def slow_commit(
+        prepared: PreparedPatch, should_abort: Any = None, witness: Any = None, locks: Any = None
+    ) -> Any:
         started.set()
         release.wait(5)
         observed.append(should_abort())
-        return executor.commit_prepared(prepared, should_abort, witness)
+        return executor.commit_prepared(prepared, should_abort, witness, locks)
 
     monkeypatch.setattr(tool, "commit_prepared", slow_commit)
     task = asyncio.create_task(

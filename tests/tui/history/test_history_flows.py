@@ -197,6 +197,38 @@ async def test_undo_refused_names_the_changed_file(agent_dir: Path, tmp_path: Pa
         assert target.read_text() == "edited by hand\n"
 
 
+async def test_undo_refused_names_a_folder_replaced_by_a_link(
+    agent_dir: Path, tmp_path: Path
+) -> None:
+    """A job swapped the patched file's folder for a link to the user's files: the console's
+    undo (the same API as `pct undo`) refuses, says which folder, and writes nowhere."""
+    work, users = tmp_path / "work", tmp_path / "users"
+    (work / "sub").mkdir(parents=True)
+    users.mkdir()
+    (work / "sub" / "app.py").write_text(BEFORE)
+    apply_and_record(agent_dir, work, PATCH.replace("app.py", "sub/app.py"))
+    (users / "app.py").write_text(AFTER)  # what the patch wrote, in the user's folder
+    (work / "sub" / "app.py").unlink()
+    (work / "sub").rmdir()
+    (work / "sub").symlink_to(users, target_is_directory=True)
+    app = make_app(agent_dir, work)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await history(app, pilot, 1)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CallScreen), "call view")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: bool(app.screen.query("#call-note")), "outcome")
+        note = text(app, "#call-note")
+        assert str(work / "sub") in note
+        assert "symbolic link" in note
+        assert "symbolic link" in notes(app)
+    assert (users / "app.py").read_text() == AFTER
+    assert sorted(p.name for p in users.iterdir()) == ["app.py"]
+
+
 async def test_new_calls_appear_while_shown_and_older_ones_load_at_the_end(
     agent_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

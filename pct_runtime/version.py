@@ -1,30 +1,29 @@
 """The installed version, for `pct --version`, `pct-tui --version` and the MCP server info.
 
-The distribution's name will change (another project owns `pct` on PyPI), so the metadata
-is looked up under each name pct has shipped as, newest first; a source tree that was never
-installed falls back to the package's `__version__`.
+The one place every `--version`, MCP handshake and diagnostics record reads it, so they
+never disagree. The metadata is looked up under the distribution's own name (`pct` on PyPI
+is an unrelated project); a source tree that was never installed reports `unknown` rather
+than a guess.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from functools import cache
 
-#: Distribution names pct is or was installed under, newest first.
-DISTRIBUTION_NAMES: tuple[str, ...] = ("pct",)
+from pct_runtime import DISTRIBUTION
 
 
+@cache
 def version() -> str:
+    """The installed distribution's version, or `unknown` from a tree never installed."""
     from importlib import metadata  # on use only: `pct apply-patch` starts without it
 
-    for name in DISTRIBUTION_NAMES:
-        try:
-            return metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    from pct_runtime import __version__
-
-    return __version__
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def version_line(command: str) -> str:

@@ -19,11 +19,12 @@ revision only — never environment, commands, patches or program text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib import metadata
 
+from pct_runtime import TOOLKIT_NAME
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL, EventBus
 from pct_runtime.jsontypes import JSONObject
+from pct_runtime.version import version
 
 DIAGNOSTICS_VERSION = 1
 
@@ -43,11 +44,7 @@ CODE_CLEANUP_PENDING_TEXT = (
 
 def toolkit_identity() -> dict[str, str]:
     """The packaged name and version; an unknown version is reported, never guessed."""
-    try:
-        version = metadata.version("pct")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
-    return {"name": "pct", "version": version}
+    return {"name": TOOLKIT_NAME, "version": version()}
 
 
 def build_diagnostics(

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pct_runtime import __version__
 from pct_runtime.capabilities.base import ImagePart, ToolResult
 from pct_runtime.capabilities.computer_use.approval import (
     DECLINE,
@@ -56,6 +55,7 @@ from pct_runtime.capabilities.computer_use.templates import (
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.host.ui import UIPort
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+from pct_runtime.version import version
 
 ELICITATION_METHOD = "mcpServer/elicitation/request"
 _TERMINAL_STATUSES = frozenset({"failed", "cancelled", "disabled"})
@@ -338,7 +338,7 @@ class ComputerUseClient:
 
     def _initialize_params(self) -> JSONObject:
         return {
-            "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": __version__},
+            "clientInfo": {"name": "pct", "title": "Pi Codex Toolkit", "version": version()},
             "capabilities": {
                 "experimentalApi": True,
                 "requestAttestation": False,

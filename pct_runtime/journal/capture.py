@@ -28,7 +28,7 @@ from pct_runtime.journal.blobs import (
     BlobStore,
     sha256_hex,
 )
-from pct_runtime.journal.folders import (
+from pct_runtime.host.folders import (
     FolderError,
     Identity,
     open_folder,

@@ -28,10 +28,9 @@ real (moved) folder, never outside the working directory.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -55,10 +54,14 @@ from pct_runtime.capabilities.apply_patch.parser import (
 )
 from pct_runtime.capabilities.apply_patch.pathlimits import check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite
-from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
+from pct_runtime.capabilities.apply_patch.staging import (
+    remove_stale_staging,
+    staging_name,
+    write_all,
+)
 from pct_runtime.capabilities.apply_patch.walk import OPEN_CLOEXEC as _OPEN_CLOEXEC
 from pct_runtime.capabilities.apply_patch.walk import OPEN_NOFOLLOW as _OPEN_NOFOLLOW
-from pct_runtime.capabilities.apply_patch.walk import HeldFolders, Key
+from pct_runtime.capabilities.apply_patch.walk import HeldFolders, Key, appeared, read_bytes
 from pct_runtime.capabilities.apply_patch.walk import abs_path as _abs
 from pct_runtime.capabilities.apply_patch.walk import check_new as _check_new
 from pct_runtime.capabilities.apply_patch.walk import identity as _identity
@@ -71,7 +74,6 @@ from pct_runtime.capabilities.apply_patch.workspace_lock import (
     LockTimeoutError,
     WorkspaceLock,
 )
-from pct_runtime.host.folders import DIR_FLAGS
 from pct_runtime.jsontypes import JSONObject
 
 OperationName = Literal["add", "update", "delete", "move"]
@@ -327,28 +329,13 @@ def _rename_plan(held: HeldFolders, path: PatchPath, move_to: PatchPath) -> _Pla
     if _same_device(walk.stat, held.fd(new.folder)):
         found = _identity(walk.stat)
         return _Plan(summary, "rename", target, source_abs, None, None, *where, found)
-    data, st = _read_bytes(held.fd(walk.folder), path)
+    data, st = read_bytes(held.fd(walk.folder), path)
     mode = stat.S_IMODE(st.st_mode)
     return _Plan(summary, "update", target, source_abs, data, mode, *where, _identity(st))
 
 
 def _same_device(st: os.stat_result, folder: int) -> bool:
     return os.fstat(folder).st_dev == st.st_dev
-
-
-def _read_bytes(folder: int, path: PatchPath) -> tuple[bytes, os.stat_result]:
-    try:
-        fd = os.open(path.parts[-1], os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC, dir_fd=folder)
-    except OSError as exc:
-        raise PreflightError(
-            f"Cannot move '{path.display}' (patch line {path.line}): reading it failed: "
-            f"{exc.strerror or exc}. Nothing was changed."
-        ) from None
-    try:
-        with io.FileIO(fd, closefd=False) as raw:
-            return raw.readall(), os.fstat(fd)
-    finally:
-        os.close(fd)
 
 
 def _touched_folders(prepared: PreparedPatch) -> list[int]:
@@ -378,37 +365,9 @@ def _stage(plan: _Plan, folder: int) -> None:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
         blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.pieces()
-        _write_all(fd, blocks)
+        write_all(fd, blocks)
     finally:
         os.close(fd)
-
-
-_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
-
-
-def _write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
-    """Write every piece in order with few system calls (an edit is often one short line)."""
-    batch: list[memoryview] = []
-    for piece in pieces:
-        if len(piece):
-            batch.append(memoryview(piece))
-            if len(batch) == _IOV_BATCH:
-                _writev_all(fd, batch)
-                batch = []
-    if batch:
-        _writev_all(fd, batch)
-
-
-def _writev_all(fd: int, views: list[memoryview]) -> None:
-    while views:
-        written = os.writev(fd, views)
-        done = 0
-        while done < len(views) and written >= len(views[done]):
-            written -= len(views[done])
-            done += 1
-        views = views[done:]
-        if views and written:
-            views[0] = views[0][written:]
 
 
 def _recheck(prepared: PreparedPatch) -> None:
@@ -428,7 +387,7 @@ def _recheck(prepared: PreparedPatch) -> None:
                     "was checked. Re-read the file and send the patch again. Nothing was changed."
                 )
         is_new = plan.kind == "add" or plan.summary.operation == "move"
-        if is_new and _appeared(held.fd(plan.stage), (*plan.missing, plan.target_name)):
+        if is_new and appeared(held.fd(plan.stage), (*plan.missing, plan.target_name)):
             raise PreflightError(
                 f"Cannot apply patch: '{plan.summary.path}' appeared on disk after the "
                 "patch was checked. Re-read and send the patch again. Nothing was changed."
@@ -445,30 +404,6 @@ def _recheck_folders(prepared: PreparedPatch) -> None:
             for depth in range(1, len(key) + 1):
                 shown.setdefault(key[:depth], path)
     prepared.folders.still_same(shown)
-
-
-def _appeared(folder: int, names: tuple[str, ...]) -> bool:
-    """Something now exists where a new path was free: the file, or a non-folder on its way
-    (a folder that appeared meanwhile is used, as `mkdir` would have made it)."""
-    fd = folder
-    try:
-        for depth, name in enumerate(names):
-            try:
-                st = os.lstat(name, dir_fd=fd)
-            except FileNotFoundError:
-                return False
-            if depth == len(names) - 1 or not stat.S_ISDIR(st.st_mode):
-                return True
-            child = os.open(name, DIR_FLAGS, dir_fd=fd)
-            if fd != folder:
-                os.close(fd)
-            fd = child
-        return False
-    except OSError:
-        return True
-    finally:
-        if fd != folder:
-            os.close(fd)
 
 
 def commit_prepared(

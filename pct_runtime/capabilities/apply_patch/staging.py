@@ -55,3 +55,31 @@ def remove_stale_staging(folders: Iterable[int]) -> list[str]:
                     os.unlink(name, dir_fd=folder)
                     removed.append(name)
     return removed
+
+
+_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
+
+
+def write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
+    """Write every piece in order with few system calls (an edit is often one short line)."""
+    batch: list[memoryview] = []
+    for piece in pieces:
+        if len(piece):
+            batch.append(memoryview(piece))
+            if len(batch) == _IOV_BATCH:
+                _writev_all(fd, batch)
+                batch = []
+    if batch:
+        _writev_all(fd, batch)
+
+
+def _writev_all(fd: int, views: list[memoryview]) -> None:
+    while views:
+        written = os.writev(fd, views)
+        done = 0
+        while done < len(views) and written >= len(views[done]):
+            written -= len(views[done])
+            done += 1
+        views = views[done:]
+        if views and written:
+            views[0] = views[0][written:]

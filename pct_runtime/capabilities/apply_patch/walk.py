@@ -283,3 +283,42 @@ def check_new(held: HeldFolders, path: PatchPath, source: PatchPath | None) -> N
     check_new_path(cwd, path, walk.existing, stage_dir, source)
     missing = path.parts[walk.existing : len(path.parts) - 1]
     return NewPath(walk.folder, missing, path.parts[-1])
+
+
+def appeared(folder: int, names: tuple[str, ...]) -> bool:
+    """Something now exists where a new path was free: the file, or a non-folder on its way
+    (a folder that appeared meanwhile is used, as `mkdir` would have made it)."""
+    fd = folder
+    try:
+        for depth, name in enumerate(names):
+            try:
+                st = os.lstat(name, dir_fd=fd)
+            except FileNotFoundError:
+                return False
+            if depth == len(names) - 1 or not stat.S_ISDIR(st.st_mode):
+                return True
+            child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            if fd != folder:
+                os.close(fd)
+            fd = child
+        return False
+    except OSError:
+        return True
+    finally:
+        if fd != folder:
+            os.close(fd)
+
+
+def read_bytes(folder: int, path: PatchPath) -> tuple[bytes, os.stat_result]:
+    try:
+        fd = os.open(path.parts[-1], os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC, dir_fd=folder)
+    except OSError as exc:
+        raise PreflightError(
+            f"Cannot move '{path.display}' (patch line {path.line}): reading it failed: "
+            f"{exc.strerror or exc}. Nothing was changed."
+        ) from None
+    try:
+        with io.FileIO(fd, closefd=False) as raw:
+            return raw.readall(), os.fstat(fd)
+    finally:
+        os.close(fd)

@@ -21,19 +21,19 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from pct_runtime.host.folders import (
+    FolderError,
+    Identity,
+    open_folder,
+    open_root,
+    parts_inside,
+)
 from pct_runtime.journal.blobs import (
     OPEN_CLOEXEC,
     OPEN_NOFOLLOW,
     PENDING_PREFIX,
     BlobStore,
     sha256_hex,
-)
-from pct_runtime.journal.folders import (
-    FolderError,
-    Identity,
-    open_folder,
-    open_root,
-    parts_inside,
 )
 
 if TYPE_CHECKING:  # `pct apply-patch` builds no record: its spool takes plain markers

@@ -17,17 +17,20 @@ Steps 5–6 (from the recheck of the sources to the witness's post-images) run u
 working directory's lock when the caller gives its folder (`workspace_lock`), so an undo
 of the same files waits, and a patch that waited sees what the undo changed.
 
-This is static containment, not a race-proof sandbox: a process that swaps a checked path
-component for a link between steps 2 and 6 is outside the threat model.
+Every folder step 2 walks is opened without following links and held (`walk.HeldFolders`)
+until the commit is over; steps 5–6 check that each is still reachable by the same names
+(same st_dev/st_ino) and then stage, rename, unlink and create folders only relative to the
+held descriptors. A sandboxed job that swaps a folder for a link (to the user's home, say)
+gets the patch refused; a swap after that check can at worst make the patch land in the
+real (moved) folder, never outside the working directory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -51,9 +54,14 @@ from pct_runtime.capabilities.apply_patch.parser import (
 )
 from pct_runtime.capabilities.apply_patch.pathlimits import check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite
-from pct_runtime.capabilities.apply_patch.staging import remove_stale_staging, staging_name
+from pct_runtime.capabilities.apply_patch.staging import (
+    remove_stale_staging,
+    staging_name,
+    write_all,
+)
 from pct_runtime.capabilities.apply_patch.walk import OPEN_CLOEXEC as _OPEN_CLOEXEC
 from pct_runtime.capabilities.apply_patch.walk import OPEN_NOFOLLOW as _OPEN_NOFOLLOW
+from pct_runtime.capabilities.apply_patch.walk import HeldFolders, Key, appeared, read_bytes
 from pct_runtime.capabilities.apply_patch.walk import abs_path as _abs
 from pct_runtime.capabilities.apply_patch.walk import check_new as _check_new
 from pct_runtime.capabilities.apply_patch.walk import identity as _identity
@@ -110,33 +118,54 @@ class ApplyResult:
 
 @dataclass
 class _Plan:
+    """One operation. Paths are for messages and the journal; the file work uses the held
+    folders: `target_name` goes in `stage` (or, with `missing` folders, in the last of
+    them, created at commit), the staging file in `stage`, the source is `source_name` in
+    `source_folder`."""
+
     summary: OperationSummary
     kind: Literal["add", "update", "delete", "rename"]
     target: str  # absolute path written (or unlinked for a delete)
     source: str | None  # absolute path read (update/move/delete)
     content: bytes | Rewrite | None  # a Rewrite is written piece by piece while staging
     mode: int | None  # exact mode for the staged file; None → new-file default
-    missing_dirs: list[str]
-    stage_dir: str
+    stage: Key
+    target_name: str
+    missing: tuple[str, ...] = ()
+    source_folder: Key | None = None
+    source_name: str | None = None
     source_identity: tuple[int, int, int, int] | None = None
-    staged: str | None = None
+    staged: str | None = None  # the staging file's name in `stage`
 
 
 @dataclass
 class PreparedPatch:
     """A fully validated patch: every check done, nothing written yet.
 
-    `summary`/`patch` are what an approval step shows; `commit_prepared` applies it.
+    `summary`/`patch` are what an approval step shows; `commit_prepared` applies it and
+    then closes the folders it holds. One that is never committed should be `close`d (the
+    garbage collector closes them otherwise).
     """
 
     cwd: str
     patch: str
     parsed: Patch
+    folders: HeldFolders = field(repr=False)
     plans: list[_Plan] = field(default_factory=list)
 
     @property
     def summary(self) -> tuple[OperationSummary, ...]:
         return tuple(plan.summary for plan in self.plans)
+
+    def close(self) -> None:
+        """Close every held folder; the patch can no longer be committed."""
+        self.folders.close()
+
+    def __enter__(self) -> PreparedPatch:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def _resolve_cwd(cwd: Path | str) -> str:
@@ -158,21 +187,32 @@ def prepare_patch(patch: str, cwd: Path | str) -> PreparedPatch:
 def _prepare(patch: str, cwd: Path | str) -> PreparedPatch:
     real_cwd = _resolve_cwd(cwd)
     parsed = parse_patch(patch)
-    prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed)
-    for op in parsed.operations:  # step 2 for every path before reading any file
-        _walk(real_cwd, op.path, new=isinstance(op, AddFile))
+    held = HeldFolders(real_cwd)
+    try:
+        prepared = PreparedPatch(cwd=real_cwd, patch=patch, parsed=parsed, folders=held)
+        _plan_all(prepared)
+    except BaseException:
+        held.close()
+        raise
+    return prepared
+
+
+def _plan_all(prepared: PreparedPatch) -> None:
+    held = prepared.folders
+    for op in prepared.parsed.operations:  # step 2 for every path before reading any file
+        _walk(held, op.path, new=isinstance(op, AddFile))
         if isinstance(op, UpdateFile) and op.move_to is not None:
-            _walk(real_cwd, op.move_to, new=True)
+            _walk(held, op.move_to, new=True)
     seen: dict[object, PatchPath] = {}
-    for op in parsed.operations:
+    for op in prepared.parsed.operations:
         try:
-            plan = _plan(real_cwd, op)
+            plan = _plan(held, op)
         except OSError as exc:
             raise PreflightError(
                 f"Cannot apply patch: checking '{op.path.display}' (patch line {op.line}) "
                 f"failed: {exc.strerror or exc}. Nothing was changed."
             ) from None
-        for key, path in _aliases(real_cwd, op, plan):
+        for key, path in _aliases(held, op, plan):
             other = seen.get(key)
             if other is not None:
                 raise PreflightError(
@@ -182,26 +222,25 @@ def _prepare(patch: str, cwd: Path | str) -> PreparedPatch:
                 )
             seen[key] = path
         prepared.plans.append(plan)
-    return prepared
 
 
 def _aliases(
-    cwd: str, op: AddFile | DeleteFile | UpdateFile, plan: _Plan
+    held: HeldFolders, op: AddFile | DeleteFile | UpdateFile, plan: _Plan
 ) -> list[tuple[object, PatchPath]]:
     keys: list[tuple[object, PatchPath]] = []
     if plan.source_identity is not None:
         keys.append((plan.source_identity[:2], op.path))
     if plan.kind == "add" or plan.summary.operation == "move":
         dest = op.move_to if isinstance(op, UpdateFile) and op.move_to else op.path
-        parent_real = os.path.realpath(plan.stage_dir)
-        rel = os.path.relpath(plan.target, plan.stage_dir)
-        keys.append((os.path.normcase(os.path.join(parent_real, rel)).casefold(), dest))
+        rest = "/".join((*plan.missing, plan.target_name))
+        keys.append(((held.identity(plan.stage), os.path.normcase(rest).casefold()), dest))
     return keys
 
 
-def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
+def _plan(held: HeldFolders, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
+    cwd = held.cwd
     if isinstance(op, AddFile):
-        missing, stage_dir = _check_new(cwd, op.path, None)
+        new = _check_new(held, op.path, None)
         content = ("\n".join(op.lines) + "\n").encode("utf-8")
         return _Plan(
             OperationSummary("add", op.path.display),
@@ -210,12 +249,14 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             None,
             content,
             None,
-            missing,
-            stage_dir,
+            new.folder,
+            new.name,
+            new.missing,
         )
     if isinstance(op, DeleteFile):
-        _, st = _read_source(cwd, op.path, "delete")
+        _, st, folder = _read_source(held, op.path, "delete")
         target = _abs(cwd, op.path)
+        name = op.path.parts[-1]
         return _Plan(
             OperationSummary("delete", op.path.display),
             "delete",
@@ -223,16 +264,20 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             target,
             None,
             None,
-            [],
-            os.path.dirname(target),
+            folder,
+            name,
+            (),
+            folder,
+            name,
             _identity(st),
         )
     if op.move_to is not None and not op.chunks:
-        return _rename_plan(cwd, op.path, op.move_to)
-    source, st = _read_source(cwd, op.path, "update")
+        return _rename_plan(held, op.path, op.move_to)
+    source, st, folder = _read_source(held, op.path, "update")
     updated = Rewrite(source, apply_chunks(source, op.chunks, op.path.display))
     source_abs = _abs(cwd, op.path)
     mode = stat.S_IMODE(st.st_mode)
+    name = op.path.parts[-1]
     if op.move_to is None:
         check_staging_room(os.path.dirname(source_abs), op.path)
         return _Plan(
@@ -242,11 +287,14 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
             source_abs,
             updated,
             mode,
-            [],
-            os.path.dirname(source_abs),
+            folder,
+            name,
+            (),
+            folder,
+            name,
             _identity(st),
         )
-    missing, stage_dir = _check_new(cwd, op.move_to, op.path)
+    new = _check_new(held, op.move_to, op.path)
     return _Plan(
         OperationSummary("move", op.move_to.display, op.path.display),
         "update",
@@ -254,137 +302,83 @@ def _plan(cwd: str, op: AddFile | DeleteFile | UpdateFile) -> _Plan:
         source_abs,
         updated,
         mode,
-        missing,
-        stage_dir,
+        new.folder,
+        new.name,
+        new.missing,
+        folder,
+        name,
         _identity(st),
     )
 
 
-def _rename_plan(cwd: str, path: PatchPath, move_to: PatchPath) -> _Plan:
+def _rename_plan(held: HeldFolders, path: PatchPath, move_to: PatchPath) -> _Plan:
     """A move without hunks: the file is renamed as is (any bytes, its mode and inode kept),
     so nothing is decoded or staged. Onto another file system a rename would fail at commit,
     so there the bytes are staged next to the destination instead (the inode is new)."""
-    walk = _walk(cwd, path)
+    walk = _walk(held, path)
     if walk.stat is None or not stat.S_ISREG(walk.stat.st_mode):
         problem = "does not exist" if walk.stat is None else f"is {_kind_name(walk.stat)}"
         raise PreflightError(
             f"Cannot move '{path.display}' (patch line {path.line}): it {problem}; "
             "apply_patch only moves files. Nothing was changed."
         )
-    missing, stage_dir = _check_new(cwd, move_to, path)
-    source_abs = _abs(cwd, path)
+    new = _check_new(held, move_to, path)
     summary = OperationSummary("move", move_to.display, path.display)
-    target = _abs(cwd, move_to)
-    if _same_device(walk.stat, stage_dir):
-        return _Plan(
-            summary,
-            "rename",
-            target,
-            source_abs,
-            None,
-            None,
-            missing,
-            stage_dir,
-            _identity(walk.stat),
-        )
-    data, st = _read_bytes(source_abs, path)
-    return _Plan(
-        summary,
-        "update",
-        target,
-        source_abs,
-        data,
-        stat.S_IMODE(st.st_mode),
-        missing,
-        stage_dir,
-        _identity(st),
-    )
+    where = (new.folder, new.name, new.missing, walk.folder, path.parts[-1])
+    source_abs, target = _abs(held.cwd, path), _abs(held.cwd, move_to)
+    if _same_device(walk.stat, held.fd(new.folder)):
+        found = _identity(walk.stat)
+        return _Plan(summary, "rename", target, source_abs, None, None, *where, found)
+    data, st = read_bytes(held.fd(walk.folder), path)
+    mode = stat.S_IMODE(st.st_mode)
+    return _Plan(summary, "update", target, source_abs, data, mode, *where, _identity(st))
 
 
-def _same_device(st: os.stat_result, directory: str) -> bool:
-    return os.lstat(directory).st_dev == st.st_dev
+def _same_device(st: os.stat_result, folder: int) -> bool:
+    return os.fstat(folder).st_dev == st.st_dev
 
 
-def _read_bytes(source: str, path: PatchPath) -> tuple[bytes, os.stat_result]:
-    try:
-        fd = os.open(source, os.O_RDONLY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC)
-    except OSError as exc:
-        raise PreflightError(
-            f"Cannot move '{path.display}' (patch line {path.line}): reading it failed: "
-            f"{exc.strerror or exc}. Nothing was changed."
-        ) from None
-    try:
-        with io.FileIO(fd, closefd=False) as raw:
-            return raw.readall(), os.fstat(fd)
-    finally:
-        os.close(fd)
+def _touched_folders(prepared: PreparedPatch) -> list[int]:
+    """Held folders the patch writes in: staging folders and moved or deleted sources'."""
+    held = prepared.folders
+    keys = [plan.stage for plan in prepared.plans]
+    keys += [plan.source_folder for plan in prepared.plans if plan.source_folder is not None]
+    return [held.fd(key) for key in dict.fromkeys(keys)]
 
 
-def _touched_directories(plans: list[_Plan]) -> list[str]:
-    """Existing directories the patch writes in: staging dirs and moved or deleted sources'."""
-    dirs = [plan.stage_dir for plan in plans]
-    dirs += [os.path.dirname(plan.source) for plan in plans if plan.source is not None]
-    return dirs
-
-
-def _cleanup(plans: list[_Plan]) -> None:
-    for plan in plans:
+def _cleanup(prepared: PreparedPatch) -> None:
+    for plan in prepared.plans:
         if plan.staged is not None:
             with contextlib.suppress(OSError):
-                os.unlink(plan.staged)
+                os.unlink(plan.staged, dir_fd=prepared.folders.fd(plan.stage))
             plan.staged = None
 
 
-def _stage(plan: _Plan) -> None:
+def _stage(plan: _Plan, folder: int) -> None:
     assert plan.content is not None
-    staged = os.path.join(plan.stage_dir, staging_name())
+    staged = staging_name()
     create_mode = _NEW_FILE_MODE if plan.mode is None else plan.mode & 0o777
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
-    fd = os.open(staged, flags, create_mode)
+    fd = os.open(staged, flags, create_mode, dir_fd=folder)
     plan.staged = staged
     try:
         if plan.mode is not None:
             os.fchmod(fd, plan.mode)  # restore bits the umask stripped; never wider than source
         blocks = [plan.content] if isinstance(plan.content, bytes) else plan.content.pieces()
-        _write_all(fd, blocks)
+        write_all(fd, blocks)
     finally:
         os.close(fd)
 
 
-_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
-
-
-def _write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
-    """Write every piece in order with few system calls (an edit is often one short line)."""
-    batch: list[memoryview] = []
-    for piece in pieces:
-        if len(piece):
-            batch.append(memoryview(piece))
-            if len(batch) == _IOV_BATCH:
-                _writev_all(fd, batch)
-                batch = []
-    if batch:
-        _writev_all(fd, batch)
-
-
-def _writev_all(fd: int, views: list[memoryview]) -> None:
-    while views:
-        written = os.writev(fd, views)
-        done = 0
-        while done < len(views) and written >= len(views[done]):
-            written -= len(views[done])
-            done += 1
-        views = views[done:]
-        if views and written:
-            views[0] = views[0][written:]
-
-
 def _recheck(prepared: PreparedPatch) -> None:
-    """Sources must be exactly what was validated (an approval may have taken a while)."""
+    """Sources must be exactly what was validated (an approval may have taken a while),
+    new paths still free, and every held folder still the one reached by its names."""
+    _recheck_folders(prepared)
+    held = prepared.folders
     for plan, op in zip(prepared.plans, prepared.parsed.operations, strict=True):
-        if plan.source is not None:
+        if plan.source_folder is not None and plan.source_name is not None:
             try:
-                st = os.lstat(plan.source)
+                st = os.lstat(plan.source_name, dir_fd=held.fd(plan.source_folder))
             except OSError:
                 st = None
             if st is None or _identity(st) != plan.source_identity:
@@ -393,11 +387,23 @@ def _recheck(prepared: PreparedPatch) -> None:
                     "was checked. Re-read the file and send the patch again. Nothing was changed."
                 )
         is_new = plan.kind == "add" or plan.summary.operation == "move"
-        if is_new and os.path.lexists(plan.target):
+        if is_new and appeared(held.fd(plan.stage), (*plan.missing, plan.target_name)):
             raise PreflightError(
                 f"Cannot apply patch: '{plan.summary.path}' appeared on disk after the "
                 "patch was checked. Re-read and send the patch again. Nothing was changed."
             )
+
+
+def _recheck_folders(prepared: PreparedPatch) -> None:
+    shown: dict[Key, str] = {}
+    for plan in prepared.plans:
+        for key, path in ((plan.stage, plan.summary.path), (plan.source_folder, None)):
+            if key is None:
+                continue
+            path = path if path is not None else plan.summary.from_path or plan.summary.path
+            for depth in range(1, len(key) + 1):
+                shown.setdefault(key[:depth], path)
+    prepared.folders.still_same(shown)
 
 
 def commit_prepared(
@@ -413,10 +419,13 @@ def commit_prepared(
     workspace locks) serializes the commit with `pct undo` of the same working directory:
     the recheck, the commit and the post-images all run under the lock.
     """
-    with collector_paused():
-        if locks is None:
-            return _commit(prepared, should_abort, witness)
-        return _commit_locked(prepared, should_abort, witness, locks)
+    try:
+        with collector_paused():
+            if locks is None:
+                return _commit(prepared, should_abort, witness)
+            return _commit_locked(prepared, should_abort, witness, locks)
+    finally:
+        prepared.close()
 
 
 def _commit_locked(
@@ -465,47 +474,54 @@ def _commit(
 ) -> ApplyResult:
     _recheck(prepared)
     plans = prepared.plans
+    held = prepared.folders
     if should_abort is not None and should_abort():
         raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
-    remove_stale_staging(_touched_directories(plans))
-    for plan in plans:
-        if plan.content is None:
-            continue
-        try:
-            _stage(plan)
-        except OSError as exc:
-            _cleanup(plans)
-            raise PreflightError(
-                f"Cannot apply patch: preparing the new content of '{plan.summary.path}' "
-                f"failed: {exc.strerror or exc}. Nothing was changed."
-            ) from None
-    if should_abort is not None and should_abort():
-        _cleanup(plans)
-        raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+    remove_stale_staging(_touched_folders(prepared))
+    try:
+        for plan in plans:
+            if plan.content is None:
+                continue
+            try:
+                _stage(plan, held.fd(plan.stage))
+            except OSError as exc:
+                raise PreflightError(
+                    f"Cannot apply patch: preparing the new content of '{plan.summary.path}' "
+                    f"failed: {exc.strerror or exc}. Nothing was changed."
+                ) from None
+        if should_abort is not None and should_abort():
+            raise PatchAbortedError("Apply Patch was cancelled before any file changed.")
+        _recheck_folders(prepared)  # as late as possible: the renames follow
+    except BaseException:
+        _cleanup(prepared)
+        raise
     if witness is None:
-        return _commit_plans(plans)
+        return _commit_plans(prepared)
     changed = _changed_paths(plans)
     _witness(lambda: witness.before_commit(changed, prepared.cwd))
     try:
-        return _commit_plans(plans)
+        return _commit_plans(prepared)
     finally:
         _witness(witness.after_commit)
 
 
-def _commit_plans(plans: list[_Plan]) -> ApplyResult:
+def _commit_plans(prepared: PreparedPatch) -> ApplyResult:
+    plans = prepared.plans
     done: list[OperationSummary] = []
-    for index, plan in enumerate(plans):
-        try:
-            _commit_one(plan)
-        except _PartialMove as exc:
-            _cleanup(plans)
-            raise _commit_error(plans, index, done, exc.reason, partial=True) from None
-        except OSError as exc:
-            _cleanup(plans)
-            raise _commit_error(
-                plans, index, done, exc.strerror or str(exc), partial=False
-            ) from None
-        done.append(plan.summary)
+    try:
+        for index, plan in enumerate(plans):
+            try:
+                _commit_one(prepared.folders, plan)
+            except _PartialMove as exc:
+                raise _commit_error(plans, index, done, exc.reason, partial=True) from None
+            except OSError as exc:
+                raise _commit_error(
+                    plans, index, done, exc.strerror or str(exc), partial=False
+                ) from None
+            done.append(plan.summary)
+    except BaseException:
+        _cleanup(prepared)
+        raise
     return ApplyResult(tuple(done))
 
 
@@ -515,27 +531,28 @@ class _PartialMove(Exception):
         self.reason = reason
 
 
-def _commit_one(plan: _Plan) -> None:
-    for directory in plan.missing_dirs:
-        try:
-            os.mkdir(directory)
-        except FileExistsError:
-            if not stat.S_ISDIR(os.lstat(directory).st_mode):
-                raise
+def _commit_one(held: HeldFolders, plan: _Plan) -> None:
+    stage = held.fd(plan.stage)
+    folder = stage
+    for name in plan.missing:
+        folder = held.make(folder, name)
     if plan.kind == "delete":
-        os.unlink(plan.target)
+        os.unlink(plan.target_name, dir_fd=folder)
         return
     if plan.kind == "rename":
-        assert plan.source is not None
-        os.rename(plan.source, plan.target)
+        assert plan.source_folder is not None
+        assert plan.source_name is not None
+        source = held.fd(plan.source_folder)
+        os.rename(plan.source_name, plan.target_name, src_dir_fd=source, dst_dir_fd=folder)
         return
     assert plan.staged is not None
-    os.rename(plan.staged, plan.target)
+    os.rename(plan.staged, plan.target_name, src_dir_fd=stage, dst_dir_fd=folder)
     plan.staged = None
     if plan.summary.operation == "move":
-        assert plan.source is not None
+        assert plan.source_folder is not None
+        assert plan.source_name is not None
         try:
-            os.unlink(plan.source)
+            os.unlink(plan.source_name, dir_fd=held.fd(plan.source_folder))
         except OSError as exc:
             raise _PartialMove(
                 f"'{plan.summary.path}' was written but removing '{plan.summary.from_path}' "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import uuid
 from collections.abc import Iterable
 
@@ -33,23 +34,52 @@ def _alive(pid: int) -> bool:
     return pid_exists(pid)
 
 
-def remove_stale_staging(directories: Iterable[str]) -> list[str]:
-    """Remove dead writers' staging files (regular files only) in `directories`; return them."""
+def remove_stale_staging(folders: Iterable[int]) -> list[str]:
+    """Remove dead writers' staging files (regular files only) in the folders held open as
+    `folders` (never by path: a folder swapped for a link must not lead outside); return
+    their names."""
     removed: list[str] = []
-    for directory in dict.fromkeys(directories):
+    for folder in dict.fromkeys(folders):
         try:
-            entries = os.scandir(directory)
+            names = os.listdir(folder)
         except OSError:
             continue
-        with entries:
-            for entry in entries:
-                if not entry.name.startswith(_PREFIX):
-                    continue
-                match = _STAGING_NAME.fullmatch(entry.name)
-                if match is None or _alive(int(match.group(1))):
-                    continue
-                with contextlib.suppress(OSError):
-                    if entry.is_file(follow_symlinks=False):
-                        os.unlink(entry.path)
-                        removed.append(entry.path)
+        for name in names:
+            if not name.startswith(_PREFIX):
+                continue
+            match = _STAGING_NAME.fullmatch(name)
+            if match is None or _alive(int(match.group(1))):
+                continue
+            with contextlib.suppress(OSError):
+                if stat.S_ISREG(os.lstat(name, dir_fd=folder).st_mode):
+                    os.unlink(name, dir_fd=folder)
+                    removed.append(name)
     return removed
+
+
+_IOV_BATCH = 512  # well under IOV_MAX (1024 on Linux)
+
+
+def write_all(fd: int, pieces: Iterable[bytes | memoryview]) -> None:
+    """Write every piece in order with few system calls (an edit is often one short line)."""
+    batch: list[memoryview] = []
+    for piece in pieces:
+        if len(piece):
+            batch.append(memoryview(piece))
+            if len(batch) == _IOV_BATCH:
+                _writev_all(fd, batch)
+                batch = []
+    if batch:
+        _writev_all(fd, batch)
+
+
+def _writev_all(fd: int, views: list[memoryview]) -> None:
+    while views:
+        written = os.writev(fd, views)
+        done = 0
+        while done < len(views) and written >= len(views[done]):
+            written -= len(views[done])
+            done += 1
+        views = views[done:]
+        if views and written:
+            views[0] = views[0][written:]

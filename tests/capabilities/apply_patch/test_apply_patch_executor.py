@@ -142,23 +142,30 @@ def test_staging_is_exclusive_next_to_the_target_and_never_wider(
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "secret").write_text("x\n")
     os.chmod(tmp_path / "d" / "secret", 0o600)
-    opened: list[tuple[str, int, int]] = []
+    opened: list[tuple[str, int, int, tuple[int, int] | None]] = []
     real_open = os.open
 
-    def spy(path: str, flags: int, mode: int = 0o777, **kw: object) -> int:
-        opened.append((str(path), flags, mode))
-        return real_open(path, flags, mode)
+    def spy(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        folder = None
+        if dir_fd is not None:
+            st = os.fstat(dir_fd)
+            folder = (st.st_dev, st.st_ino)
+        opened.append((str(path), flags, mode, folder))
+        return real_open(path, flags, mode, dir_fd=dir_fd)
 
     monkeypatch.setattr(executor.os, "open", spy)
     apply_patch_text(update("d/secret", "-x", "+y"), tmp_path)
-    staged = [(p, f, m) for p, f, m in opened if ".pct-apply-patch-" in p]
+    staged = [row for row in opened if ".pct-apply-patch-" in row[0]]
     assert len(staged) == 1
-    path, flags, mode = staged[0]
-    assert Path(path).parent == (tmp_path / "d").resolve()
-    assert Path(path).name.startswith(f".pct-apply-patch-{os.getpid()}-")
-    assert path.endswith(".tmp")
+    name, flags, mode, folder = staged[0]
+    d = os.stat(tmp_path / "d")
+    assert folder == (d.st_dev, d.st_ino)  # relative to the held folder, never by path
+    assert "/" not in name
+    assert name.startswith(f".pct-apply-patch-{os.getpid()}-")
+    assert name.endswith(".tmp")
     assert flags & os.O_EXCL
     assert flags & os.O_CREAT
+    assert flags & os.O_NOFOLLOW
     assert mode == 0o600
     assert sorted(os.listdir(tmp_path / "d")) == ["secret"]
 
@@ -350,11 +357,11 @@ def test_commit_failure_reports_what_was_applied(
     real_rename = os.rename
     count = {"n": 0}
 
-    def flaky(src: str, dst: str) -> None:
+    def flaky(src: str, dst: str, **dir_fds: int) -> None:
         count["n"] += 1
         if count["n"] == 2:
             raise OSError(28, "No space left on device")
-        real_rename(src, dst)
+        real_rename(src, dst, **dir_fds)
 
     monkeypatch.setattr(executor.os, "rename", flaky)
     with pytest.raises(CommitError) as info:
@@ -389,7 +396,7 @@ def test_move_whose_source_cannot_be_removed_is_partial(
 ) -> None:
     (tmp_path / "s").write_text("x\n")
 
-    def refuse(path: str) -> None:
+    def refuse(path: str, **dir_fd: int) -> None:
         raise OSError(1, "Operation not permitted")
 
     monkeypatch.setattr(executor.os, "unlink", refuse)
@@ -431,10 +438,11 @@ def test_staging_failure_changes_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "b").write_text("x\n")
     real_open = os.open
 
-    def no_space(path: str, flags: int, mode: int = 0o777, **kw: object) -> int:
-        if ".pct-apply-patch-" in str(path) and Path(path).parent.name == "sub":
+    def no_space(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        in_sub = dir_fd is not None and os.fstat(dir_fd).st_ino == os.stat(tmp_path / "sub").st_ino
+        if ".pct-apply-patch-" in str(path) and in_sub:
             raise OSError(28, "No space left on device")
-        return real_open(path, flags, mode)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "c").write_text("x\n")

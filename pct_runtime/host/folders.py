@@ -21,7 +21,7 @@ Identity = tuple[int, int]
 #: `FolderError.problem` of a folder that is not there (`open_folder(missing_ok=True)`).
 MISSING = "no longer exists"
 
-_DIR_FLAGS = (
+DIR_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_DIRECTORY", 0)
     | getattr(os, "O_NOFOLLOW", 0)
@@ -74,7 +74,7 @@ def _problem(parent: int, name: str, exc: OSError) -> str:
 def open_child(parent: int, name: str, shown: str) -> int:
     """The folder `name` in `parent`, never through a link. Raises `FolderError`."""
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+        return os.open(name, DIR_FLAGS, dir_fd=parent)
     except OSError as exc:
         raise FolderError(shown, _problem(parent, name, exc)) from None
 
@@ -84,7 +84,7 @@ def open_root(root: str) -> int:
     Raises `FolderError` naming the component that is a link, missing or not a folder."""
     if not os.path.isabs(root):
         raise FolderError(root, "is not an absolute path")
-    fd = os.open("/", _DIR_FLAGS)
+    fd = os.open("/", DIR_FLAGS)
     shown = ""
     for part in (p for p in root.split("/") if p):
         shown += "/" + part

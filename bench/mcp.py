@@ -70,7 +70,9 @@ def prepare_agent_dir(root: Path) -> dict[str, str]:
     (agent / "extensions" / "pi-codex-toolkit.json").write_text(
         json.dumps({"shellSessions": {"enabled": True}}), encoding="utf-8"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    # Without PYTHONDONTWRITEBYTECODE: an installed pct has its .pyc files; an editable
+    # checkout that may not write them compiles every module on every start.
+    env = {k: v for k, v in os.environ.items() if k not in ("PCT_TOKEN", "PYTHONDONTWRITEBYTECODE")}
     env["PI_CODING_AGENT_DIR"] = str(agent)
     return env
 

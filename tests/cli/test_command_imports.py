@@ -66,6 +66,7 @@ def test_apply_patch_imports_only_the_patch_engine(tmp_path: Path, agent: Path) 
         "pydantic",
         "mcp",
         "lark",
+        "uuid",  # imports `platform`
         "pct_runtime.cli_commands.log_cmd",
         "pct_runtime.cli_commands.sandbox_opts",
         "pct_runtime.output.capture",

@@ -232,7 +232,8 @@ async def test_recovery_lines_name_a_file_once_until_its_state_changes(
     typed = await manager.write({"session_id": sid, "chars": "hello\n", "yield_time_ms": 2000})
     assert typed.details["stdout"] == "hello\n"
     assert "recovery" not in typed.text
-    assert typed.details["recovery"]["stdout"]["path"] == first.details["recovery"]["stdout"]["path"]
+    path = first.details["recovery"]["stdout"]["path"]
+    assert typed.details["recovery"]["stdout"]["path"] == path
     assert typed.details["recovery"]["stdout"]["bytes"] == 6
     assert len(typed.text) <= 200, typed.text
     last = await manager.write({"session_id": sid, "closeStdin": True, "yield_time_ms": 2000})
@@ -241,7 +242,7 @@ async def test_recovery_lines_name_a_file_once_until_its_state_changes(
         last = await manager.write({"session_id": sid, "yield_time_ms": 2000})
     assert last.details["status"] == "completed"
     # capturing -> complete is a change of state: the file is named again
-    assert f"stdout recovery: complete — {first.details['recovery']['stdout']['path']}" in last.text
+    assert f"stdout recovery: complete — {path}" in last.text
 
 
 async def test_spill_beyond_preview_keeps_everything_recoverable(

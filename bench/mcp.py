@@ -9,7 +9,8 @@
 3. Time from spawning the server to its `initialize` response (stdio). Goal: pct ≤ 1.1× the
    peer.
 4. `--mb` MB (default 200) of output through one job over stdio: `exec_command`, then
-   `write_stdin` polls to the completed result, in MB/s, with the RSS growth of the
+   `write_stdin` polls (1 KiB previews, as bench/shell.py; the recovery file keeps all) to the
+   completed result, in MB/s, with the RSS growth of the
    `pct serve` process (peak minus before); the peer reads the same producer to EOF.
    Goals: ≥ 500 MB/s; RSS growth ≤ 64 MB.
 5. What the model reads: the text of the `write_stdin` result that returns one line typed
@@ -200,11 +201,11 @@ async def pct_throughput(env: dict[str, str], cwd: Path, mb: int) -> tuple[float
         pid = server_pid()
         before = rss_kib(pid, "VmRSS")
         start = time.perf_counter()
-        args = {"cmd": cmd, "yield_time_ms": 10000, "maxOutputBytes": 262144}
+        args = {"cmd": cmd, "yield_time_ms": 10000, "maxOutputBytes": 1024}
         result = await client.call_tool("exec_command", args)
         sid = session_of(result)
         while result_text(result).split("\n", 1)[0].endswith(": running"):
-            poll = {"session_id": sid, "yield_time_ms": 10000, "maxOutputBytes": 262144}
+            poll = {"session_id": sid, "yield_time_ms": 10000, "maxOutputBytes": 1024}
             result = await client.call_tool("write_stdin", poll)
         elapsed = time.perf_counter() - start
         grown = (rss_kib(pid, "VmHWM") - before) / 1024

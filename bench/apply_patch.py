@@ -8,12 +8,15 @@ exceeds), a 1,000,000-line file with the 1x patch so Codex has a 10x-file row to
 Columns (median of repeated runs, file restored between runs, untimed):
   in-process   `apply_patch_text(patch, cwd)`: parse + preflight + match + stage + commit
   pct process  `pct apply-patch --cwd DIR FILE` as a whole process
-  codex        `codex --codex-run-as-apply-patch PATCH` as a whole process
+  codex        `codex --codex-run-as-apply-patch PATCH` as a whole process: the native binary
+               npm's `@openai/codex-linux-x64` vendors (the Node launcher adds ~90 ms a user
+               of the binary never pays); pct and codex runs alternate, so load hits both
 
 Goals: in-process faster than Codex at 100k; the 10x case costs at most 11x the 1x case
 (in-process, on a busy machine: the cost must be linear with margin; measured separately,
 1x and 10x runs interleaved, as wall and CPU time); the whole `pct apply-patch` process
-within 2x of Codex at 100k.
+within 1.5x of the native Codex binary at 100k. A start-up table follows: `pct status` and
+`pct log` within 150 ms, beside `python -c pass` (the interpreter's own floor).
 
 Run: python bench/apply_patch.py [--runs N]
 """
@@ -21,6 +24,7 @@ Run: python bench/apply_patch.py [--runs N]
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -33,6 +37,9 @@ from pathlib import Path
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
 
 ARG_LIMIT = 128 * 1024
+# Children may write bytecode: an installed pct has its .pyc files, and an editable checkout
+# run with PYTHONDONTWRITEBYTECODE=1 would compile every module on every start (~35 ms).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def make_case(lines: int, replacements: int) -> tuple[bytes, str]:
@@ -50,9 +57,11 @@ def make_case(lines: int, replacements: int) -> tuple[bytes, str]:
 
 
 def find_codex() -> str | None:
+    """The native Codex binary when npm vendored it, else the launcher on PATH."""
     repo = Path(__file__).resolve().parents[1]
-    for candidate in (repo / "node_modules/.bin/codex",):
-        if candidate.exists():
+    vendored = sorted(repo.glob("node_modules/@openai/codex-linux-*/vendor/*/bin/codex"))
+    for candidate in [*vendored, repo / "node_modules/.bin/codex"]:
+        if candidate.is_file():
             return str(candidate)
     return shutil.which("codex")
 
@@ -72,6 +81,20 @@ def median_time(runs: int, reset: Callable[[], None], run: Callable[[], None]) -
         run()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples)
+
+
+def median_times_alternating(
+    runs: int, reset: Callable[[], None], first: Callable[[], None], second: Callable[[], None]
+) -> tuple[float, float]:
+    """Medians of two runners, alternated run by run so a burst of load hits both alike."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    for _ in range(runs):
+        for index, run in enumerate((first, second)):
+            reset()
+            start = time.perf_counter()
+            run()
+            samples[index].append(time.perf_counter() - start)
+    return statistics.median(samples[0]), statistics.median(samples[1])
 
 
 def bench_case(
@@ -97,6 +120,7 @@ def bench_case(
             done = subprocess.run(
                 [*pct, "apply-patch", "--cwd", str(work), str(patch_file)],
                 capture_output=True,
+                env=CHILD_ENV,
             )
             if done.returncode != 0:
                 raise SystemExit(f"pct apply-patch failed: {done.stderr.decode()}")
@@ -113,15 +137,20 @@ def bench_case(
         reset()
         in_process()
         expected = target.read_bytes()
-        result: dict[str, float | None] = {
-            "in_process": median_time(runs, reset, in_process),
-            "pct_process": median_time(runs, reset, pct_process),
-        }
-        assert target.read_bytes() == expected
+        result: dict[str, float | None] = {"in_process": median_time(runs, reset, in_process)}
         codex_usable = codex is not None and len(patch.encode()) < ARG_LIMIT
-        result["codex_process"] = median_time(runs, reset, codex_process) if codex_usable else None
         if codex_usable:
+            reset()
+            codex_process()
             assert target.read_bytes() == expected, "Codex produced a different file"
+            ours, theirs = median_times_alternating(runs, reset, pct_process, codex_process)
+            result["pct_process"], result["codex_process"] = ours, theirs
+        else:
+            result["pct_process"] = median_time(runs, reset, pct_process)
+            result["codex_process"] = None
+        reset()
+        pct_process()
+        assert target.read_bytes() == expected
         result["patch_kib"] = len(patch.encode()) / 1024
     print(f"  measured {name}", file=sys.stderr)
     return result
@@ -206,10 +235,35 @@ def main() -> int:
         f"{'met' if ratio_in < 1 else 'NOT met'}"
     )
     print(
-        f"pct process / codex at 100k: {ratio_proc:.2f}x (goal <= 2x): "
-        f"{'met' if ratio_proc <= 2 else 'NOT met'}"
+        f"pct process / codex at 100k: {ratio_proc:.2f}x (goal <= 1.5x): "
+        f"{'met' if ratio_proc <= 1.5 else 'NOT met'}"
     )
+    startup(args.runs)
+    print(f"load avg {os.getloadavg()[0]:.2f}")
     return 0
+
+
+def startup(runs: int) -> None:
+    """Whole-process time of short commands, alternated with the bare interpreter's."""
+    pct = find_pct()
+    rows = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "pct apply-patch --help": [*pct, "apply-patch", "--help"],
+        "pct status": [*pct, "status"],
+        "pct log": [*pct, "log"],
+    }
+    samples: dict[str, list[float]] = {name: [] for name in rows}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in CHILD_ENV.items() if not k.startswith("PCT_")}
+        env["PI_CODING_AGENT_DIR"] = tmp
+        for _ in range(2 * runs + 1):
+            for name, argv in rows.items():
+                start = time.perf_counter()
+                subprocess.run(argv, capture_output=True, env=env, cwd=tmp, check=True)
+                samples[name].append(time.perf_counter() - start)
+    print(f"\nstart-up, median of {2 * runs + 1} alternated runs (goal: status, log <= 150 ms)")
+    for name, values in samples.items():
+        print(f"{name:30} {fmt(statistics.median(values)):>12}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """The peer for `bench/mcp.py`: the smallest useful server written directly on the same SDK.
 
-One tool, `echo`, on a low-level `mcp.server.Server`; stdio by default, or streamable HTTP
-on 127.0.0.1 with `--http PORT` (printing its URL on stderr, like `pct serve --http`).
+Two tools on a low-level `mcp.server.Server`: `echo`, and `run`, which spawns `sh -c CMD` with
+pipes, reads its stdout to EOF (discarding all but the first 4 KiB) and returns the exit code,
+the byte count and that head: the least a command tool can do. stdio by default, or
+streamable HTTP on 127.0.0.1 with `--http PORT` (printing its URL on stderr, like
+`pct serve --http`).
 """
 
 from __future__ import annotations
@@ -23,14 +26,42 @@ TOOL = types.Tool(
 )
 
 
+RUN = types.Tool(
+    name="run",
+    description="Run a shell command; return its exit code and output size.",
+    input_schema={"type": "object", "properties": {"cmd": {"type": "string"}}},
+)
+
+
 async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[TOOL])
+    return types.ListToolsResult(tools=[TOOL, RUN])
+
+
+async def run(cmd: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        "sh",
+        "-c",
+        cmd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    head = b""
+    total = 0
+    while chunk := await proc.stdout.read(1 << 20):
+        total += len(chunk)
+        if len(head) < 4096:
+            head += chunk[: 4096 - len(head)]
+    await proc.wait()
+    return f"exit_code: {proc.returncode}\nbytes: {total}\n{head.decode(errors='replace')}"
 
 
 async def call_tool(
     ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    text = str((params.arguments or {}).get("text", ""))
+    args = params.arguments or {}
+    text = await run(str(args["cmd"])) if params.name == "run" else str(args.get("text", ""))
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 

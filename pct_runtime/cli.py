@@ -81,7 +81,22 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Which registration defines each command, so that `pct <command>` imports only its own module
+# (start-up is most of a short command's time). A name missing here registers everything.
+_REGISTRAR_OF: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
+    "config": _add_config,
+    "status": _add_status,
+    "reload": _add_reload,
+    "serve": _add_serve,
+    "attach": _add_attach,
+    "apply-patch": _add_apply_patch,
+    "log": _add_journal,
+    "undo": _add_journal,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for every command, or only for `command` when it names a known one."""
     parser = argparse.ArgumentParser(
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
@@ -91,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=VersionAction, command="pct")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for register in _COMMANDS:
+    only = _REGISTRAR_OF.get(command) if command is not None else None
+    for register in [only] if only is not None else _COMMANDS:
         register(sub)
     _remember_parsers(parser)
     return parser
@@ -118,8 +134,9 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parse(parser, argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words else None)
+    args = parse(parser, words)
     handler: Handler = args.handler
     try:
         return handler(args)

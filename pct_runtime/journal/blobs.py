@@ -12,7 +12,6 @@ import contextlib
 import os
 import stat
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,7 +77,7 @@ class BlobStore:
         except FileNotFoundError:
             pass
         _private_dirs(self.root, target.parent)
-        staged = target.parent / f".{digest[:16]}-{uuid.uuid4().hex}.tmp"
+        staged = target.parent / f".{digest[:16]}-{os.urandom(16).hex()}.tmp"
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_CLOEXEC, 0o600)
         try:
             write_all(fd, data)
@@ -113,7 +112,7 @@ class BlobStore:
         Raises OSError (FileNotFoundError when `path` is gone); a failed copy leaves nothing."""
         pending = self.pending_dir
         _private_dirs(self.root, pending)
-        name = os.path.join(pending, uuid.uuid4().hex)
+        name = os.path.join(pending, os.urandom(16).hex())
         if os.lstat(path, dir_fd=dir_fd).st_nlink > 1:
             # Another name shares the inode and may write it in place before the image is
             # hashed: a private copy, so the pre-image stays what the patch replaced.

@@ -8,18 +8,40 @@ Modules import one way, bottom to top: `ui`, `services` → `projection`, `sandb
 
 from __future__ import annotations
 
-from pct_runtime.invocation import InvocationHooks
-from pct_runtime.runtime.bindings import default_bindings
-from pct_runtime.runtime.core import (
-    EMBEDDER_OWNER,
-    ReloadOutcome,
-    Runtime,
-    UnknownModelError,
-    native_names,
-)
-from pct_runtime.runtime.projection import ModelRef, Projection
-from pct_runtime.runtime.services import CapabilityBinding, SessionServices
-from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pct_runtime.invocation import InvocationHooks
+    from pct_runtime.runtime.bindings import default_bindings
+    from pct_runtime.runtime.core import (
+        EMBEDDER_OWNER,
+        ReloadOutcome,
+        Runtime,
+        UnknownModelError,
+        native_names,
+    )
+    from pct_runtime.runtime.projection import ModelRef, Projection
+    from pct_runtime.runtime.services import CapabilityBinding, SessionServices
+    from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
+
+# Names load on first use, so `pct status` can plan its inputs without importing the
+# session and the call path.
+_HOME: dict[str, str] = {
+    "EMBEDDER_OWNER": "pct_runtime.runtime.core",
+    "RUNTIME_EVENTS_CHANNEL": "pct_runtime.runtime.session",
+    "CapabilityBinding": "pct_runtime.runtime.services",
+    "InvocationHooks": "pct_runtime.invocation",
+    "ModelRef": "pct_runtime.runtime.projection",
+    "Projection": "pct_runtime.runtime.projection",
+    "ReloadOutcome": "pct_runtime.runtime.core",
+    "Runtime": "pct_runtime.runtime.core",
+    "RuntimeSession": "pct_runtime.runtime.session",
+    "SessionServices": "pct_runtime.runtime.services",
+    "UnknownModelError": "pct_runtime.runtime.core",
+    "default_bindings": "pct_runtime.runtime.bindings",
+    "native_names": "pct_runtime.runtime.core",
+}
 
 __all__ = [
     "EMBEDDER_OWNER",
@@ -36,3 +58,12 @@ __all__ = [
     "default_bindings",
     "native_names",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -3,8 +3,9 @@
 Text order (toolkit contract): `session_id <id>: <running|completed|terminated>`; a non-running
 result adds `exit_code: <code | signal | unknown>`; a running one adds `job still running;
 continue with write_stdin, not wait`; then who stopped it when a console did; then unknown-
-outcome, stdin and recovery lines; then `[stdout]`/`[stderr]` blocks or `(no new output)`/`(no
-output)`; then truncation notes.
+outcome, stdin and recovery lines (a stream's recovery line when its file first appears or
+changes state; details carry every record on every call); then `[stdout]`/`[stderr]` blocks
+or `(no new output)`/`(no output)`; then truncation notes.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ class ShellObservation:
     #: A console stopped it for a person (`console`, `live_console`), not the model.
     stopped_by: str | None = None
     preview_limit: int = PREVIEW_LIMIT_BYTES
+    #: Streams whose recovery line the text shows; None shows every record. The manager
+    #: names a file when it first appears or changes state, not on every poll.
+    recovery_shown: frozenset[str] | None = None
 
     def exit_code_text(self) -> str:
         if self.returncode is None:
@@ -143,7 +147,7 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
         )
     for label in ("stdout", "stderr"):
         record = obs.recovery.get(label)
-        if record is not None:
+        if record is not None and (obs.recovery_shown is None or label in obs.recovery_shown):
             lines.append(record.line(label))
     text = "\n".join(lines)
     blocks = [(label, read) for label, read in (("stdout", obs.stdout), ("stderr", obs.stderr))]

@@ -136,6 +136,8 @@ class ShellJob:
         self.stopped_by: str | None = None
         self.unknown_outcome = False
         self.delivered = False
+        #: (state, reason, path) of each stream's recovery line as last shown to the model.
+        self.recovery_told: dict[str, tuple[str, str | None, str | None]] = {}
         self.reserved_by: object | None = None
         self.observe_lock = asyncio.Lock()
         self.stdin_transport = False

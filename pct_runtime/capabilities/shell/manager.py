@@ -410,6 +410,12 @@ class ShellManager:
                 if read.lost:
                     await capture.publish()
                 records[stream.label] = await capture.flush()
+        shown: set[str] = set()
+        for label, record in records.items():
+            told = (record.state, record.reason, record.path)
+            if job.recovery_told.get(label) != told:
+                job.recovery_told[label] = told
+                shown.add(label)
         status: ShellStatus
         if settled:
             status = "terminated" if job.stop_requested else "completed"
@@ -427,6 +433,7 @@ class ShellManager:
                 stdout=out,
                 stderr=err,
                 recovery=records,
+                recovery_shown=frozenset(shown),
                 ever_output=job.ever_output,
                 stdin=stdin,
                 stdin_earlier=earlier,

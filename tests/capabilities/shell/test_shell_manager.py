@@ -221,6 +221,30 @@ async def test_yield_publishes_recovery_paths_for_both_streams(
     assert not Path(rec["stdout"]["path"]).exists()
 
 
+async def test_recovery_lines_name_a_file_once_until_its_state_changes(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    """Each poll of a running `cat` would otherwise repeat both paths; details keep them."""
+    first = await manager.start({"cmd": "cat", "yield_time_ms": 200}, cwd=tmp_path)
+    sid = first.details["session_id"]
+    assert "stdout recovery: capturing — " in first.text
+    assert "stderr recovery: capturing — " in first.text
+    typed = await manager.write({"session_id": sid, "chars": "hello\n", "yield_time_ms": 2000})
+    assert typed.details["stdout"] == "hello\n"
+    assert "recovery" not in typed.text
+    path = first.details["recovery"]["stdout"]["path"]
+    assert typed.details["recovery"]["stdout"]["path"] == path
+    assert typed.details["recovery"]["stdout"]["bytes"] == 6
+    assert len(typed.text) <= 200, typed.text
+    last = await manager.write({"session_id": sid, "closeStdin": True, "yield_time_ms": 2000})
+    if last.details["status"] == "running":
+        assert "recovery" not in last.text
+        last = await manager.write({"session_id": sid, "yield_time_ms": 2000})
+    assert last.details["status"] == "completed"
+    # capturing -> complete is a change of state: the file is named again
+    assert f"stdout recovery: complete — {path}" in last.text
+
+
 async def test_spill_beyond_preview_keeps_everything_recoverable(
     manager: ShellManager, tmp_path: Path
 ) -> None:

@@ -1,0 +1,107 @@
+"""What each short `pct` command imports, read from the real process (`python -X importtime`).
+
+Start-up is most of a short command's time: `pct apply-patch` applies a 400-hunk patch in
+~18 ms but used to spend ~150 ms importing the log command, asyncio, the output capture and
+the sandbox options. Each command loads only what it uses; the console's UI toolkit never.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PATCH = "*** Begin Patch\n*** Update File: f.txt\n@@\n a\n-b\n+c\n*** End Patch\n"
+
+
+def _imported(args: list[str], cwd: Path, agent: Path, stdin: str = "") -> set[str]:
+    """Every module the real `pct <args>` imported (top-level and dotted names)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PCT_")}
+    env["PI_CODING_AGENT_DIR"] = str(agent)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "pct_runtime.cli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+    names.discard("package")  # the header line
+    assert "argparse" in names, "importtime output was not read"
+    return names
+
+
+def _loaded(names: set[str], package: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for name in names)
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    path = tmp_path / "agent"
+    path.mkdir()
+    return path
+
+
+def test_apply_patch_imports_only_the_patch_engine(tmp_path: Path, agent: Path) -> None:
+    (tmp_path / "f.txt").write_text("a\nb\n")
+    (tmp_path / "p.txt").write_text(PATCH)
+    names = _imported(["apply-patch", "p.txt"], tmp_path, agent)
+    assert (tmp_path / "f.txt").read_text() == "a\nc\n"
+    assert "pct_runtime.capabilities.apply_patch.executor" in names
+    for package in (
+        "textual",
+        "pct_tui",
+        "asyncio",
+        "sqlite3",
+        "pydantic",
+        "mcp",
+        "lark",
+        "uuid",  # imports `platform`
+        "pct_runtime.cli_commands.log_cmd",
+        "pct_runtime.cli_commands.sandbox_opts",
+        "pct_runtime.output.capture",
+        "pct_runtime.runtime",
+    ):
+        assert not _loaded(names, package), package
+
+
+def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> None:
+    names = _imported(["status"], tmp_path, agent)
+    assert "pct_runtime.status" in names
+    for package in (
+        "textual",
+        "pct_tui",
+        "sqlite3",
+        "mcp",
+        "pct_runtime.journal.store",
+        "pct_runtime.runtime.session",
+        "pct_runtime.runtime.core",
+        "pct_runtime.serve.server",
+        "pct_runtime.cli_commands.log_cmd",
+    ):
+        assert not _loaded(names, package), package
+
+
+def test_log_does_not_import_the_event_loop(tmp_path: Path, agent: Path) -> None:
+    names = _imported(["log"], tmp_path, agent)
+    assert "pct_runtime.cli_commands.log_cmd" in names
+    for package in ("textual", "pct_tui", "asyncio", "pydantic", "mcp", "pct_runtime.runtime"):
+        assert not _loaded(names, package), package
+
+
+def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path) -> None:
+    # End of input right away: the server starts, sees EOF and exits 0.
+    names = _imported(["serve"], tmp_path, agent)
+    assert "pct_runtime.serve.server" in names
+    for package in ("textual", "pct_tui", "pct_runtime.cli_commands.log_cmd"):
+        assert not _loaded(names, package), package

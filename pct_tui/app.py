@@ -392,7 +392,11 @@ class PctApp(App[None]):
         self.call_next(fire)
 
     def _count(self, pending: int) -> None:
-        self.sub_title = f"{pending} approval(s) waiting" if pending else ""
+        # Short: the header also names the sandbox and must fit 80 columns.
+        self.sub_title = f"{pending} waiting" if pending else ""
+        for screen in self.screen_stack:  # the open question says "1 of N" as N grows
+            if isinstance(screen, ConfirmScreen | WatchScreen):
+                screen.set_pending(pending)
 
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]

@@ -23,6 +23,8 @@ Screens (number keys, or click the bar under the title)
   4  Sessions  shell jobs and code cells: v View output (or Enter),
                x Stop, T End session; every runtime of the agent dir
                (agents' pct serve too) under its own header
+               In the viewer scrolling up pauses following; f or End
+               follows again
   5  Events    runtime events, approvals and answers, diagnostics
   6  History   journaled calls, newest first: / Filter, c Clear,
                Enter opens a call (esc Back), u Undo a patch;

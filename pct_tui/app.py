@@ -43,6 +43,7 @@ from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
+from pct_tui.fanout import summary
 from pct_tui.remote import LiveBackend, RegistryBackend, RemoteRuntimes
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
 from pct_tui.screens.base import PctScreen
@@ -283,7 +284,7 @@ class PctApp(App[None]):
                 if take is not None and not take():
                     self.notify("Not quitting: the open page has an error.", severity="error")
                     return
-            outcome = await self.console_state.save()
+            outcome = await self.facade.save()
             if not outcome.ok:
                 self.notify(f"Not quitting: {outcome.message}", severity="error", timeout=10)
                 self.console_state.status_changed.publish(None)
@@ -312,9 +313,15 @@ class PctApp(App[None]):
             self.push_screen(HelpScreen(monitor=self.console_state.read_only))
 
     async def action_reload(self) -> None:
-        message = await self.console_state.reload()
+        message, others = await self.facade.reload()
         read = self.runtime.store.current()
         self.notify(message, severity="error" if read.error else "information")
+        if others:
+            self.notify(
+                summary(others),
+                severity="information" if all(r.ok for r in others) else "error",
+                timeout=15,
+            )
         for warning in unknown_key_warnings(read.raw) if read.error is None else ():
             self.notify(f"Warning: {warning}", severity="warning")
         draft = self.console_state.draft
@@ -386,7 +393,11 @@ class PctApp(App[None]):
         self.call_next(fire)
 
     def _count(self, pending: int) -> None:
-        self.sub_title = f"{pending} approval(s) waiting" if pending else ""
+        # Short: the header also names the sandbox and must fit 80 columns.
+        self.sub_title = f"{pending} waiting" if pending else ""
+        for screen in self.screen_stack:  # the open question says "1 of N" as N grows
+            if isinstance(screen, ConfirmScreen | WatchScreen):
+                screen.set_pending(pending)
 
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]

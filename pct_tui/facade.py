@@ -26,8 +26,9 @@ from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
 from pct_runtime.host.models import Model, load_settings
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.status import NO_MODEL_LINE
-from pct_tui.console import Console
+from pct_tui.console import Console, SaveOutcome
 from pct_tui.drafts import ConfigDraft
+from pct_tui.fanout import ReloadResult, reload_others, summary
 from pct_tui.journal_access import JournalAccess
 from pct_tui.model import RuntimeView
 from pct_tui.own import OwnRuntime
@@ -72,6 +73,32 @@ class RuntimeFacade:
     def runtimes(self) -> list[RuntimeView]:
         """Every runtime the console shows: its own first, then each other one found."""
         return [self.own, *(self.remotes.all() if self.remotes is not None else [])]
+
+    # -- config across runtimes ---------------------------------------------------------
+    async def save(self) -> SaveOutcome:
+        """Save the draft; the console's runtime adopts it and every other one reloads."""
+        outcome = await self.console.save()
+        if outcome.code not in (None, "apply-failed"):  # nothing was written
+            return outcome
+        results = await self.reload_others()
+        if not results:
+            return outcome
+        ok = outcome.ok and all(r.ok for r in results)
+        return SaveOutcome(ok, f"{outcome.message}\n{summary(results)}", outcome.code)
+
+    async def reload(self) -> tuple[str, list[ReloadResult]]:
+        """`/pct reload` for every runtime shown: this one's message, the others' results."""
+        message = await self.console.reload()
+        return message, await self.reload_others()
+
+    async def reload_others(self) -> list[ReloadResult]:
+        """Ask every other runtime to reload (a `--monitor` console asks none: read-only)."""
+        if self.remotes is None or self.read_only:
+            return []
+        results = await reload_others(self.remotes.backend, self.remotes.registered())
+        for result in results:
+            self.console.log_event("runtime", f"reload {result.line}")
+        return results
 
     @property
     def read_only(self) -> bool:

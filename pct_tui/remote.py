@@ -26,6 +26,7 @@ from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diff
 from pct_tui.model import ActionResult, StatusPage
 
 if TYPE_CHECKING:
+    from pct_runtime.jsontypes import JSONMapping
     from pct_runtime.serve.control import RuntimeEntry
     from pct_runtime.serve.live_client import (
         ApprovalInfo,
@@ -74,6 +75,10 @@ class LiveBackend(Protocol):
     ) -> AsyncIterator[tuple[Literal["added", "removed"], RuntimeEntry]]: ...
     async def connect(self, entry: RuntimeEntry, role: Role) -> RemoteClient: ...
 
+    async def reload(self, entry: RuntimeEntry) -> JSONMapping:
+        """Ask it to re-read the config file, as `pct reload` does (its control reply)."""
+        ...
+
 
 class RegistryBackend:
     """The real one: the agent dir's registry and each runtime's control token."""
@@ -97,6 +102,13 @@ class RegistryBackend:
         token = await asyncio.to_thread(control_token, self.agent_dir)
         client: RemoteClient = await LiveClient.connect(entry, token, role=role)
         return client
+
+    async def reload(self, entry: RuntimeEntry) -> JSONMapping:
+        from pct_runtime.serve.control import request  # deferred, as above
+        from pct_runtime.serve.live import control_token
+
+        token = await asyncio.to_thread(control_token, self.agent_dir)
+        return await request(entry, token, "reload")
 
 
 #: What a user typed to start a runtime of each kind the protocol reports.
@@ -379,6 +391,19 @@ class RemoteRuntimes:
 
     def all(self) -> list[RemoteRuntime]:
         return list(self.runtimes.values())
+
+    def registered(self) -> list[tuple[RuntimeEntry, str]]:
+        """Every other runtime in the registry, connected or not, with its label."""
+        out = []
+        for key, entry in self._entries.items():
+            runtime = self.runtimes.get(key)
+            if runtime is not None:
+                out.append((entry, runtime.label))
+            else:
+                out.append(
+                    (entry, f"{entry.kind} pid {entry.pid} ({entry.transport or entry.mcp})")
+                )
+        return out
 
     # -- discovery ---------------------------------------------------------------------
     async def run(self, exclude_pid: int | None) -> None:

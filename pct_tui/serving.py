@@ -60,11 +60,21 @@ class AttachInfo:
         return [
             f"MCP endpoint: {self.url}",
             f"Bearer token: ${TOKEN_ENV} (from {self.token_source})",
-            f'  export {TOKEN_ENV}="$(cat {self.token_source})"'
-            if self.token_source != f"${TOKEN_ENV}"
+            f"  {self.export_command()}"
+            if self.export_command()
             else f"  {TOKEN_ENV} is already set in this environment",
             *(f"  {command}" for command in self.commands),
         ]
+
+    def export_command(self) -> str:
+        """The shell line that puts the token in the environment ('' when it is set)."""
+        if self.token_source == f"${TOKEN_ENV}":
+            return ""
+        return f'export {TOKEN_ENV}="$(cat {self.token_source})"'
+
+    def copy_text(self) -> str:
+        """Every command shown, exactly, one per line: what `c` copies."""
+        return "\n".join(c for c in (self.export_command(), *self.commands) if c) + "\n"
 
 
 def attach_commands(url: str) -> tuple[str, ...]:

@@ -66,7 +66,10 @@ def reload_running(agent_dir: Path) -> int | None:
         message = reply.get("message") or reply.get("error") or "no answer"
         ok = bool(reply.get("ok"))
         print(f"{entry.label}: {message}", file=sys.stdout if ok else sys.stderr)
-        if not ok:
+        apply_error = reply.get("apply_error")
+        if apply_error:
+            print(f"{entry.label}: {apply_error}", file=sys.stderr)
+        if not ok or apply_error:
             status = 1
     return status
 

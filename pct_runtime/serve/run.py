@@ -36,7 +36,13 @@ def control_handler(runtime: Runtime, label: str) -> Callable[[str], Awaitable[J
     async def handle(op: str) -> JSONMapping:
         if op == "reload":
             outcome = await runtime.reload()
-            return {"ok": outcome.ok, "message": outcome.message}
+            reply: dict[str, object] = {"ok": outcome.ok, "message": outcome.message}
+            # A config that loaded but could not be applied to a session is not "reloaded":
+            # say so, as the console's own save does.
+            errors = [runtime.projection_sync.apply_error(s.id) for s in runtime.sessions]
+            if any(errors):
+                reply["apply_error"] = "; ".join(sorted({e for e in errors if e}))
+            return reply
         if op == "status":
             return {"ok": True, "text": runtime.live_status_text(label)}
         return {"ok": True}

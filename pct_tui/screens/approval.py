@@ -44,9 +44,16 @@ def question_body(message: str, diffs: Sequence[FileDiff] | None) -> ComposeResu
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """Yes / No. A patch preview (`*** Begin Patch`) is shown as files plus a coloured diff."""
+    """Yes / No. A patch preview (`*** Begin Patch`) is shown as files plus a coloured diff.
+
+    A question that opens while the operator is typing for another screen must not take
+    that keystroke (an Escape or `y` meant elsewhere would answer it unread): for
+    `GUARD_SECONDS` after it opens every answer is ignored, and the dialog says so.
+    """
 
     CSS_PATH = "approval.tcss"
+    #: How long a fresh question ignores its answer keys and buttons.
+    GUARD_SECONDS: ClassVar[float] = 0.6
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="approval-yes"),
         Binding("n", "answer(False)", "No", id="approval-no"),
@@ -70,14 +77,25 @@ class ConfirmScreen(ModalScreen[bool]):
         self.yes_label = yes
         self.who = who
         self.diffs = diffs
+        self.armed = self.GUARD_SECONDS <= 0
+
+    def set_pending(self, pending: int) -> None:
+        """How many questions wait, this one included (the queue grew or shrank)."""
+        self.pending = pending
+        for count in self.query("#queue-count").results(Label):
+            count.update(f"1 of {pending} waiting")
+            count.display = pending > 1
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
             if self.who:
                 yield Static(visible(f"Asked by {self.who}"), id="question-who", markup=False)
-            if self.pending > 1:
-                yield Label(f"{self.pending - 1} more waiting", id="queue-count")
+            count = Label(f"1 of {self.pending} waiting", id="queue-count")
+            count.display = self.pending > 1
+            yield count
+            if not self.armed:
+                yield Label("Read it first: keys answer in a moment…", id="question-guard")
             hint = HINTS.get(self.question_title)
             if hint:
                 yield Static(hint, id="question-hint", markup=False)
@@ -89,13 +107,22 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        if not self.armed:
+            self.set_timer(self.GUARD_SECONDS, self._arm)
+
+    def _arm(self) -> None:
+        self.armed = True
+        for guard in self.query("#question-guard"):
+            guard.remove()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "yes")
+        if self.armed:
+            self.dismiss(event.button.id == "yes")
 
     def action_answer(self, value: bool) -> None:
-        self.dismiss(value)
+        if self.armed:  # a key in flight from another screen answers nothing
+            self.dismiss(value)
 
 
 class ChoiceScreen(ModalScreen[str | None]):
@@ -173,13 +200,21 @@ class WatchScreen(ModalScreen[None]):
         self.diffs = diffs
         self.options = tuple(options)
 
+    def set_pending(self, pending: int) -> None:
+        """How many questions wait, this one included (the queue grew or shrank)."""
+        self.pending = pending
+        for count in self.query("#queue-count").results(Label):
+            count.update(f"1 of {pending} waiting")
+            count.display = pending > 1
+
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question_title, id="question-title")
             if self.who:
                 yield Static(visible(f"Asked by {self.who}"), id="question-who", markup=False)
-            if self.pending > 1:
-                yield Label(f"{self.pending - 1} more waiting", id="queue-count")
+            count = Label(f"1 of {self.pending} waiting", id="queue-count")
+            count.display = self.pending > 1
+            yield count
             yield Static(WATCH_NOTE, id="watch-note", markup=False)
             with VerticalScroll(id="question-body"):
                 if self.options:

@@ -182,6 +182,6 @@ class ConfigScreen(PctScreen):
             self.refresh_view()
 
     async def action_save(self) -> None:
-        outcome = await self.console.save()
+        outcome = await self.facade.save()
         self.refresh_view()
         self.show_message(outcome.message, error=not outcome.ok)

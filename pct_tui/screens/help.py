@@ -14,13 +14,17 @@ HELP_TEXT = """\
 Pi Codex Toolkit console
 
 Screens (number keys, or click the bar under the title)
-  1  Status    configured / effective / reason; how to attach an agent
+  1  Status    configured / effective / reason; how to attach an agent;
+               c Copy the attach commands (OSC 52)
   2  Config    the /pct config menu: Enter flips or picks; ^s Save
+               (a Config or Rules save reloads every runtime shown)
   3  Rules     execution rules: a Add, e Edit (or Enter),
                del Delete (or x), ^↑ Up / ^↓ Down (or K / J), ^s Save
   4  Sessions  shell jobs and code cells: v View output (or Enter),
                x Stop, T End session; every runtime of the agent dir
                (agents' pct serve too) under its own header
+               In the viewer scrolling up pauses following; f or End
+               follows again
   5  Events    runtime events, approvals and answers, diagnostics
   6  History   journaled calls, newest first: / Filter, c Clear,
                Enter opens a call (esc Back), u Undo a patch;
@@ -28,7 +32,8 @@ Screens (number keys, or click the bar under the title)
 
 Everywhere
   ^p palette   /pct, /pct config, /pct status, /pct reload, the screens
-  ^r Reload    re-read the config file (/pct reload)
+  ^r Reload    every runtime shown re-reads the config file, as
+               pct reload; each one's answer is shown
   ? Help       this page
   q Quit       also ctrl+c, ctrl+q; an unsaved draft asks
                Save / Discard / Cancel
@@ -51,7 +56,7 @@ Binding ids (for keymaps):
   rule-down rule-down-j rules-save work-view work-view-enter work-stop
   session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
-  history-to-list call-back call-back-q call-undo watch-hide
+  history-to-list call-back call-back-q call-undo watch-hide status-copy
 """
 
 #: The first lines when this console is `--monitor`.

@@ -21,7 +21,7 @@ class OutputScreen(Screen[None]):
     CSS_PATH = "output.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Back", id="output-back"),
-        Binding("f", "follow", "Follow", id="output-follow"),
+        Binding("f,end", "follow", "Follow", id="output-follow"),
     ]
 
     def __init__(self, row: Work, console: Console) -> None:
@@ -39,6 +39,7 @@ class OutputScreen(Screen[None]):
 
     def on_mount(self) -> None:
         log = self.query_one(OutputLog)
+        log.on_follow = lambda _: self._update_title()
         log.feed(self.row.initial_text())
         self._stop_following = self.row.follow(log.feed)
         self._update_title()
@@ -50,6 +51,7 @@ class OutputScreen(Screen[None]):
         self.query_one("#output-title", Static).update(
             f"{row.kind} {row.id} · session {row.session_id}{where} · {row.state} · exit "
             f"{row.exit_code}"
+            + ("" if self.query_one(OutputLog).following else " · paused: f or End follows")
         )
         self.query_one("#output-recovery", FitText).set_text("\n".join(row.recovery_lines()))
 
@@ -62,4 +64,4 @@ class OutputScreen(Screen[None]):
         self.dismiss()
 
     def action_follow(self) -> None:
-        self.query_one(OutputLog).scroll_end(animate=False)
+        self.query_one(OutputLog).follow_end()

@@ -155,7 +155,7 @@ class RulesScreen(PctScreen):
         self._select(self.console.draft.move_rule(index, delta))
 
     async def action_save(self) -> None:
-        outcome = await self.console.save()
+        outcome = await self.facade.save()
         self.refresh_view()
         self.show_message(outcome.message, error=not outcome.ok)
 

@@ -7,8 +7,10 @@ polling)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
@@ -30,6 +32,9 @@ MONITOR_TEXT = (
 class StatusScreen(PctScreen):
     MODE = "status"
     CSS_PATH = "status.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy_attach", "Copy commands", id="status-copy"),
+    ]
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="status-body"):
@@ -39,7 +44,7 @@ class StatusScreen(PctScreen):
                 yield Label("Sessions", classes="section-title")
                 yield OptionList(id="status-sessions")
                 yield Label("Attach an agent", classes="section-title")
-                yield FitText("Starting the MCP endpoint…", id="attach")
+                yield FitText("Starting the MCP endpoint…", id="attach", whole=True)
             with VerticalScroll(id="status-right"):
                 yield FitText("", id="status-tools")
                 yield FitText("", id="status-text", style=status_text)
@@ -57,6 +62,7 @@ class StatusScreen(PctScreen):
             attach_widget.set_text(MONITOR_TEXT)
         elif attach is not None:
             attach_widget.set_text("\n".join(attach.lines()))
+            self.refresh_bindings()
         elif facade.serve_error:
             attach_widget.set_text(f"MCP endpoint failed: {facade.serve_error}")
         self.query_one("#config-path", FitText).set_text(f"Config: {facade.config_path}")
@@ -81,6 +87,23 @@ class StatusScreen(PctScreen):
         current = selected if selected in ids else ids[0]
         sessions.highlighted = ids.index(current)
         self._show(current)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "copy_attach":  # offered only while there are commands to copy
+            return self.facade.attach_info is not None and not self.facade.read_only
+        return True
+
+    def action_copy_attach(self) -> None:
+        """Put the attach commands, exactly as shown and one per line, on the clipboard
+        (OSC 52: the terminal must allow it; tmux needs `set-clipboard on`)."""
+        attach = self.facade.attach_info
+        if attach is None or self.facade.read_only:
+            return
+        self.app.copy_to_clipboard(attach.copy_text())
+        self.notify(
+            "Copied the attach commands (via OSC 52; if nothing was pasted, your terminal "
+            "does not allow it: select them with Shift held instead)."
+        )
 
     @staticmethod
     def _selected_id(sessions: OptionList) -> str | None:

@@ -2,7 +2,8 @@
 the middle with an ellipsis instead of being broken mid-word; the rest wraps at spaces.
 
 The full text stays available (copy it from `pct status` or the events log); the console
-shows where a path starts and which file it names.
+shows where a path starts and which file it names. Commands meant to be copied are never
+shortened: `whole=True` folds them instead, and the Status screen's `c` copies them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rich.cells import cell_len
-from rich.console import RenderableType
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
@@ -18,6 +19,7 @@ from textual.widgets import Static
 from pct_runtime.output.terminal_text import visible
 
 ELLIPSIS = "…"
+_CONSOLE = Console(width=10_000)
 
 
 def shorten_middle(word: str, width: int) -> str:
@@ -48,6 +50,26 @@ def fit_words(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
+def fold_whole(text: str, width: int) -> str:
+    """Commands kept whole: a line indented as a command (two spaces) that is too wide is
+    cut every `width` cells, never shortened nor broken at its own spaces (a `$( )` stays
+    one piece); other lines wrap at spaces, a too-long word folded, never elided."""
+    if width <= 0:
+        return text
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if cell_len(line) <= width:
+            lines.append(line)
+        elif line.startswith("  "):
+            lines += [line[i : i + width] for i in range(0, len(line), width)]
+        else:
+            lines += [
+                str(part)
+                for part in Text(line, overflow="fold").wrap(_CONSOLE, width, no_wrap=False)
+            ]
+    return "\n".join(lines)
+
+
 class FitText(Static):
     """A `Static` whose source text is re-fitted to its width on every resize."""
 
@@ -58,10 +80,13 @@ class FitText(Static):
         style: Callable[[str], RenderableType] = Text,
         id: str | None = None,
         classes: str | None = None,
+        whole: bool = False,
     ) -> None:
         super().__init__("", id=id, classes=classes, markup=False)
         self.source = text
         self._style = style
+        #: Commands to copy: folded whole, never shortened (`fold_whole`).
+        self._fit = fold_whole if whole else fit_words
         self._fitted_width = -1
 
     def set_text(self, text: str) -> None:
@@ -80,4 +105,4 @@ class FitText(Static):
             return
         self._fitted_width = width
         source = visible(self.source, lines=True)  # often recorded or remote text
-        self.update(self._style(fit_words(source, width) if width > 0 else source))
+        self.update(self._style(self._fit(source, width) if width > 0 else source))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 
 from rich.cells import cell_len
 from textual.geometry import Size
@@ -40,6 +41,28 @@ class OutputLog(Log):
         self._timer: Timer | None = None
         self.received = 0
         self.written = 0
+        #: Whether new output scrolls into view. Scrolling up pauses it so the operator can
+        #: read back while a job writes; back at the end (`f`, End) it follows again.
+        self.following = True
+        #: Told when `following` changes (the viewer's title says so).
+        self.on_follow: Callable[[bool], None] = lambda _: None
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value and new_value < self.max_scroll_y:
+            self._set_following(False)
+        elif new_value >= self.max_scroll_y:
+            self._set_following(True)
+
+    def _set_following(self, following: bool) -> None:
+        if following != self.following:
+            self.following = following
+            self.on_follow(following)
+
+    def follow_end(self) -> None:
+        """Follow again: jump to the end and keep new output in view."""
+        self._set_following(True)
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def feed(self, text: str) -> None:
         """Queue a chunk (from any callback on the app's loop); flushed on the next frame."""
@@ -86,7 +109,7 @@ class OutputLog(Log):
             self._prune_max_lines()
             start = max(0, start - removed)
         self.refresh_lines(start, len(self._lines) - start)
-        auto_scroll = self.auto_scroll if scroll_end is None else scroll_end
+        auto_scroll = self.following if scroll_end is None else scroll_end
         if auto_scroll:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
         return self

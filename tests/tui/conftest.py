@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Label, OptionList, Static
 
 from pct_tui.app import PctApp
+from pct_tui.screens.approval import ConfirmScreen
 from pct_tui.widgets.fit_text import FitText
 
 
@@ -20,6 +21,8 @@ def _console_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("TEXTUAL_THEME", "NO_COLOR", "TEXTUAL_COLOR_SYSTEM", "PCT_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    # Pilot presses come at once; the keystroke guard has its own test (test_modal_guard).
+    monkeypatch.setattr(ConfirmScreen, "GUARD_SECONDS", 0.0)
 
 
 @pytest.fixture

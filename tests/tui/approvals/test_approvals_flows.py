@@ -119,7 +119,7 @@ async def test_approvals_are_queued_one_at_a_time(agent_dir: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         assert "Safari" in str(app.screen.query_one("#question-message", Static).render())
         assert len(app.screen_stack) == 2  # one modal, the other waits
-        assert app.sub_title == "2 approval(s) waiting"
+        assert app.sub_title == "2 waiting"
         await pilot.press("y")
         assert await first is True
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))

@@ -59,6 +59,12 @@ class DoubleRuntime:
         self.answers: dict[str, bool | str | None] = {}
         self.pending: dict[str, ApprovalInfo] = {}
         self.refuse_acts: str | None = None  # an act fails with this message
+        #: Its control reply to `reload`, or the error raised (a runtime that does not answer).
+        self.reload_reply: dict[str, object] | OSError = {
+            "ok": True,
+            "message": "Pi Codex Toolkit configuration reloaded.",
+        }
+        self.reloads = 0
         self._changed = asyncio.Condition()
         self.status_text = "Pi Codex Toolkit\nApply Patch:\n  configured: on\n  effective: active"
 
@@ -283,3 +289,12 @@ class DoubleBackend:
         client = DoubleClient(runtime, role)
         runtime.clients.append(client)
         return client
+
+    async def reload(self, entry: RuntimeEntry) -> dict[str, object]:
+        runtime = self.runtimes.get(entry.path)
+        if runtime is None:
+            raise ConnectionRefusedError(f"{entry.label} is gone")
+        runtime.reloads += 1
+        if isinstance(runtime.reload_reply, OSError):
+            raise runtime.reload_reply
+        return runtime.reload_reply

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 #: The toolkit's name as agents and diagnostics see it (the command stays `pct`).
 TOOLKIT_NAME = "pct"
-#: The distribution on PyPI: `pct` there is an unrelated project, so ours has its own name.
-DISTRIBUTION = "pi-codex-toolkit"
 
 
 def __getattr__(name: str) -> str:
@@ -17,4 +15,4 @@ def __getattr__(name: str) -> str:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["DISTRIBUTION", "TOOLKIT_NAME", "__version__"]
+__all__ = ["TOOLKIT_NAME", "__version__"]

@@ -12,7 +12,8 @@ import argparse
 from collections.abc import Sequence
 from functools import cache
 
-from pct_runtime import DISTRIBUTION
+#: The distribution on PyPI: `pct` there is an unrelated project, so ours has its own name.
+DISTRIBUTION = "pi-codex-toolkit"
 
 
 @cache

@@ -6,7 +6,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-import pct_runtime
+import pct_runtime.version
 from pct_runtime.decide.sync import toolkit_identity
 from pct_runtime.version import version
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_pyproject_names_the_distribution_the_runtime_reads() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["name"] == pct_runtime.DISTRIBUTION == "pi-codex-toolkit"
+    assert project["name"] == pct_runtime.version.DISTRIBUTION == "pi-codex-toolkit"
     # The commands keep their short names.
     assert set(project["scripts"]) == {"pct", "pct-tui"}
 

@@ -61,7 +61,7 @@ CONFIG_NAMES = {
 }
 
 #: The package itself, and the invocation seam the README's example imports.
-PACKAGE_NAMES = {"DISTRIBUTION", "TOOLKIT_NAME", "__version__"}
+PACKAGE_NAMES = {"TOOLKIT_NAME", "__version__"}
 INVOCATION_NAMES = {"InvocationHooks"}
 
 SURFACES = [

@@ -61,7 +61,9 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
     )
     assert started.returncode == 0, started.stderr
     try:
-        screen = _wait(socket, "MCP endpoint: http://127.0.0.1:")
+        # Commands wrap whole at the column width, so the URL may sit on the next line.
+        screen = _wait(socket, "http://127.0.0.1:")
+        assert "MCP endpoint:" in screen
         assert "Configuration loaded" in screen
         assert "Pi Codex Toolkit" in screen
         assert "pct attach codex --http" in screen

@@ -11,7 +11,7 @@ from pct_tui.widgets.fit_text import FitText, fold_whole
 from tests.tui.conftest import started
 
 URL = "http://127.0.0.1:43117/mcp"
-LONG = "/home/operator/projects/a-rather-long-directory-name/agent/pct/token"
+LONG = "~/operator/projects/a-rather-long-directory-name/agent/pct/token"
 
 
 def _app(agent_dir: Path) -> PctApp:

@@ -33,6 +33,7 @@ def _no_key_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     # Pilot presses come at once; the keystroke guard has its own test (test_modal_guard).
     monkeypatch.setattr(ConfirmScreen, "GUARD_SECONDS", 0.0)
 
+
 SCRIPT = "for i in $(seq 1 40); do echo line-$i; sleep 0.02; done; echo all-printed; sleep 60"
 
 

@@ -5,12 +5,31 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from pct_runtime.journal import CallRecord, Journal, JournalQuery, PatchFile, new_call_id
 from pct_runtime.runtime import Runtime
+
+#: A one-line update of `a.txt` ("one" -> "two"), the patch the CLI journal tests apply.
+PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
+
+
+def run_pct(agent: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """The real `pct` command on `agent` as the agent dir."""
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    return subprocess.run(
+        [sys.executable, "-m", "pct_runtime.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
 
 
 def make_root(tmp_path: Path, **config: Any) -> Path:

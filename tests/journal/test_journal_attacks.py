@@ -6,29 +6,12 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pct_runtime.journal import Journal, JournalError, JournalWriter, undo_patch
-from tests.journal.helpers import make_record
-
-PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
-
-
-def _pct(agent: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
-    return subprocess.run(
-        [sys.executable, "-m", "pct_runtime.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+from tests.journal.helpers import PATCH, make_record, run_pct
 
 
 def _work(tmp_path: Path) -> Path:
@@ -41,14 +24,14 @@ def _work(tmp_path: Path) -> Path:
 def _patched(tmp_path: Path) -> tuple[Path, Path]:
     """A patch applied through `pct apply-patch` (the journal's spool path)."""
     agent, work = tmp_path / "agent", _work(tmp_path)
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0, done.stderr
     return agent, work
 
 
 @pytest.mark.parametrize("since", ["", " ", "0001-01-01", "soon", "5"])
 def test_pct_log_refuses_a_bad_since_with_exit_2(tmp_path: Path, since: str) -> None:
-    done = _pct(tmp_path / "agent", "log", "--since", since)
+    done = run_pct(tmp_path / "agent", "log", "--since", since)
     assert done.returncode == 2
     assert "--since" in done.stderr
     assert done.stdout == ""
@@ -59,11 +42,11 @@ def test_the_first_cli_patch_is_logged_and_undone_before_any_database_exists(
 ) -> None:
     agent, work = _patched(tmp_path)
     assert not (agent / "pct" / "journal.sqlite3").exists()  # only the spooled row
-    log = _pct(agent, "log")
+    log = run_pct(agent, "log")
     assert log.returncode == 0
     assert "apply_patch" in log.stdout
     assert "[undoable]" in log.stdout
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 0, undo.stderr
     assert (work / "a.txt").read_text() == "one\n"
 
@@ -79,14 +62,14 @@ def test_a_broken_journal_file_is_named_and_never_breaks_a_patch(tmp_path: Path,
         db.mkdir()
     else:
         db.write_bytes(b"this is not a database, it is a note someone saved here\n" * 100)
-    log = _pct(agent, "log")
+    log = run_pct(agent, "log")
     assert log.returncode == 1
     assert str(db) in log.stderr
     assert "move it aside" in log.stderr
-    patched = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    patched = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert patched.returncode == 0, patched.stderr
     assert (work / "a.txt").read_text() == "two\n"
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 1
     assert "move it aside" in undo.stderr
     assert (work / "a.txt").read_text() == "two\n"
@@ -127,7 +110,7 @@ def test_an_unwritable_spool_is_reported_and_the_patch_applies(tmp_path: Path) -
     agent, work = tmp_path / "agent", _work(tmp_path)
     (agent / "pct").mkdir(parents=True)
     (agent / "pct" / "journal-spool").write_text("a file where the folder goes")
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0
     assert "pct journal:" in done.stderr
     assert (work / "a.txt").read_text() == "two\n"
@@ -161,10 +144,10 @@ def test_undo_of_a_hard_linked_file_leaves_the_other_name_alone(tmp_path: Path) 
     renames the pre-image back the same way: the other name is never written through."""
     agent, work = tmp_path / "agent", _work(tmp_path)
     os.link(work / "a.txt", work / "twin.txt")
-    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    assert run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
     assert (work / "twin.txt").read_text() == "one\n"
     (work / "twin.txt").write_text("twin edited\n")  # in place: the replaced inode
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     # The pre-image was copied, not linked (the inode had another name): still exact.
     assert undo.returncode == 0, undo.stderr
     assert (work / "a.txt").read_text() == "one\n"
@@ -174,9 +157,9 @@ def test_undo_of_a_hard_linked_file_leaves_the_other_name_alone(tmp_path: Path) 
 def test_undo_of_a_hard_linked_file_restores_by_rename(tmp_path: Path) -> None:
     agent, work = tmp_path / "agent", _work(tmp_path)
     os.link(work / "a.txt", work / "twin.txt")
-    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    assert run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
     os.link(work / "a.txt", work / "twin2.txt")  # the patched content, linked again
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 0, undo.stderr
     assert (work / "a.txt").read_text() == "one\n"
     assert (work / "twin.txt").read_text() == "one\n"
@@ -189,7 +172,7 @@ def test_undo_refuses_when_a_patched_file_became_a_symlink(tmp_path: Path) -> No
     target.write_text("two\n")  # even the same bytes behind a link
     (work / "a.txt").unlink()
     (work / "a.txt").symlink_to(target)
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 1
     assert "a.txt" in undo.stderr
     assert (work / "a.txt").is_symlink()
@@ -199,7 +182,7 @@ def test_undo_refuses_when_a_patched_file_became_a_symlink(tmp_path: Path) -> No
 def test_undo_refuses_after_the_patched_file_was_renamed(tmp_path: Path) -> None:
     agent, work = _patched(tmp_path)
     (work / "a.txt").rename(work / "b.txt")
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 1
     assert "a.txt" in undo.stderr
     assert "Nothing was changed" in undo.stderr
@@ -259,7 +242,7 @@ def test_undo_waits_for_a_busy_journal_and_takes_back_the_spooled_newest_patch(
             witness=capture,
         )
         journal.record(make_record("apply_patch", patch_files=capture.files()))
-    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    assert run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
     holder = sqlite3.connect(
         agent / "pct" / "journal.sqlite3", isolation_level=None, check_same_thread=False
     )
@@ -288,12 +271,12 @@ def test_a_folder_link_planted_in_the_blob_store_is_never_written_through(
     link = blobs / "pending" if planted == "pending" else blobs
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(elsewhere, target_is_directory=True)
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0
     assert "not a directory" in done.stderr
     assert (work / "a.txt").read_text() == "two\n"
     assert list(elsewhere.iterdir()) == []
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 1  # the patch was recorded, not made undoable
     assert (work / "a.txt").read_text() == "two\n"
     assert list(elsewhere.iterdir()) == []
@@ -306,11 +289,11 @@ def test_a_spool_folder_link_is_never_read_written_or_emptied(tmp_path: Path) ->
     (users / "settings.json").write_text('{"mine": true}')
     (agent / "pct").mkdir(parents=True)
     (agent / "pct" / "journal-spool").symlink_to(users, target_is_directory=True)
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0
     assert "not a directory" in done.stderr
     assert (work / "a.txt").read_text() == "two\n"
-    assert _pct(agent, "log").returncode == 0
+    assert run_pct(agent, "log").returncode == 0
     with Journal.open(agent) as journal:
         assert journal.ingest_spool() == 0
     assert sorted(p.name for p in users.iterdir()) == ["settings.json"]
@@ -320,7 +303,7 @@ def test_a_spool_folder_link_is_never_read_written_or_emptied(tmp_path: Path) ->
 def test_a_huge_limit_means_every_row(tmp_path: Path) -> None:
     with Journal.open(tmp_path / "agent") as journal:
         journal.record(make_record())
-    done = _pct(tmp_path / "agent", "log", "--limit", str(10**20))
+    done = run_pct(tmp_path / "agent", "log", "--limit", str(10**20))
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 1
 
@@ -328,7 +311,7 @@ def test_a_huge_limit_means_every_row(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [[""], ["--session", " "]])
 def test_pct_undo_refuses_an_empty_id_with_exit_2(tmp_path: Path, args: list[str]) -> None:
     agent, work = _patched(tmp_path)
-    done = _pct(agent, "undo", *args)
+    done = run_pct(agent, "undo", *args)
     assert done.returncode == 2
     assert "is empty" in done.stderr
     assert (work / "a.txt").read_text() == "two\n"

@@ -3,31 +3,13 @@ what to do — never a traceback."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pct_runtime.journal import JournalWriter
 from pct_runtime.journal.store import db_path
-from tests.journal.helpers import damage, make_record
-
-PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
-
-
-def _pct(agent: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
-    return subprocess.run(
-        [sys.executable, "-m", "pct_runtime.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+from tests.journal.helpers import PATCH, damage, make_record, run_pct
 
 
 def _damaged_journal(tmp_path: Path) -> Path:
@@ -46,7 +28,7 @@ def _damaged_journal(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", [["log"], ["log", "--json"], ["undo"], ["undo", "c-1"]])
 def test_a_damaged_journal_is_one_line_and_exit_1(tmp_path: Path, command: list[str]) -> None:
     agent = _damaged_journal(tmp_path)
-    done = _pct(agent, *command)
+    done = run_pct(agent, *command)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     path = db_path(agent)
@@ -64,8 +46,8 @@ def test_moving_a_damaged_journal_aside_starts_a_new_one(tmp_path: Path) -> None
     work = tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("one\n")
-    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
-    log = _pct(agent, "log")
+    assert run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    log = run_pct(agent, "log")
     assert log.returncode == 0
     assert "apply_patch" in log.stdout
 
@@ -75,14 +57,14 @@ def test_a_journal_switched_off_says_so_in_log_and_undo(tmp_path: Path) -> None:
     config = agent / "extensions" / "pi-codex-toolkit.json"
     config.parent.mkdir(parents=True)
     config.write_text('{"pct": {"journal": {"enabled": false}}}')
-    log = _pct(agent, "log")
+    log = run_pct(agent, "log")
     assert log.returncode == 0
     assert log.stderr == (
         f"pct: the journal is off: pct.journal.enabled is false in {config}; "
         "new calls are not recorded\n"
     )
     config.write_text('{"pct": {"journal": {"maxBytes": 5}}}')
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     assert undo.returncode == 1
     assert undo.stderr.splitlines()[0] == (
         "pct: the journal is off: pct.journal.maxBytes must be an integer of at least "

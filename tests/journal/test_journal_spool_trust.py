@@ -7,30 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
 from pct_runtime.journal import Journal, JournalQuery, spool
-from tests.journal.helpers import sign_row
-
-PATCH = "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
-
-
-def _pct(agent: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
-    return subprocess.run(
-        [sys.executable, "-m", "pct_runtime.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+from tests.journal.helpers import PATCH, run_pct, sign_row
 
 
 def _forged_add(victim: Path, call_id: str = "c-00000000aa") -> dict[str, object]:
@@ -59,9 +42,9 @@ def patched(tmp_path: Path) -> tuple[Path, Path]:
     agent, work = tmp_path / "agent", tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("one\n")
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0, done.stderr
-    assert _pct(agent, "log").returncode == 0  # inserted: the spool is empty again
+    assert run_pct(agent, "log").returncode == 0  # inserted: the spool is empty again
     return agent, work
 
 
@@ -87,7 +70,7 @@ def test_pct_undo_never_honours_a_forged_row(
     elif mac == "edited":  # signed by pct, then its path changed
         row = {**sign_row(agent, {**row, "patch_files": []}), "patch_files": row["patch_files"]}
     _write(agent, "c-00000000aa.json", json.dumps(row).encode())
-    undo = _pct(agent, "undo")
+    undo = run_pct(agent, "undo")
     problem = "no authenticator" if mac == "none" else "bad authenticator"
     assert victim.read_text() == "precious\n"
     assert undo.stderr.startswith(
@@ -100,11 +83,11 @@ def test_pct_undo_never_honours_a_forged_row(
     (bad,) = (_spool(agent) / "quarantine").iterdir()
     assert bad.name.startswith("c-00000000aa.json.")
     assert bad.name.endswith(".bad")
-    again = _pct(agent, "log")
+    again = run_pct(agent, "log")
     assert "quarantined" not in again.stderr  # said once
     assert "journal-check" in again.stdout
     assert "spool-quarantined" in again.stdout
-    assert _pct(agent, "undo", "c-00000000aa").returncode == 1
+    assert run_pct(agent, "undo", "c-00000000aa").returncode == 1
     assert victim.read_text() == "precious\n"
 
 
@@ -224,7 +207,7 @@ def test_a_planted_key_link_stops_the_spool_and_the_patch_still_applies(tmp_path
     planted = tmp_path / "attacker-key"
     planted.write_bytes(b"k" * 32)
     (agent / "pct" / spool.KEY_NAME).symlink_to(planted)
-    done = _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
+    done = run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH)
     assert done.returncode == 0
     assert (work / "a.txt").read_text() == "two\n"
     assert "the call was not recorded" in done.stderr
@@ -271,10 +254,10 @@ def test_a_widened_key_leaves_the_rows_waiting_and_says_what_to_do(tmp_path: Pat
     agent, work = tmp_path / "agent", tmp_path / "work"
     work.mkdir()
     (work / "a.txt").write_text("one\n")
-    assert _pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
+    assert run_pct(agent, "apply-patch", "--cwd", str(work), stdin=PATCH).returncode == 0
     key = agent / "pct" / spool.KEY_NAME
     key.chmod(0o644)
-    log = _pct(agent, "log")
+    log = run_pct(agent, "log")
     assert log.returncode == 0
     assert log.stdout == ""
     assert log.stderr.startswith(
@@ -284,6 +267,6 @@ def test_a_widened_key_leaves_the_rows_waiting_and_says_what_to_do(tmp_path: Pat
     )
     assert len(list(_spool(agent).glob("c-*.json"))) == 1  # waiting, not lost
     key.chmod(0o600)
-    log = _pct(agent, "log")
+    log = run_pct(agent, "log")
     assert "apply_patch" in log.stdout
     assert log.stderr == ""

@@ -15,14 +15,15 @@ if TYPE_CHECKING:
 
 def off_reason(root: Path) -> tuple[str | None, bool]:
     """(why the journal is off or None, whether that keeps it from being written)."""
-    from pct_runtime.journal.settings import settings_for, state_problem
+    from pct_runtime.journal.settings import config_file, settings_for, state_problem
 
     problem = state_problem(root, create=False)
     if problem is not None:
         return problem, True
     settings = settings_for(root)
     if not settings.enabled:
-        return settings.off_reason or "pct.journal.enabled is false", False
+        why = settings.off_reason or "pct.journal.enabled is false"
+        return f"{why} in {config_file(root)}", False
     return None, False
 
 

@@ -69,7 +69,7 @@ def settings_for(agent_dir: Path) -> JournalSettings:
     """The settings of `agent_dir`'s configuration file; defaults when it is missing or
     unreadable (a broken file is reported by `pct status`, not by the journal), and
     the journal off when `pct.journal` itself is invalid (never guess at limits).
-    When the journal is off, `off_reason` names the field and the file."""
+    When the journal is off, `off_reason` names the field (the file is the caller's to add)."""
     try:
         raw = json.loads(_read_regular(config_file(agent_dir)))
     except (OSError, ValueError):
@@ -79,10 +79,10 @@ def settings_for(agent_dir: Path) -> JournalSettings:
     try:
         settings = settings_from_config(raw)
     except JournalConfigError as exc:
-        return JournalSettings(enabled=False, off_reason=f"{exc} in {config_file(agent_dir)}")
+        return JournalSettings(enabled=False, off_reason=str(exc))
     if not settings.enabled:
         where = ".".join(CONFIG_SECTION)
-        reason = f"{where}.enabled is false in {config_file(agent_dir)}"
+        reason = f"{where}.enabled is false"
         return JournalSettings(False, settings.max_bytes, settings.max_age_days, reason)
     return settings
 

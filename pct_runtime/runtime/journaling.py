@@ -18,7 +18,7 @@ from pathlib import Path
 from pct_runtime.capabilities.base import CallPath
 from pct_runtime.journal import JournalSettings, JournalWriter
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
-from pct_runtime.journal.settings import config_file, settings_for, state_problem
+from pct_runtime.journal.settings import settings_for, state_problem
 from pct_runtime.jsontypes import JSONObject
 
 Publish = Callable[[JSONObject], None]
@@ -48,9 +48,7 @@ class RuntimeJournal:
             problem = await asyncio.to_thread(state_problem, self.agent_dir, create=False)
             if problem is not None:  # `pct serve` says it once, with the control registry
                 settings = replace(settings, enabled=False, off_reason=problem)
-        # The console's title names the field, not the file it already shows.
-        where = f" in {config_file(self.agent_dir)}"
-        self.off_reason = settings.off_reason.removesuffix(where) or None
+        self.off_reason = settings.off_reason or None
         self.settings = settings
         if self.writer is not None:
             self.writer.settings = settings

@@ -26,8 +26,6 @@ __all__ = [
     "JournalConfigError",
     "JournalSettings",
     "agent_dir_from_env",
-    "off_reason",
-    "settings_and_reason",
     "settings_for",
     "settings_from_config",
 ]
@@ -120,18 +118,6 @@ def _unwritable(path: Path) -> str | None:
     if not os.access(path, os.W_OK | os.X_OK, effective_ids=os.access in os.supports_effective_ids):
         return "not writable by this user"
     return None
-
-
-def settings_and_reason(agent_dir: Path) -> tuple[JournalSettings, str | None]:
-    """The settings of `agent_dir`'s configuration file and, when the journal is off, why."""
-    settings = settings_for(agent_dir)
-    return settings, settings.off_reason or None
-
-
-def off_reason(agent_dir: Path) -> str | None:
-    """Why `agent_dir`'s journal records nothing now (the field and its rule, or
-    `pct.journal.enabled is false`), or None when it is on."""
-    return settings_for(agent_dir).off_reason or None
 
 
 def _read_regular(path: Path) -> bytes:

@@ -35,12 +35,10 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/serve/server.py": {"apply_patch"},
     "pct_runtime/serve/stateless.py": {"apply_patch"},
     # Declared seam: Code Mode's nested dispatch to shell and apply_patch (pyproject.toml).
-    "pct_runtime/capabilities/code/adapters.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/bridge.py": {"shell"},
-    "pct_runtime/capabilities/code/descriptor.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/descriptor.py": {"shell"},
     "pct_runtime/capabilities/code/dialect.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/dispatch.py": {"apply_patch"},
-    "pct_runtime/capabilities/code/readonly.py": {"apply_patch"},
     "pct_runtime/capabilities/code/tools.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/worker.py": {"apply_patch"},
     # Declared seam: the OpenAI factory and pipeline assemble compaction, image, web search.

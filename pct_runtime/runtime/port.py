@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from pct_runtime.capabilities.base import NestedCalls
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.decide.routes import inspect_image_executor
@@ -45,8 +46,8 @@ class SessionPort:
     def debug(self) -> DebugSink:
         return self._services.debug
 
-    def admit(self, name: str, path: str) -> None:
-        self._services.admit(name, path)
+    def calls(self) -> NestedCalls:
+        return self._services.calls
 
     def admitted(self) -> tuple[str, ...]:
         return self._services.admitted()

@@ -2,7 +2,7 @@
 
 A `CapabilityBinding` names the tools a capability provides and builds them for one
 session from that session's `SessionServices` (cwd, UI, shared managers, the nested-call
-dispatcher). Managers shared between capabilities (the shell manager that Code Mode also
+pipeline). Managers shared between capabilities (the shell manager that Code Mode also
 drives, the output owner) are created once per session through `SessionServices.shared`,
 and everything registered with `on_close` is torn down when the session ends.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from pct_runtime.capabilities.base import Tool, ToolResult
+from pct_runtime.capabilities.base import CallableTool, NestedCalls, Tool
 from pct_runtime.config import default_config
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
@@ -32,9 +32,6 @@ from pct_runtime.jsontypes import JSONObject
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-NestedDispatch = Callable[..., Awaitable[ToolResult]]
-"""`await dispatch(name, args, *, cell_id, progress=None) -> ToolResult` (raises ToolError)."""
-
 
 @dataclass
 class SessionServices:
@@ -43,7 +40,8 @@ class SessionServices:
     session_id: str
     cwd: Path
     ui: UIPort
-    nested: NestedDispatch
+    #: The session's call pipeline (Code Mode's cells run their nested calls through it).
+    calls: NestedCalls
     agent_dir: Path
     #: The session's committed plan (None before the first sync).
     plan: Callable[[], ProjectionPlan | None] = lambda: None
@@ -57,8 +55,6 @@ class SessionServices:
     resync: Callable[[], Awaitable[bool]] | None = None
     #: The embedder's invocation hooks.
     hooks: InvocationHooks | None = None
-    #: `admit(name, path)` raises the capability's `ToolError` unless admitted right now.
-    admit: Callable[[str, str], None] = lambda name, path: None
     #: The session's names admitted right now (visible plus nested-only).
     admitted: Callable[[], tuple[str, ...]] = lambda: ()
     #: The runtime's current config.
@@ -136,16 +132,13 @@ class SessionServices:
         return errors
 
 
-ToolBuilder = Callable[[SessionServices], Sequence[Tool]]
+ToolBuilder = Callable[[SessionServices], Sequence[Tool | CallableTool]]
 
 
 @dataclass(frozen=True)
 class CapabilityBinding:
-    """A capability's names and the builder of its tools for one session.
-
-    Whether a tool runs the invocation hooks itself is the tool's own
-    `runs_invocation_hooks` (see `pct_runtime.invocation.runs_own_hooks`), not the binding's.
-    """
+    """A capability's names and the builder of its tools for one session (one-phase tools
+    are adapted with `capabilities.base.as_tool`)."""
 
     capability: str
     names: tuple[str, ...]

@@ -10,16 +10,10 @@ from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec, create_a
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.descriptor import Descriptor
 from pct_runtime.host.names import APPLY_PATCH_TOOL
-from pct_runtime.invocation import InvocationHooks
 
 
 class PatchServices(Protocol):
     """What the `apply_patch` binding asks of its session."""
-
-    @property
-    def hooks(self) -> InvocationHooks | None: ...
-
-    def admit(self, name: str, path: str) -> None: ...
 
     def read_only(self) -> bool:
         """The session runs under `--sandbox read-only` (every patch is refused)."""
@@ -31,10 +25,7 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: PatchServices) -> Sequence[Tool]:
-    def admission() -> None:
-        services.admit(APPLY_PATCH_TOOL, "direct")
-
-    tool = create_apply_patch_tool(hooks=services.hooks, admission=admission)
+    tool = create_apply_patch_tool()
     return [ReadOnlyPatchTool(tool) if services.read_only() else tool]
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Protocol, cast
 
-from pct_runtime.capabilities.base import Tool, ToolSpec
-from pct_runtime.capabilities.code.adapters import CodeAdapter, create_adapters
+from pct_runtime.capabilities.base import NestedCalls, Tool, ToolSpec
 from pct_runtime.capabilities.code.manager import CodeManager
-from pct_runtime.capabilities.code.readonly import ReadOnlyPatchAdapter
 from pct_runtime.capabilities.code.tools import create_code_tools
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
 from pct_runtime.capabilities.shell.descriptor import ShellServices, session_shell
@@ -25,7 +23,9 @@ class CodeServices(ShellServices, Protocol):
 
     def config(self) -> ToolkitConfig: ...
 
-    def read_only(self) -> bool: ...
+    def calls(self) -> NestedCalls:
+        """The session's call pipeline, which runs a cell's nested calls."""
+        ...
 
     def admitted(self) -> tuple[str, ...]:
         """The session's names admitted right now (visible plus nested-only)."""
@@ -47,22 +47,17 @@ def session_code(services: CodeServices) -> CodeManager:
     """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
 
     def make() -> CodeManager:
-        shell = session_shell(services)  # output, shell, code: closed in reverse order
+        session_shell(services)  # output, shell, code: closed in reverse order
 
         def approval_mode() -> str:
             return services.config().code_mode.approval_mode
 
-        confined = services.read_only()
-        adapters: list[CodeAdapter] = create_adapters(shell, apply_patch=not confined)
-        if confined:
-            adapters.append(ReadOnlyPatchAdapter())
         return CodeManager(
             services.output(),
-            adapters,
+            services.calls(),
             admitted=services.admitted,
             refusal=services.refusal,
             approval_mode=approval_mode,
-            hooks=services.hooks,
             sandbox=services.sandbox(),
         )
 

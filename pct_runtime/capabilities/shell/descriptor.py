@@ -14,9 +14,7 @@ from pct_runtime.capabilities.shell.tools import (
     WRITE_STDIN_SPEC,
     create_shell_tools,
 )
-from pct_runtime.host.names import SHELL_TOOLS
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.invocation import InvocationHooks
 from pct_runtime.output import OutputOwner
 
 T = TypeVar("T")
@@ -27,11 +25,6 @@ SHARED_KEY = "shell"
 
 class ShellServices(Protocol):
     """What the shell binding asks of its session."""
-
-    @property
-    def hooks(self) -> InvocationHooks | None: ...
-
-    def admit(self, name: str, path: str) -> None: ...
 
     def output(self) -> OutputOwner:
         """The session's output owner (recovery files live until the session ends)."""
@@ -80,11 +73,7 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: ShellServices) -> Sequence[Tool]:
-    def admission() -> None:
-        for name in SHELL_TOOLS:
-            services.admit(name, "direct")
-
-    return create_shell_tools(session_shell(services), services.hooks, admission)
+    return create_shell_tools(session_shell(services))
 
 
 DESCRIPTORS: tuple[Descriptor[ShellServices], ...] = (

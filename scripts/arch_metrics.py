@@ -17,6 +17,9 @@ with an AST scan (no import is executed) and prints:
 - the largest module;
 - the call pipeline: the places that call the invocation hooks (`invoke_hooks`, must be 1:
   the pipeline) and that start a journal row (`journal.trace`, `observer.start`);
+- the session context: string-keyed `shared(...)` lookups and `cast(...)` calls in the
+  runtime package and the capabilities' bindings (both 0: typed `Slots` keys instead),
+  and the modules of `pct_runtime.runtime`;
 - the console's model: work-row classes (and the ones screens name), classes keeping a
   collection of approval requests, `isinstance` checks in screens against a runtime-side
   class (a local/remote branch), and `Answer` definitions.
@@ -322,6 +325,12 @@ def call_sites(callees: set[str], defined_in: str) -> list[str]:
     return sorted(found)
 
 
+def _in(site: str, module_names: list[str]) -> bool:
+    """Whether a `file:line` site is in one of `module_names`."""
+    path = site.rsplit(":", 1)[0]
+    return any(modules()[m].relative_to(ROOT).as_posix() == path for m in module_names)
+
+
 def main() -> int:
     mods = modules()
     graph: dict[str, set[str]] = defaultdict(set)
@@ -351,6 +360,22 @@ def main() -> int:
     print(f"Any: {any_count}")
     hooks = call_sites({"invoke_hooks"}, "pct_runtime.invocation")
     print(f"invocation hook call sites: {len(hooks)} ({', '.join(hooks)})")
+    bindings = [
+        m
+        for m in modules()
+        if m.startswith("pct_runtime.runtime.")
+        or m.endswith(".descriptor")
+        or m == "pct_runtime.capabilities.openai.factory"
+    ]
+    shared = [s for s in call_sites({"services.shared", "shared"}, "") if _in(s, bindings)]
+    casts = [s for s in call_sites({"cast", "typing.cast"}, "") if _in(s, bindings)]
+    print(f"session context: shared() lookups {len(shared)}, casts {len(casts)}")
+    for site in (*shared, *casts):
+        print(f"  {site}")
+    runtime_modules = sorted(
+        m.rsplit(".", 1)[-1] for m in modules() if m.startswith("pct_runtime.runtime.")
+    )
+    print(f"pct_runtime.runtime modules: {len(runtime_modules)} ({', '.join(runtime_modules)})")
     traces = call_sites({"journal.trace", "observer.start"}, "pct_runtime.runtime.journaling")
     print(f"journal row starts (a call's gate, a console action): {len(traces)}")
     for site in traces:

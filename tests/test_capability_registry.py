@@ -87,7 +87,7 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/journal/restore.py": {"apply_patch"},
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
-    "pct_runtime/runtime/managers.py": {"shell", "code"},
+    "pct_runtime/runtime/context.py": {"shell", "code"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
     # ... and the workspace locks' folder every call's context carries (apply_patch's commit
     # and undo take turns under it).
@@ -148,6 +148,5 @@ def test_status_refusals_and_config_screens_name_no_capability() -> None:
     assert "pct_runtime/runtime/apply.py" not in naming
     assert "pct_runtime/runtime/inputs.py" not in naming
     assert "pct_runtime/runtime/payload.py" not in naming
-    assert "pct_runtime/runtime/port.py" not in naming
     assert "pct_runtime/cli_commands/status_cmd.py" not in naming
     assert "pct_tui/drafts.py" not in naming

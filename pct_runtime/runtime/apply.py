@@ -26,11 +26,11 @@ import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from pct_runtime.capabilities.context import Slots
 from pct_runtime.capabilities.registry import descriptors
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.registry import BY_KEY, released
-from pct_runtime.runtime.services import SessionServices
 
 _log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def transition_of(plan: ProjectionPlan, config: ToolkitConfig | None) -> Transit
 
 async def apply_cleanups(
     transition: Transition,
-    services: SessionServices,
+    slots: Slots,
     *,
     pending: Callable[[bool], None],
 ) -> list[Exception]:
@@ -86,7 +86,7 @@ async def apply_cleanups(
             continue
         kept = descriptor.key not in transition.released
         try:
-            confirmed = await cleanup.run(services, kept, settings.get(descriptor.key))
+            confirmed = await cleanup.run(slots, kept, settings.get(descriptor.key))
         except Exception as exc:
             _log.warning("%s cleanup did not confirm: %s", BY_KEY[descriptor.key].title, exc)
             if cleanup.reports_pending:

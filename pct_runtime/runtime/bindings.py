@@ -2,24 +2,19 @@
 
 A binding names the tools a capability provides (its registry row's, so the two cannot
 drift) and builds them for one session through the capability's descriptor
-(`capabilities/registry.py`) over that session's `SessionPort`. Whether a tool is active
+(`capabilities/registry.py`) from that session's `SessionContext`. Whether a tool is active
 is decided by the decision layer; bindings never decide it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from pct_runtime.capabilities.base import Tool
+from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.capabilities.descriptor import Descriptor
 from pct_runtime.capabilities.registry import descriptors
 from pct_runtime.decide.registry import BY_KEY
-from pct_runtime.runtime.port import SessionPort
-from pct_runtime.runtime.services import CapabilityBinding, SessionServices
-
-if TYPE_CHECKING:
-    from pct_runtime.capabilities.registry import CapabilityServices
+from pct_runtime.runtime.context import CapabilityBinding, SessionContext
 
 
 def default_bindings() -> list[CapabilityBinding]:
@@ -31,8 +26,8 @@ def default_bindings() -> list[CapabilityBinding]:
     return [_binding(descriptor) for descriptor in descriptors()]
 
 
-def _binding(descriptor: Descriptor[CapabilityServices]) -> CapabilityBinding:
-    def build(services: SessionServices) -> Sequence[Tool]:
-        return descriptor.bind(SessionPort(services))
+def _binding(descriptor: Descriptor) -> CapabilityBinding:
+    def build(context: SessionContext) -> Sequence[Tool | CallableTool]:
+        return descriptor.bind(context)
 
     return CapabilityBinding(descriptor.key, BY_KEY[descriptor.key].tools, build)

@@ -3,7 +3,7 @@
 Only an agent that embeds the runtime can let it edit provider requests, so these hooks
 act only in `embedded` sessions (an `mcp` session gets its payload back unchanged and
 `before_compact` answers None, "compact natively"). Each descriptor with a `payload`
-hook gets the session's port and its committed active decisions (key → effective
+hook gets the session's context and its committed active decisions (key → effective
 backend) as plain facts; what it does with them is its own (native Web Search and
 Remote Compaction live in the OpenAI seam).
 """
@@ -16,8 +16,7 @@ from pct_runtime.capabilities.descriptor import ActiveDecisions
 from pct_runtime.capabilities.registry import descriptors
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.session import SessionKind
-from pct_runtime.runtime.port import SessionPort
-from pct_runtime.runtime.services import SessionServices
+from pct_runtime.runtime.context import SessionContext
 
 
 class PayloadSession(Protocol):
@@ -30,7 +29,7 @@ class PayloadSession(Protocol):
     @property
     def plan(self) -> ProjectionPlan | None: ...
     @property
-    def services(self) -> SessionServices: ...
+    def context(self) -> SessionContext: ...
 
 
 def _active(session: PayloadSession) -> ActiveDecisions:
@@ -50,12 +49,11 @@ async def before_provider_request(
     """Every descriptor's request hook in binding order; never mutates `payload`."""
     if session.kind != "embedded" or session.closed:
         return payload
-    port = SessionPort(session.services)
     active = _active(session)
     for descriptor in descriptors():
         if descriptor.payload is not None:
             payload = await descriptor.payload.before_provider_request(
-                port, payload, active, newest_compaction_details
+                session.context, payload, active, newest_compaction_details
             )
     return payload
 
@@ -65,10 +63,9 @@ async def before_compact(session: PayloadSession, preparation: object) -> object
     None (compact natively)."""
     if session.kind != "embedded" or session.closed:
         return None
-    port = SessionPort(session.services)
     for descriptor in descriptors():
         if descriptor.payload is not None:
-            result = await descriptor.payload.before_compact(port, preparation)
+            result = await descriptor.payload.before_compact(session.context, preparation)
             if result is not None:
                 return result
     return None

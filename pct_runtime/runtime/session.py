@@ -36,6 +36,7 @@ from pct_runtime.capabilities.base import (
     ToolSpec,
     as_tool,
 )
+from pct_runtime.capabilities.context import Slots
 from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
@@ -45,9 +46,9 @@ from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.calls import CallPipeline
+from pct_runtime.runtime.context import SessionContext
 from pct_runtime.runtime.contracts import RuntimeHost
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
-from pct_runtime.runtime.services import SessionServices
 from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
@@ -98,32 +99,17 @@ class RuntimeSession:
         #: wins a direct name is never reached from a cell).
         self._own_tools: dict[str, Tool] = {}
         self.pipeline = CallPipeline(self._tools, hooks=runtime.hooks, nested=self._own_tools)
-        self.services = SessionServices(
-            session_id=self.id,
-            cwd=cwd,
-            ui=self.ui,
-            calls=self.pipeline,
-            agent_dir=runtime.agent_dir,
-            plan=lambda: self.plan,
-            plan_now=lambda: None if self.closed else self.plan_now(),
-            describe=self._describe,
-            discovered=self.host.discovered,
-            resync=self.sync,
-            hooks=runtime.hooks,
-            admitted=lambda: (*self.projection.visible, *self.projection.nested_only),
-            config=lambda: runtime.config,
-            model=lambda: self.host.model,
-            models=lambda: runtime.models,
+        self.slots = Slots(
             on_built=lambda key: runtime.events.publish(
                 RUNTIME_EVENTS_CHANNEL, {"type": "service-built", "session": self.id, "key": key}
-            ),
-            debug=runtime.debug,
-            sandbox_settings=runtime.sandbox,
+            )
         )
+        #: What the session's capabilities see of it (their bindings are built from it).
+        self.context = SessionContext(self, runtime, self.pipeline, self.slots)
         self._foreign = frozenset(tool.spec.name for tool in runtime.extra_tools)
         for binding in runtime.bindings:
             try:
-                built = binding.build(self.services)
+                built = binding.build(self.context)
             except Exception:
                 _log.exception("capability %s failed to build; it stays off", binding.capability)
                 continue
@@ -146,7 +132,6 @@ class RuntimeSession:
     def set_fallback_ui(self, ui: UIPort | None) -> None:
         """Replace the session's own UI port (e.g. once an MCP client declared elicitation)."""
         self.ui = RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
-        self.services.ui = self.ui
         # Viewers learn the client's name and version from the port (stdio: first request).
         self.runtime.events.publish(
             RUNTIME_EVENTS_CHANNEL,
@@ -194,7 +179,7 @@ class RuntimeSession:
             for attempt in range(MAX_APPLY_PASSES):
                 transition = transition_of(plan, runtime.config)
                 self.denied_starts = transition.denied_starts  # before any await
-                failures = await apply_cleanups(transition, self.services, pending=cleanup_pending)
+                failures = await apply_cleanups(transition, self.slots, pending=cleanup_pending)
                 if failures:
                     sync.reject(ticket)
                     return False
@@ -302,7 +287,17 @@ class RuntimeSession:
         """Specs of the visible tools, in projection order."""
         return [self._tools[name].spec for name in self.projection.visible]
 
-    def _describe(self, name: str) -> str | None:
+    @property
+    def discovered(self) -> set[str]:
+        """Deferred names `find_tools` loaded in this session (never persisted)."""
+        return self.host.discovered
+
+    def admitted(self) -> tuple[str, ...]:
+        """The names admitted right now (visible plus nested-only)."""
+        return (*self.projection.visible, *self.projection.nested_only)
+
+    def describe(self, name: str) -> str | None:
+        """The description of one of the session's own tools; None without such a tool."""
         tool = self._tools.get(name)
         return tool.spec.description if tool is not None else None
 
@@ -393,7 +388,7 @@ class RuntimeSession:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-        errors = await self.services.aclose()
+        errors = await self.context.aclose()
         self._listeners.clear()
         self.runtime.events.publish(
             RUNTIME_EVENTS_CHANNEL,

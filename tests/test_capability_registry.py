@@ -143,10 +143,8 @@ def test_status_refusals_and_config_screens_name_no_capability() -> None:
     assert set(naming[REGISTRY]) == set(_metrics().CAPABILITIES)
     assert set(naming[CONFIG_REGISTRY]) == set(_metrics().CAPABILITIES)
     assert "pct_runtime/capabilities/discovery/catalog.py" not in naming
-    assert "pct_runtime/runtime/bindings.py" not in naming
+    assert "pct_runtime/runtime/descriptors.py" not in naming
     # Sync cleanups, host facts and payload hooks iterate the descriptors' hooks.
-    assert "pct_runtime/runtime/apply.py" not in naming
     assert "pct_runtime/runtime/inputs.py" not in naming
-    assert "pct_runtime/runtime/payload.py" not in naming
     assert "pct_runtime/cli_commands/status_cmd.py" not in naming
     assert "pct_tui/drafts.py" not in naming

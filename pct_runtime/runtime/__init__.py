@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pct_runtime.invocation import InvocationHooks
-    from pct_runtime.runtime.bindings import default_bindings
     from pct_runtime.runtime.context import CapabilityBinding, SessionContext
     from pct_runtime.runtime.core import (
         EMBEDDER_OWNER,
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
         UnknownModelError,
         native_names,
     )
+    from pct_runtime.runtime.descriptors import default_bindings
     from pct_runtime.runtime.projection import ModelRef, Projection
     from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
 
@@ -39,7 +39,7 @@ _HOME: dict[str, str] = {
     "RuntimeSession": "pct_runtime.runtime.session",
     "SessionContext": "pct_runtime.runtime.context",
     "UnknownModelError": "pct_runtime.runtime.core",
-    "default_bindings": "pct_runtime.runtime.bindings",
+    "default_bindings": "pct_runtime.runtime.descriptors",
     "native_names": "pct_runtime.runtime.core",
 }
 

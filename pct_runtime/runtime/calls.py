@@ -99,7 +99,8 @@ class CallPipeline:
         self, name: str, args: JSONMapping, gate: CallGate, trace: CallObservation | None
     ) -> ToolResult:
         gate.admit(name)
-        tool = (self.nested if gate.path == "nested" else self.tools)[name]
+        table = self.nested if gate.path == "nested" else self.tools
+        tool = table.get(name) or self.tools[name]  # admitted: one of the two has it
         ctx = gate.context(trace)
         with gate.running(name, ctx):
             prepared = await tool.prepare(dict(args), ctx)

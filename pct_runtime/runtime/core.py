@@ -46,8 +46,8 @@ from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
-from pct_runtime.runtime.bindings import default_bindings
 from pct_runtime.runtime.context import CapabilityBinding
+from pct_runtime.runtime.descriptors import default_bindings
 from pct_runtime.runtime.inputs import plan_inputs as host_plan_inputs
 from pct_runtime.runtime.journaling import RuntimeJournal
 from pct_runtime.runtime.projection import ModelRef, Projection

@@ -1,7 +1,7 @@
 """`RuntimeSession`: one agent conversation — its model, projection, tools and running work.
 
 A sync plans the projection with the decision layer (`plan_projection`), applies it —
-start fence, then owned-resource cleanups (`runtime.apply`) — and commits it through the
+start fence, then owned-resource cleanups (`runtime.descriptors`) — and commits it through the
 runtime's `ProjectionSync` (newest sync wins; diagnostics are published on commit). A
 failed cleanup rejects the sync: the previous projection stays, status shows `Apply
 error:`, and the next reload or model change retries. A call is admitted against the
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-import pct_runtime.runtime.payload as payload_hooks
+import pct_runtime.runtime.descriptors as payload_hooks
 from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 from pct_runtime.capabilities.base import (
     Approval,
@@ -44,10 +44,10 @@ from pct_runtime.host.session import HostSession, SessionKind
 from pct_runtime.host.ui import Answering, UIPort
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
-from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.calls import CallPipeline
 from pct_runtime.runtime.context import SessionContext
 from pct_runtime.runtime.contracts import RuntimeHost
+from pct_runtime.runtime.descriptors import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
 from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines

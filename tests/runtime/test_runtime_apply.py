@@ -459,7 +459,7 @@ async def test_computer_use_client_resets_on_mode_change_and_disable_not_on_relo
 async def test_the_start_fence_follows_the_routes(
     tmp_path: Path, config: dict[str, Any], model: str, denied: set[str]
 ) -> None:
-    from pct_runtime.runtime.apply import transition_of
+    from pct_runtime.runtime.descriptors import transition_of
 
     agent = tmp_path / "agent"
     (agent / "extensions").mkdir(parents=True)

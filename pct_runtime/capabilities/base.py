@@ -150,7 +150,7 @@ class Approval:
     diffs: Callable[[], Sequence[AskedDiff]] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Prepared:
     """A validated call, nothing changed yet.
 
@@ -192,10 +192,12 @@ class SimpleTool:
     The subclass provides `spec` too."""
 
     async def prepare(self, args: JSONMapping, ctx: CallContext) -> Prepared:
-        return Prepared(dict(args))
+        return Prepared(args)  # the pipeline hands each call its own copy
 
     async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
         args = prepared.args
+        if isinstance(args, dict):  # what the pipeline hands `prepare`
+            return await self(args, ctx)
         return await self(args if isinstance(args, Mapping) else {}, ctx)
 
     async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:

@@ -17,7 +17,8 @@ import contextlib
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
@@ -94,6 +95,8 @@ class RuntimeSession:
         self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[object]] = set()
         self._calls: set[asyncio.Task[object]] = set()
+        #: Where apply_patch's workspace locks live (`CallContext.patch_locks`).
+        self.patch_locks = locks_dir(runtime.agent_dir)
         self._tools: dict[str, Tool] = {}
         #: The Toolkit's own tools, which a Code Mode cell reaches (a foreign tool that
         #: wins a direct name is never reached from a cell).
@@ -436,7 +439,7 @@ class _DirectGate:
             progress=self.progress,
             cell_id=self.cell_id,
             patch_witness=trace.patch_witness if trace is not None else None,
-            patch_locks=locks_dir(session.runtime.agent_dir),
+            patch_locks=session.patch_locks,
             observer=trace.nested() if isinstance(trace, CallTrace) else None,
         )
 
@@ -446,54 +449,12 @@ class _DirectGate:
     def recheck(self, name: str) -> None:
         self.session._admit(name, self.path)
 
-    @contextlib.contextmanager
-    def running(self, name: str, ctx: CallContext) -> Iterator[None]:
-        """The call's task is the session's until it ends (close cancels it), and viewers
-        see it start and finish."""
-        session = self.session
-        call_id = ctx.tool_call_id
-        task = asyncio.current_task()
-        if task is not None:
-            session._calls.add(task)
-        events = session.runtime.events
-        events.publish(
-            RUNTIME_EVENTS_CHANNEL,
-            {
-                "type": "call-started",
-                "session": session.id,
-                "tool": name,
-                "path": self.path,
-                "call": call_id,
-            },
-        )
-        outcome = "error"
-        try:
-            yield
-            outcome = "ok"
-        except asyncio.CancelledError:
-            outcome = "cancelled"
-            raise
-        finally:
-            if task is not None:
-                session._calls.discard(task)
-            events.publish(
-                RUNTIME_EVENTS_CHANNEL,
-                {
-                    "type": "call-finished",
-                    "session": session.id,
-                    "tool": name,
-                    "call": call_id,
-                    "outcome": outcome,
-                },
-            )
+    def running(self, name: str, ctx: CallContext) -> _Running:
+        return _Running(self.session, self.path, name, ctx.tool_call_id)
 
-    @contextlib.asynccontextmanager
-    async def hold(self, tool: Tool, prepared: Prepared) -> AsyncIterator[None]:
-        if tool.spec.sequential:
-            async with self.session._sequential:
-                yield
-        else:
-            yield
+    def hold(self, tool: Tool, prepared: Prepared) -> AbstractAsyncContextManager[object]:
+        """A sequential tool waits for the session's other sequential calls."""
+        return self.session._sequential if tool.spec.sequential else _NO_HOLD
 
     def asks(self, name: str, approval: Approval) -> bool:
         return True  # whatever a tool's prepare says must be approved is asked
@@ -515,3 +476,55 @@ class _DirectGate:
 
     def settled(self) -> None:
         return None
+
+
+_NO_HOLD: AbstractAsyncContextManager[object] = contextlib.nullcontext()
+
+
+class _Running:
+    """A direct call's task is the session's until it ends (close cancels it), and viewers
+    see it start and finish (`call-started`, `call-finished`)."""
+
+    def __init__(self, session: RuntimeSession, path: str, name: str, call_id: str) -> None:
+        self._session = session
+        self._path = path
+        self._name = name
+        self._call_id = call_id
+        self._task: asyncio.Task[object] | None = None
+
+    def __enter__(self) -> None:
+        session = self._session
+        self._task = task = asyncio.current_task()
+        if task is not None:
+            session._calls.add(task)
+        session.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "call-started",
+                "session": session.id,
+                "tool": self._name,
+                "path": self._path,
+                "call": self._call_id,
+            },
+        )
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        session = self._session
+        if self._task is not None:
+            session._calls.discard(self._task)
+        if kind is None:
+            outcome = "ok"
+        elif issubclass(kind, asyncio.CancelledError):
+            outcome = "cancelled"
+        else:
+            outcome = "error"
+        session.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "call-finished",
+                "session": session.id,
+                "tool": self._name,
+                "call": self._call_id,
+                "outcome": outcome,
+            },
+        )

@@ -117,7 +117,7 @@ class NestedDispatcher:
             f"tools.{name} is {when} admitted in this session ({cause}); nothing ran.",
         )
 
-    def _undispatchable(self, cell: Cell, name: str) -> ToolError:
+    def undispatchable(self, cell: Cell, name: str) -> ToolError:
         """The refusal for a call to a name that is not declared or not admitted.
 
         Declared but not admitted, and neither declared nor admitted, both name the
@@ -295,7 +295,7 @@ class NestedGate:
 
     def admit(self, name: str) -> None:
         if name not in self.cell.declared or name not in self.dispatcher.calls.nested_names():
-            raise self.dispatcher._undispatchable(self.cell, name)
+            raise self.dispatcher.undispatchable(self.cell, name)
         self.dispatcher.recheck(self.cell, name, passed=False)
 
     def recheck(self, name: str) -> None:

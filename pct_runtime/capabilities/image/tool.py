@@ -12,7 +12,14 @@ from pathlib import Path
 
 import httpx
 
-from pct_runtime.capabilities.base import CallContext, ImagePart, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    ImagePart,
+    SimpleTool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from pct_runtime.capabilities.image.generate import (
     QUALITIES,
     ImageGenerationError,
@@ -89,7 +96,7 @@ def _validated(args: JSONMapping) -> tuple[str, str | None, str | None]:
     return prompt, size, quality
 
 
-class OpenAIImageTool:
+class OpenAIImageTool(SimpleTool):
     """`resolve_route` returns the selected image route with a fresh credential or raises
     `RouteUnavailable`; `model_has_vision` says whether the calling model can see images
     (None = unknown, e.g. over MCP)."""

@@ -58,6 +58,9 @@ from pct_tui.screens.status import StatusScreen
 from pct_tui.serving import AttachInfo, EmbeddedServing, build_runtime, preload
 from pct_tui.watcher import watch_config
 
+#: Header cells that are not its title: the icon on the left, the same room kept right.
+HEADER_MARGIN = 16
+
 
 class PctApp(App[None]):
     """The console.
@@ -123,9 +126,10 @@ class PctApp(App[None]):
             agent_dir = Path(path).parent.parent
         self.runtime = build_runtime(agent_dir=agent_dir, model=model, cwd=cwd, sandbox=sandbox)
         # The header always names the sandbox, so full access is never invisible.
-        self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
-        if monitor:
-            self.title = f"{self.TITLE} · monitor (read-only)"
+        self._where = (
+            "monitor (read-only)" if monitor else f"sandbox: {self.runtime.sandbox.label()}"
+        )
+        self.title = f"{self.TITLE} · {self._where}"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
         self.watch_disk = watch
@@ -395,9 +399,20 @@ class PctApp(App[None]):
     def _count(self, pending: int) -> None:
         # Short: the header also names the sandbox and must fit 80 columns.
         self.sub_title = f"{pending} waiting" if pending else ""
+        self._fit_title()
         for screen in self.screen_stack:  # the open question says "1 of N" as N grows
             if isinstance(screen, ConfirmScreen | WatchScreen):
                 screen.set_pending(pending)
+
+    def on_resize(self) -> None:
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """The product name goes first when the header is too narrow for the sandbox and the
+        waiting count: those two must stay readable."""
+        full = f"{self.TITLE} · {self._where}"
+        shown = f"{full} — {self.sub_title}" if self.sub_title else full
+        self.title = full if len(shown) <= self.size.width - HEADER_MARGIN else self._where
 
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]

@@ -35,6 +35,9 @@ class PctScreen(Screen[None]):
 
     #: The app mode this screen is (for the navigation bar).
     MODE: ClassVar[str] = ""
+    #: Actions that change settings or work: a monitor hides their keys (and refuses them),
+    #: so its footer offers only what it can do.
+    ACTS: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, facade: RuntimeFacade) -> None:
         super().__init__()
@@ -54,6 +57,9 @@ class PctScreen(Screen[None]):
 
     def compose_body(self) -> ComposeResult:
         yield from ()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in self.ACTS and self.facade.read_only)
 
     def on_mount(self) -> None:
         console = self.console

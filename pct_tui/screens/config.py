@@ -24,6 +24,7 @@ from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
 
 CORE_CAPABILITIES = frozenset(CORE_TITLES)
+MONITOR_STATE = "Monitor (read-only): the settings in use, shown and not changed here."
 VALUE_STYLES = {"on": "bold green", "off": "grey62", "Confirm": "cyan", "Always": "bold yellow"}
 EFFECTIVE_STYLES = {
     "active": "bold green",
@@ -51,6 +52,7 @@ class ConfigScreen(PctScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="config-save"),
     ]
+    ACTS = frozenset({"save"})
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="config-body"):
@@ -71,12 +73,16 @@ class ConfigScreen(PctScreen):
         menu = self.query_one("#config-menu", OptionList)
         highlighted = menu.highlighted
         items = self.console.draft.menu()
+        if self.facade.read_only:  # a monitor saves nothing: no Save or Cancel to offer
+            items = [item for item in items if item.key not in ("save", "cancel")]
         menu.set_options([Option(styled_label(item.label), id=item.key) for item in items])
         menu.highlighted = highlighted if highlighted is not None else 0
         option = menu.get_option_at_index(menu.highlighted)
         self._effect(option.id or "")
         draft = self.console.draft
         state = "Draft has unsaved changes." if draft.dirty else "No unsaved changes."
+        if self.facade.read_only:
+            state = MONITOR_STATE
         self.query_one("#config-draft", Static).update(state)
         self.query_one("#config-draft").set_class(draft.dirty, "-dirty")
         self.query_one("#config-title", Label).update(
@@ -117,6 +123,9 @@ class ConfigScreen(PctScreen):
 
     async def activate(self, key: str) -> None:
         draft = self.console.draft
+        if self.facade.read_only and key not in ("rules", *CORE_TITLES):
+            self.show_message(MONITOR_STATE)
+            return
         if draft.toggle(key):
             self.refresh_view()
         elif key == "executor":

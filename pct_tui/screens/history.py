@@ -49,6 +49,11 @@ EMPTY = (
     "No call is journaled yet. Every tool call of an attached agent (and Undo here) is "
     "recorded and listed here, newest first, also after a restart."
 )
+#: A monitor undoes nothing, so its empty list does not offer Undo.
+MONITOR_EMPTY = (
+    "No call is journaled yet. Every tool call of an attached agent is recorded and "
+    "listed here, newest first, also after a restart."
+)
 NO_MATCH = "No call matches the filters. c clears them."
 TITLE = "History: tool calls, newest first"
 #: Shown beside the title while the journal is off, with why (`pct.journal.enabled is
@@ -67,6 +72,7 @@ class HistoryScreen(PctScreen):
         Binding("u", "undo", "Undo", id="history-undo"),
         Binding("escape", "to_table", "Back to list", show=False, id="history-to-list"),
     ]
+    ACTS = frozenset({"undo"})
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -297,7 +303,9 @@ class HistoryScreen(PctScreen):
         record = self.selected()
         if record is None:
             filtered = any(filters(self._query))
-            detail.set_text(NO_MATCH if filtered else EMPTY)
+            detail.set_text(
+                NO_MATCH if filtered else MONITOR_EMPTY if self.facade.read_only else EMPTY
+            )
             return
         text = detail_line(record)
         if self._note is not None and self._note[0] == record.call_id:

@@ -23,6 +23,8 @@ from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 
+MONITOR_NOTICE = "Monitor (read-only): the rules in use, shown and not edited here."
+
 
 class RulesScreen(PctScreen):
     MODE = "rules"
@@ -38,6 +40,7 @@ class RulesScreen(PctScreen):
         Binding("J", "move_rule(1)", "Down", show=False, id="rule-down-j"),
         Binding("ctrl+s", "save", "Save", id="rules-save"),
     ]
+    ACTS = frozenset({"add_rule", "edit_rule", "delete_rule", "move_rule", "save"})
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="rules-body"):
@@ -63,6 +66,8 @@ class RulesScreen(PctScreen):
 
     def on_mount(self) -> None:
         self.console.draft.open_rules()
+        # A monitor edits nothing: no buttons that would only be refused.
+        self.query_one("#rules-buttons").display = not self.facade.read_only
         super().on_mount()
         self.query_one("#rules-list").focus()
 
@@ -79,8 +84,10 @@ class RulesScreen(PctScreen):
         if rules:
             rules_list.highlighted = min(index or 0, len(rules) - 1)
         empty = "No rules: the native baseline (Pi's own tools only)." if not rules else ""
+        # A monitor saves nothing, so the notice of what Save would store is not shown.
+        notice = MONITOR_NOTICE if self.facade.read_only else draft.rules_notice()
         self.query_one("#rules-notice", Static).update(
-            "\n".join(part for part in (draft.rules_notice(), empty) if part)
+            "\n".join(part for part in (notice, empty) if part)
         )
         title = (
             "Execution rules ● modified" if draft.dirty else "Execution rules (first match wins)"

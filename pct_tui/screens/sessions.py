@@ -63,6 +63,7 @@ class SessionsScreen(PctScreen):
         Binding("x", "stop", "Stop", id="work-stop"),
         Binding("T", "end_session", "End session", id="session-end"),
     ]
+    ACTS = frozenset({"stop", "end_session"})
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="sessions-body"):
@@ -120,7 +121,9 @@ class SessionsScreen(PctScreen):
             table.move_cursor(row=row_index, animate=False)
         if not table.row_count:
             self.query_one("#work-detail", FitText).set_text(
-                "No session is attached. Attach an agent (see the status screen)."
+                "No runtime of this agent dir has a session attached."
+                if self.facade.read_only
+                else "No session is attached. Attach an agent (see the status screen)."
             )
         else:
             self._detail()

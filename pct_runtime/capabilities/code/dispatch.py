@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 
 from pct_runtime.capabilities.base import CallContext, ToolError
@@ -74,8 +74,31 @@ class NestedDispatcher:
         self._closed = closed
         self._slots = asyncio.Semaphore(ADAPTER_SLOTS)
         self._patch_lock = asyncio.Lock()
+        #: The cell whose sequential call holds `_patch_lock` (a queued read names it).
+        self._patch_holder: Cell | None = None
 
     # -- admission --------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def _turn(self, cell: Cell, name: str, *, sequential: bool) -> AsyncIterator[None]:
+        """Patch calls run one at a time; one waiting lists itself on its cell meanwhile, so
+        a read says what it waits for instead of only "(no output)"."""
+        if not sequential:
+            yield
+            return
+        waiting = (name, lambda: self._patch_holder)
+        cell.queued.append(waiting)
+        try:
+            async with self._patch_lock:
+                cell.queued.remove(waiting)
+                self._patch_holder = cell
+                try:
+                    yield
+                finally:
+                    self._patch_holder = None
+        finally:
+            if waiting in cell.queued:
+                cell.queued.remove(waiting)
+
     def admitted_now(self) -> set[str]:
         if self._admitted is None:
             return set(self._adapters)
@@ -215,8 +238,8 @@ class NestedDispatcher:
             prepared: PreparedCall = await adapter.prepare(args, nested_ctx)
             session = prepared.session_id
             async with self._slots:
-                lock = self._patch_lock if adapter.sequential else contextlib.nullcontext()
-                async with lock:
+                turn = self._turn(cell, name, sequential=adapter.sequential)
+                async with turn:
                     self._recheck(cell, name)
                     call: InvocationCall = {
                         "tool": name,  # type: ignore[typeddict-item]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diffs, who_text
 from pct_tui.model import ActionResult, StatusPage
+from pct_tui.work import told_exit
 
 if TYPE_CHECKING:
     from pct_runtime.jsontypes import JSONMapping
@@ -283,7 +284,9 @@ class RemoteWork:
 
     @property
     def exit_code(self) -> str:
-        return "—" if self.info.exit_code is None else str(self.info.exit_code)
+        if self.info.kind != "shell":
+            return "—"  # a cell has no exit status: its state says how it ended
+        return told_exit(self.info.exit_code, ended=not self.running)
 
     def recovery_paths(self) -> list[str]:
         return list(self.info.recovery_paths) or ["—"]

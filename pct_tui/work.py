@@ -7,6 +7,7 @@ recovery come straight from it; another runtime's work is `remote.RemoteWork`.
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -61,9 +62,9 @@ class LocalWork:
 
     @property
     def exit_code(self) -> str:
-        if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
-            return str(self.job.returncode)
-        return "—"
+        if self.job is None:
+            return "—"  # a cell has no exit status: its state says how it ended
+        return told_exit(self.job.returncode, ended=self.job.settled.is_set())
 
     def recovery_lines(self) -> list[str]:
         if self.job is not None:
@@ -121,6 +122,21 @@ class LocalWork:
 
 
 VIEW_TAIL_BYTES = 256 * 1024
+
+
+def told_exit(returncode: int | None, *, ended: bool) -> str:
+    """The exit status as the agent's poll said it (`exit_code: 3`, `SIGTERM`, `unknown`);
+    "—" while the job runs."""
+    if not ended:
+        return "—"
+    if returncode is None:
+        return "unknown"
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return str(returncode)
 
 
 def _file_tail(label: str, path: str | None, total: int) -> str:

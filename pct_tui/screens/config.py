@@ -52,7 +52,7 @@ class ConfigScreen(PctScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="config-save"),
     ]
-    ACTS = frozenset({"save"})
+    ACTS: ClassVar[dict[str, str]] = {"save": "save the configuration"}
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="config-body"):

@@ -72,7 +72,7 @@ class HistoryScreen(PctScreen):
         Binding("u", "undo", "Undo", id="history-undo"),
         Binding("escape", "to_table", "Back to list", show=False, id="history-to-list"),
     ]
-    ACTS = frozenset({"undo"})
+    ACTS: ClassVar[dict[str, str]] = {"undo": "undo patches"}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

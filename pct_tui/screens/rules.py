@@ -40,7 +40,9 @@ class RulesScreen(PctScreen):
         Binding("J", "move_rule(1)", "Down", show=False, id="rule-down-j"),
         Binding("ctrl+s", "save", "Save", id="rules-save"),
     ]
-    ACTS = frozenset({"add_rule", "edit_rule", "delete_rule", "move_rule", "save"})
+    ACTS: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("add_rule", "edit_rule", "delete_rule", "move_rule", "save"), "edit the rules"
+    )
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="rules-body"):

@@ -250,18 +250,25 @@ class Console:
 
         row._removers.append(cancel)
 
-    def _journal(self, session_id: str) -> Callable[[str], None]:
-        """How a console stop of the session's work is journaled (`stop`, what)."""
+    def _journal(self, session_id: str, action: str = "stop") -> Callable[[str], None]:
+        """How a console act on the session's work is journaled (`stop`, `type_input`)."""
 
         def record(what: str) -> None:
             session = self.runtime.session(session_id)
             if session is not None:
-                session.record_action("stop", what)
+                session.record_action(action, what)
 
         return record
 
     def _add_job(self, session_id: str, job: ShellJob) -> None:
-        row = LocalWork(session_id, "shell", job.id, job=job, journal=self._journal(session_id))
+        row = LocalWork(
+            session_id,
+            "shell",
+            job.id,
+            job=job,
+            journal=self._journal(session_id),
+            journal_typed=self._journal(session_id, "type_input"),
+        )
         self._add_row(row, job.settled)
 
     def _add_cell(self, session_id: str, cell: CellView) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pct_tui.model import ActionResult
+from pct_tui.model import MAX_TYPED_BYTES, ActionResult
 
 if TYPE_CHECKING:
     from pct_runtime.runtime.managers import CellView, ShellJob
@@ -31,6 +31,8 @@ class LocalWork:
     job: ShellJob | None = None
     cell: CellView | None = None
     journal: Callable[[str], None] = lambda what: None
+    #: Records the person's typing (`type_input`, what): the count, never the bytes.
+    journal_typed: Callable[[str], None] = lambda what: None
     _removers: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -119,6 +121,29 @@ class LocalWork:
             await self.cell.stop(by="console")
         self.journal(f"{'shell job' if self.kind == 'shell' else 'code cell'} {self.id}")
         return ActionResult(True, "stopped")
+
+    @property
+    def takes_input(self) -> bool:
+        job = self.job
+        return (
+            job is not None
+            and self.running
+            and job.stdin_open
+            and not job.stdin_closing
+            and not job.stdin_transport
+        )
+
+    async def type_input(self, text: str) -> ActionResult:
+        data = text.encode("utf-8")
+        if not self.takes_input or self.job is None:
+            return ActionResult(False, f"stdin of {self.id} is closed or not open")
+        if len(data) > MAX_TYPED_BYTES:
+            return ActionResult(False, f"at most {MAX_TYPED_BYTES} UTF-8 bytes at a time")
+        if self.job.type_for_operator(data, by="console") is None:
+            return ActionResult(False, f"stdin of {self.id} is closed or not open")
+        what = f"shell job {self.id}: the operator typed {len(data)} bytes (not recorded)"
+        self.journal_typed(what)
+        return ActionResult(True, f"typed {len(data)} bytes into shell job {self.id}")
 
 
 VIEW_TAIL_BYTES = 256 * 1024

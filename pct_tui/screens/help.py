@@ -24,7 +24,10 @@ Screens (number keys, or click the bar under the title)
                x Stop, T End session; every runtime of the agent dir
                (agents' pct serve too) under its own header
                In the viewer scrolling up pauses following; f or End
-               follows again
+               follows again; i types into a running shell job's
+               stdin (a password prompt): hidden, Enter sends it with
+               a newline, esc cancels; the model and the journal see
+               only how many bytes were typed
   5  Events    runtime events, approvals and answers, diagnostics
   6  History   journaled calls, newest first: / Filter, c Clear,
                Enter opens a call (esc Back), u Undo a patch;
@@ -45,7 +48,8 @@ Approvals
   which runtime, session and client asks. Start pct-tui before the
   agent: a question is never held for a console to connect.
   pct-tui --monitor: questions are shown read-only (esc Hide) and close
-  when answered elsewhere; x, T and ^s are refused
+  when answered elsewhere; keys that change something (x, T, ^s, u,
+  the rule keys, i) are not offered and say why when pressed
 
 Colours: active green · deferred blue · unavailable amber · off grey ·
 errors red. Check boxes show X when on.
@@ -57,6 +61,7 @@ Binding ids (for keymaps):
   session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
   history-to-list call-back call-back-q call-undo watch-hide status-copy
+  output-back output-follow output-type help-close
 """
 
 #: The first lines when this console is `--monitor`.

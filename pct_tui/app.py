@@ -12,13 +12,14 @@ import argparse
 import asyncio
 import contextlib
 import os
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -179,6 +180,13 @@ class PctApp(App[None]):
     @serve_error.setter
     def serve_error(self, value: str | None) -> None:
         self.facade.serve_error = value
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own palette entries but Keys and Screenshot: the Keys panel covers the
+        footer and Help lists every key; a screenshot lands in the working directory unseen."""
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Keys", "Screenshot"):
+                yield command
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -459,6 +467,7 @@ def main() -> None:
         print(f"pct-tui: {refused}", file=sys.stderr)
         raise SystemExit(1)
     check_model_arg(args.model)
+    check_port_arg(args.port, serve=not args.monitor)
     try:
         sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
     except SandboxStartError as exc:
@@ -467,6 +476,21 @@ def main() -> None:
     if warning:
         print(warning, file=sys.stderr)
     PctApp(port=args.port, model=args.model, sandbox=sandbox, monitor=args.monitor).run()
+
+
+def check_port_arg(port: int, *, serve: bool) -> None:
+    """Refuse a `--port` that cannot be bound as `pct serve --http` does (one line, exit 1)
+    before drawing: a console whose endpoint failed would look like a working one."""
+    if not serve or port == 0:
+        return
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind(("127.0.0.1", port))
+    except (OSError, OverflowError) as exc:
+        print(f"pct-tui: cannot serve: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    finally:
+        probe.close()
 
 
 def check_model_arg(model: str | None) -> None:

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 HELP_TEXT = """\
-Pi Codex Toolkit console
+Pi Codex Toolkit console          esc, q or ? closes this page
 
 Screens (number keys, or click the bar under the title)
   1  Status    configured / effective / reason; how to attach an agent;
@@ -37,7 +37,7 @@ Everywhere
   ^p palette   /pct, /pct config, /pct status, /pct reload, the screens
   ^r Reload    every runtime shown re-reads the config file, as
                pct reload; each one's answer is shown
-  ? Help       this page
+  ? Help       this page (esc, q or ? closes it)
   q Quit       also ctrl+c, ctrl+q; an unsaved draft asks
                Save / Discard / Cancel
   ● modified   a Config or Rules title with this mark is not saved

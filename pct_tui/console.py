@@ -112,6 +112,8 @@ class Console:
         self.save_message: str | None = None
         #: `pct-tui --monitor`: the draft may be edited but is never saved.
         self.read_only = False
+        #: Saves and reloads so far: a screen's message about an earlier one is stale.
+        self.config_acts = 0
         self._seq = 0
         self._unsubscribe: list[Callable[[], None]] = []
         #: Per session, the shell and code manager objects this console is subscribed to.
@@ -283,6 +285,7 @@ class Console:
         """
         if self.read_only:
             return SaveOutcome(False, READ_ONLY_SAVE_MESSAGE, "read-only")
+        self.config_acts += 1
         draft = self.draft
         store = self.runtime.store
         try:
@@ -314,6 +317,7 @@ class Console:
 
     async def reload(self) -> str:
         """`/pct reload`: re-read the file, resync sessions; an unedited draft follows."""
+        self.config_acts += 1
         outcome = await self.runtime.reload()
         self.set_disk_changed(False)
         if not self.draft.dirty:

@@ -110,7 +110,8 @@ class ConfigDraft:
     config: ToolkitConfig
     base_revision: str
     raw: JSONObject = field(default_factory=dict)
-    dirty: bool = False
+    #: The config the draft started from: an edit undone by hand leaves nothing unsaved.
+    original: ToolkitConfig | None = None
     migrating: bool = False
     #: `execution` of the config the draft started from (None: a legacy file).
     legacy: bool = False
@@ -121,13 +122,18 @@ class ConfigDraft:
 
     @classmethod
     def start(cls, config: ToolkitConfig, revision: str, raw: JSONObject) -> ConfigDraft:
-        return cls(config, revision, dict(raw), legacy=config.execution is None)
+        return cls(config, revision, dict(raw), original=config, legacy=config.execution is None)
+
+    @property
+    def dirty(self) -> bool:
+        """The draft differs from what it started from (an unedited migration preview is
+        not a difference)."""
+        base = self.preview if self.migrating and self.preview is not None else self.original
+        return base is not None and self.config != base
 
     # -- generic edits -------------------------------------------------------------------
     def _set(self, config: ToolkitConfig) -> None:
-        if config != self.config:
-            self.config = config
-            self.dirty = True
+        self.config = config
 
     def _section(self, name: str, **update: object) -> None:
         section = getattr(self.config, name)

@@ -61,6 +61,11 @@ class PctScreen(Screen[None]):
     def compose_body(self) -> ComposeResult:
         yield from ()
 
+    def message_is_stale(self, shown_at: int) -> bool:
+        """A side-panel message shown at `shown_at` (a count of saves and reloads) speaks
+        of an earlier one once another save or reload happened."""
+        return shown_at != self.console.config_acts
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (action in self.ACTS and self.facade.read_only)
 

@@ -54,6 +54,9 @@ class ConfigScreen(PctScreen):
     ]
     ACTS: ClassVar[dict[str, str]] = {"save": "save the configuration"}
 
+    #: `config_acts` when the side-panel message was shown (None: no message).
+    _message_at: int | None = None
+
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="config-body"):
             with Vertical(id="config-left"):
@@ -63,6 +66,7 @@ class ConfigScreen(PctScreen):
                 yield Static("", id="config-help", markup=False)
                 yield Static("", id="config-effect")
                 yield Static("", id="config-draft", markup=False)
+                yield Static("", id="config-load", markup=False)
                 yield Static("", id="config-message", markup=False)
 
     def on_mount(self) -> None:
@@ -70,6 +74,7 @@ class ConfigScreen(PctScreen):
         self.query_one("#config-menu").focus()
 
     def refresh_view(self) -> None:
+        self._clear_stale_message()
         menu = self.query_one("#config-menu", OptionList)
         highlighted = menu.highlighted
         items = self.console.draft.menu()
@@ -85,6 +90,10 @@ class ConfigScreen(PctScreen):
             state = MONITOR_STATE
         self.query_one("#config-draft", Static).update(state)
         self.query_one("#config-draft").set_class(draft.dirty, "-dirty")
+        # A file that does not load is said here before a save would be refused for it.
+        load = self.query_one("#config-load", Static)
+        load.update(self.facade.load_message if self.facade.load_error else "")
+        load.display = self.facade.load_error
         self.query_one("#config-title", Label).update(
             "Configuration ● modified (ctrl+s saves)" if draft.dirty else "Configuration"
         )
@@ -94,6 +103,13 @@ class ConfigScreen(PctScreen):
         widget = self.query_one("#config-message", Static)
         widget.update(text)
         widget.set_class(error, "-error")
+        self._message_at = self.console.config_acts
+
+    def _clear_stale_message(self) -> None:
+        if self._message_at is not None and self.message_is_stale(self._message_at):
+            self._message_at = None
+            self.show_message("")
+            self._message_at = None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.query_one("#config-help", Static).update(MENU_HELP.get(event.option.id or "", ""))

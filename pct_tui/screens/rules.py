@@ -44,6 +44,9 @@ class RulesScreen(PctScreen):
         ("add_rule", "edit_rule", "delete_rule", "move_rule", "save"), "edit the rules"
     )
 
+    #: `config_acts` when the side-panel message was shown (None: no message).
+    _message_at: int | None = None
+
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="rules-body"):
             with Vertical(id="rules-left"):
@@ -74,6 +77,7 @@ class RulesScreen(PctScreen):
         self.query_one("#rules-list").focus()
 
     def refresh_view(self) -> None:
+        self._clear_stale_message()
         draft = self.console.draft
         if draft.config.execution is None:  # a reset (Cancel, reload) of a legacy draft
             draft.open_rules()
@@ -122,6 +126,13 @@ class RulesScreen(PctScreen):
         widget = self.query_one("#rules-message", Static)
         widget.update(text)
         widget.set_class(error, "-error")
+        self._message_at = self.console.config_acts
+
+    def _clear_stale_message(self) -> None:
+        if self._message_at is not None and self.message_is_stale(self._message_at):
+            self._message_at = None
+            self.show_message("")
+            self._message_at = None
 
     def _index(self) -> int | None:
         rules_list = self.query_one("#rules-list", OptionList)

@@ -92,9 +92,8 @@ class RulesScreen(PctScreen):
         empty = "No rules: the native baseline (Pi's own tools only)." if not rules else ""
         # A monitor saves nothing, so the notice of what Save would store is not shown.
         notice = MONITOR_NOTICE if self.facade.read_only else draft.rules_notice()
-        self.query_one("#rules-notice", Static).update(
-            "\n".join(part for part in (notice, empty) if part)
-        )
+        parts = (notice, empty, *draft.unreachable_notes())
+        self.query_one("#rules-notice", Static).update("\n".join(p for p in parts if p))
         title = (
             "Execution rules ● modified" if draft.dirty else "Execution rules (first match wins)"
         )

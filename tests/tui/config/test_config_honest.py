@@ -65,3 +65,18 @@ async def test_broken_json_is_said_on_the_config_screen(agent_dir: Path) -> None
         path.write_text('{"applyPatch": {"enabled": true}}\n')
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: not app.screen.query_one("#config-load").display, "fixed")
+
+
+async def test_the_rules_screen_warns_of_a_rule_nothing_reaches(agent_dir: Path) -> None:
+    flags = {"patch": True, "shell": False, "code": False}
+    rules = [{"id": "all", "match": "*", **flags}, {"id": "late", "match": "gpt-*", **flags}]
+    write_config(agent_dir, {"execution": {"version": 1, "rules": rules}})
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, discover=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await show(app, pilot, "3", "rules")
+        assert (
+            "Rule 2 (late) is never reached: rule 1 (all, match *) matches every model first."
+        ) in text(app, "#rules-notice")
+        await pilot.press("down", "ctrl+up")  # the specific rule first: both reachable
+        assert "never reached" not in text(app, "#rules-notice")

@@ -73,11 +73,15 @@ class PctScreen(Screen[None]):
         if not self.facade.read_only:
             return
         for binding in self._bindings.key_to_bindings.get(event.key, []):
-            what = self.ACTS.get(binding.action.partition("(")[0])
-            if what is not None:
+            action = binding.action.partition("(")[0]
+            if action in self.ACTS:
                 event.stop()
-                self.notify(f"{READ_ONLY}: it does not {what}.", severity="warning")
+                self.refuse(action)
                 return
+
+    def refuse(self, action: str) -> None:
+        """A monitor's answer to a hidden key: what it does not do."""
+        self.notify(f"{READ_ONLY}: it does not {self.ACTS[action]}.", severity="warning")
 
     def on_mount(self) -> None:
         console = self.console

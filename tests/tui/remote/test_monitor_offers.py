@@ -23,6 +23,7 @@ async def test_monitor_footers_offer_no_refused_keys(agent_dir: Path) -> None:
     app = PctApp(serve=False, watch=False, monitor=True, discover=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await started(app, pilot)
+        assert text(app, "#attach-title") == "Monitor"  # it attaches no agent
         await show(app, pilot, "4", "sessions")
         assert not {"stop", "end_session"} & shown_actions(app)
         assert "view" in shown_actions(app)

@@ -57,10 +57,10 @@ def test_fold_whole_keeps_a_command_in_one_piece() -> None:
 
 
 def test_a_command_is_cut_after_a_space_or_separator_not_inside_a_name() -> None:
-    line = '  export PCT_TOKEN="$(cat /tmp/cons/agent3/pct/token)"'
+    line = '  export PCT_TOKEN="$(cat /opt/pct/agent/pct/token)"'
     folded = fold_whole(line, 31).split("\n")
     assert "".join(folded) == line
-    assert folded == ['  export PCT_TOKEN="$(cat ', '/tmp/cons/agent3/pct/token)"']
+    assert folded == ['  export PCT_TOKEN="$(cat ', '/opt/pct/agent/pct/token)"']
     url = "  pct attach codex --http http://127.0.0.1:39201/mcp"
     pieces = fold_whole(url, 31).split("\n")
     assert "".join(pieces) == url

@@ -94,7 +94,7 @@ class OwnRuntime:
     @property
     def header(self) -> tuple[str, str, str, str]:
         attach = self._attach()
-        endpoint = "none (monitor)" if self.console.read_only else "http"
+        endpoint = "monitor" if self.console.read_only else "http"  # a monitor serves none
         return ("this console", "pct-tui", endpoint, attach.url if attach is not None else "")
 
     @property

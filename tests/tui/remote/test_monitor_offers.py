@@ -27,6 +27,7 @@ async def test_monitor_footers_offer_no_refused_keys(agent_dir: Path) -> None:
         await show(app, pilot, "4", "sessions")
         assert not {"stop", "end_session"} & shown_actions(app)
         assert "view" in shown_actions(app)
+        assert app.facade.runtimes()[0].header[:3] == ("this console", "pct-tui", "monitor")
         assert "No runtime of this agent dir has a session" in text(app, "#work-detail")
         await pilot.press("x")  # refused quietly: nothing to confirm
         await pilot.pause()

@@ -12,13 +12,14 @@ import argparse
 import asyncio
 import contextlib
 import os
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -57,6 +58,9 @@ from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
 from pct_tui.serving import AttachInfo, EmbeddedServing, build_runtime, preload
 from pct_tui.watcher import watch_config
+
+#: Header cells that are not its title: the icon on the left, the same room kept right.
+HEADER_MARGIN = 16
 
 
 class PctApp(App[None]):
@@ -123,9 +127,10 @@ class PctApp(App[None]):
             agent_dir = Path(path).parent.parent
         self.runtime = build_runtime(agent_dir=agent_dir, model=model, cwd=cwd, sandbox=sandbox)
         # The header always names the sandbox, so full access is never invisible.
-        self.title = f"{self.TITLE} · sandbox: {self.runtime.sandbox.label()}"
-        if monitor:
-            self.title = f"{self.TITLE} · monitor (read-only)"
+        self._where = (
+            "monitor (read-only)" if monitor else f"sandbox: {self.runtime.sandbox.label()}"
+        )
+        self.title = f"{self.TITLE} · {self._where}"
         self.config_path = self.runtime.config_path
         self.serving = EmbeddedServing(self.runtime, port=port) if serve else None
         self.watch_disk = watch
@@ -175,6 +180,13 @@ class PctApp(App[None]):
     @serve_error.setter
     def serve_error(self, value: str | None) -> None:
         self.facade.serve_error = value
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own palette entries but Keys and Screenshot: the Keys panel covers the
+        footer and Help lists every key; a screenshot lands in the working directory unseen."""
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Keys", "Screenshot"):
+                yield command
 
     # -- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -395,9 +407,20 @@ class PctApp(App[None]):
     def _count(self, pending: int) -> None:
         # Short: the header also names the sandbox and must fit 80 columns.
         self.sub_title = f"{pending} waiting" if pending else ""
+        self._fit_title()
         for screen in self.screen_stack:  # the open question says "1 of N" as N grows
             if isinstance(screen, ConfirmScreen | WatchScreen):
                 screen.set_pending(pending)
+
+    def on_resize(self) -> None:
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """The product name goes first when the header is too narrow for the sandbox and the
+        waiting count: those two must stay readable."""
+        full = f"{self.TITLE} · {self._where}"
+        shown = f"{full} — {self.sub_title}" if self.sub_title else full
+        self.title = full if len(shown) <= self.size.width - HEADER_MARGIN else self._where
 
     def _notify_from_runtime(self, message: str, level: NotifyLevel) -> None:
         severity = {"info": "information", "warning": "warning", "error": "error"}[level]
@@ -444,6 +467,7 @@ def main() -> None:
         print(f"pct-tui: {refused}", file=sys.stderr)
         raise SystemExit(1)
     check_model_arg(args.model)
+    check_port_arg(args.port, serve=not args.monitor)
     try:
         sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
     except SandboxStartError as exc:
@@ -452,6 +476,21 @@ def main() -> None:
     if warning:
         print(warning, file=sys.stderr)
     PctApp(port=args.port, model=args.model, sandbox=sandbox, monitor=args.monitor).run()
+
+
+def check_port_arg(port: int, *, serve: bool) -> None:
+    """Refuse a `--port` that cannot be bound as `pct serve --http` does (one line, exit 1)
+    before drawing: a console whose endpoint failed would look like a working one."""
+    if not serve or port == 0:
+        return
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.bind(("127.0.0.1", port))
+    except (OSError, OverflowError) as exc:
+        print(f"pct-tui: cannot serve: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    finally:
+        probe.close()
 
 
 def check_model_arg(model: str | None) -> None:

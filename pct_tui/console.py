@@ -112,6 +112,8 @@ class Console:
         self.save_message: str | None = None
         #: `pct-tui --monitor`: the draft may be edited but is never saved.
         self.read_only = False
+        #: Saves and reloads so far: a screen's message about an earlier one is stale.
+        self.config_acts = 0
         self._seq = 0
         self._unsubscribe: list[Callable[[], None]] = []
         #: Per session, the shell and code manager objects this console is subscribed to.
@@ -250,18 +252,25 @@ class Console:
 
         row._removers.append(cancel)
 
-    def _journal(self, session_id: str) -> Callable[[str], None]:
-        """How a console stop of the session's work is journaled (`stop`, what)."""
+    def _journal(self, session_id: str, action: str = "stop") -> Callable[[str], None]:
+        """How a console act on the session's work is journaled (`stop`, `type_input`)."""
 
         def record(what: str) -> None:
             session = self.runtime.session(session_id)
             if session is not None:
-                session.record_action("stop", what)
+                session.record_action(action, what)
 
         return record
 
     def _add_job(self, session_id: str, job: ShellJob) -> None:
-        row = LocalWork(session_id, "shell", job.id, job=job, journal=self._journal(session_id))
+        row = LocalWork(
+            session_id,
+            "shell",
+            job.id,
+            job=job,
+            journal=self._journal(session_id),
+            journal_typed=self._journal(session_id, "type_input"),
+        )
         self._add_row(row, job.settled)
 
     def _add_cell(self, session_id: str, cell: CellView) -> None:
@@ -276,6 +285,7 @@ class Console:
         """
         if self.read_only:
             return SaveOutcome(False, READ_ONLY_SAVE_MESSAGE, "read-only")
+        self.config_acts += 1
         draft = self.draft
         store = self.runtime.store
         try:
@@ -307,6 +317,7 @@ class Console:
 
     async def reload(self) -> str:
         """`/pct reload`: re-read the file, resync sessions; an unedited draft follows."""
+        self.config_acts += 1
         outcome = await self.runtime.reload()
         self.set_disk_changed(False)
         if not self.draft.dirty:

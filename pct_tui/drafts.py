@@ -110,7 +110,8 @@ class ConfigDraft:
     config: ToolkitConfig
     base_revision: str
     raw: JSONObject = field(default_factory=dict)
-    dirty: bool = False
+    #: The config the draft started from: an edit undone by hand leaves nothing unsaved.
+    original: ToolkitConfig | None = None
     migrating: bool = False
     #: `execution` of the config the draft started from (None: a legacy file).
     legacy: bool = False
@@ -121,13 +122,18 @@ class ConfigDraft:
 
     @classmethod
     def start(cls, config: ToolkitConfig, revision: str, raw: JSONObject) -> ConfigDraft:
-        return cls(config, revision, dict(raw), legacy=config.execution is None)
+        return cls(config, revision, dict(raw), original=config, legacy=config.execution is None)
+
+    @property
+    def dirty(self) -> bool:
+        """The draft differs from what it started from (an unedited migration preview is
+        not a difference)."""
+        base = self.preview if self.migrating and self.preview is not None else self.original
+        return base is not None and self.config != base
 
     # -- generic edits -------------------------------------------------------------------
     def _set(self, config: ToolkitConfig) -> None:
-        if config != self.config:
-            self.config = config
-            self.dirty = True
+        self.config = config
 
     def _section(self, name: str, **update: object) -> None:
         section = getattr(self.config, name)
@@ -327,12 +333,38 @@ class ConfigDraft:
         self._set_rules(rules)
         return target
 
+    def unreachable_notes(self) -> list[str]:
+        """A warning for each rule no model can reach: a catch-all before it matches first."""
+        notes: list[str] = []
+        for index, rule in enumerate(self.rules):
+            ahead = shadowing_rule(self.rules[:index], rule.match)
+            if ahead is not None:
+                first = self.rules.index(ahead)
+                notes.append(
+                    f"Rule {index + 1} ({rule.id}) is never reached: rule {first + 1} "
+                    f"({ahead.id}, match {ahead.match}) matches every model first."
+                )
+        return notes
+
     def matching_rule(self, model_id: str | None, provider: str | None) -> ExecutionRule | None:
         return first_matching_rule(self.rules, model_id, provider)
 
     def for_save(self) -> ToolkitConfig:
         """The config a save writes (the rules, once present, replace the legacy switches)."""
         return self.config
+
+
+def shadowing_rule(earlier: Sequence[ExecutionRule], match: str) -> ExecutionRule | None:
+    """The first of `earlier` that matches every model `match` could (a catch-all: `*`,
+    or `*/*` before a `provider/model` pattern), or None."""
+    for rule in earlier:
+        if set(rule.match) <= {"*"}:
+            return rule
+        provider, slash, model = rule.match.partition("/")
+        stars = bool(provider and model) and set(provider + model) <= {"*"}
+        if slash and stars and "/" in match:
+            return rule
+    return None
 
 
 def _next(options: Sequence[str], current: str) -> str:

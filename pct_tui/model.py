@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pct_runtime.serve.live_protocol import ActionResult
+from pct_runtime.serve.live_protocol import MAX_TYPED_BYTES, ActionResult
 
-__all__ = ["ActionResult", "RuntimeView", "SessionView", "StatusPage", "Work"]
+__all__ = ["MAX_TYPED_BYTES", "ActionResult", "RuntimeView", "SessionView", "StatusPage", "Work"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,16 @@ class Work(Protocol):
 
     async def stop(self) -> ActionResult:
         """Stop it for the person at this console (journaled where it runs)."""
+        ...
+
+    @property
+    def takes_input(self) -> bool:
+        """A running shell job whose stdin is open: the viewer lets the person type."""
+        ...
+
+    async def type_input(self, text: str) -> ActionResult:
+        """Type `text` into its stdin for the person at this console (a password prompt):
+        the model's next read and the journal get only how many bytes."""
         ...
 
 

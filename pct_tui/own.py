@@ -58,7 +58,10 @@ class OwnSession:
 
     @property
     def detail(self) -> str:
-        return f"Session {self.id}: Enter on a job or cell opens its output."
+        return (
+            f"Session {self.id} of this console ({self.session.kind}) · model {self.model}\n"
+            "Enter on a job or cell opens its output."
+        )
 
     def status(self) -> StatusPage:
         if not self.console.ready:
@@ -74,7 +77,6 @@ class OwnRuntime:
 
     line_prefix = ""
     header_key = "runtime:local"
-    about = "This console's own runtime: agents attached to its endpoint."
     where = None
     option = FRESH_OPTION
 
@@ -83,9 +85,16 @@ class OwnRuntime:
         self._attach = attach
 
     @property
+    def about(self) -> str:
+        attach = self._attach()
+        if attach is None:
+            return "This console's own runtime (it serves no MCP endpoint)."
+        return f"This console's own runtime: agents attached to its endpoint {attach.url}"
+
+    @property
     def header(self) -> tuple[str, str, str, str]:
         attach = self._attach()
-        endpoint = "none (monitor)" if self.console.read_only else "http"
+        endpoint = "monitor" if self.console.read_only else "http"  # a monitor serves none
         return ("this console", "pct-tui", endpoint, attach.url if attach is not None else "")
 
     @property

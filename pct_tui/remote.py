@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diffs, who_text
 from pct_tui.model import ActionResult, StatusPage
+from pct_tui.work import told_exit
 
 if TYPE_CHECKING:
     from pct_runtime.jsontypes import JSONMapping
@@ -56,6 +57,7 @@ class RemoteClient(Protocol):
     def updates(self) -> AsyncIterator[Update]: ...
     def follow(self, work_id: str, offset: int = 0) -> AsyncIterator[OutputChunk]: ...
     async def stop(self, work_id: str) -> ActionResult: ...
+    async def type_input(self, work_id: str, data: str) -> ActionResult: ...
     async def end_session(self, session_id: str) -> ActionResult: ...
     async def answer(self, request_id: str, value: Answer) -> ActionResult: ...
     async def aclose(self) -> None: ...
@@ -283,7 +285,9 @@ class RemoteWork:
 
     @property
     def exit_code(self) -> str:
-        return "—" if self.info.exit_code is None else str(self.info.exit_code)
+        if self.info.kind != "shell":
+            return "—"  # a cell has no exit status: its state says how it ended
+        return told_exit(self.info.exit_code, ended=not self.running)
 
     def recovery_paths(self) -> list[str]:
         return list(self.info.recovery_paths) or ["—"]
@@ -334,6 +338,13 @@ class RemoteWork:
 
     async def stop(self) -> ActionResult:
         return await _act(self.runtime, self.runtime.client.stop(self.id))
+
+    @property
+    def takes_input(self) -> bool:
+        return self.info.kind == "shell" and self.running  # its runtime refuses a closed one
+
+    async def type_input(self, text: str) -> ActionResult:
+        return await _act(self.runtime, self.runtime.client.type_input(self.id, text))
 
     def unfollow_all(self) -> None:
         for task in list(self._followers):

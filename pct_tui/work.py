@@ -7,11 +7,12 @@ recovery come straight from it; another runtime's work is `remote.RemoteWork`.
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pct_tui.model import ActionResult
+from pct_tui.model import MAX_TYPED_BYTES, ActionResult
 
 if TYPE_CHECKING:
     from pct_runtime.runtime.context import CellView, ShellJob
@@ -30,6 +31,8 @@ class LocalWork:
     job: ShellJob | None = None
     cell: CellView | None = None
     journal: Callable[[str], None] = lambda what: None
+    #: Records the person's typing (`type_input`, what): the count, never the bytes.
+    journal_typed: Callable[[str], None] = lambda what: None
     _removers: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -61,9 +64,9 @@ class LocalWork:
 
     @property
     def exit_code(self) -> str:
-        if self.job is not None and self.job.leader_exited and self.job.returncode is not None:
-            return str(self.job.returncode)
-        return "—"
+        if self.job is None:
+            return "—"  # a cell has no exit status: its state says how it ended
+        return told_exit(self.job.returncode, ended=self.job.settled.is_set())
 
     def recovery_lines(self) -> list[str]:
         if self.job is not None:
@@ -119,8 +122,46 @@ class LocalWork:
         self.journal(f"{'shell job' if self.kind == 'shell' else 'code cell'} {self.id}")
         return ActionResult(True, "stopped")
 
+    @property
+    def takes_input(self) -> bool:
+        job = self.job
+        return (
+            job is not None
+            and self.running
+            and job.stdin_open
+            and not job.stdin_closing
+            and not job.stdin_transport
+        )
+
+    async def type_input(self, text: str) -> ActionResult:
+        data = text.encode("utf-8")
+        if not self.takes_input or self.job is None:
+            return ActionResult(False, f"stdin of {self.id} is closed or not open")
+        if len(data) > MAX_TYPED_BYTES:
+            return ActionResult(False, f"at most {MAX_TYPED_BYTES} UTF-8 bytes at a time")
+        if self.job.type_for_operator(data, by="console") is None:
+            return ActionResult(False, f"stdin of {self.id} is closed or not open")
+        what = f"shell job {self.id}: the operator typed {len(data)} bytes (not recorded)"
+        self.journal_typed(what)
+        return ActionResult(True, f"typed {len(data)} bytes into shell job {self.id}")
+
 
 VIEW_TAIL_BYTES = 256 * 1024
+
+
+def told_exit(returncode: int | None, *, ended: bool) -> str:
+    """The exit status as the agent's poll said it (`exit_code: 3`, `SIGTERM`, `unknown`);
+    "—" while the job runs."""
+    if not ended:
+        return "—"
+    if returncode is None:
+        return "unknown"
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return str(returncode)
 
 
 def _file_tail(label: str, path: str | None, total: int) -> str:

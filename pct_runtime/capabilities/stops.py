@@ -1,4 +1,5 @@
-"""Who stopped a shell job or a code cell from outside the model's own calls.
+"""Who stopped a shell job or a code cell, or typed into a job's stdin, from outside the
+model's own calls.
 
 A person may stop work from the embedded pct console (pct-tui) or from a console attached
 over live control. The model then reads a terminated job or cell it never stopped; without
@@ -27,3 +28,11 @@ def stopper_line(stopped_by: str, what: str, *, done: bool) -> str:
         f"{head} by the operator from {where}, not by you; do not rerun this {what} "
         "without asking the user"
     )
+
+
+def typed_line(count: int, typed_by: str | None) -> str:
+    """A person typed into the job's stdin from a console (a password prompt): the model
+    learns how many bytes, never which."""
+    where = _WHERE.get(typed_by or "", "a pct console")
+    unit = "byte" if count == 1 else "bytes"
+    return f"stdin: the operator typed {count} {unit} from {where}; they are not shown to you"

@@ -256,6 +256,15 @@ def _restore(record: CallRecord, contents: dict[str, Content]) -> UndoOutcome | 
     return None
 
 
+def _workspace_path(item: PatchFile) -> str:
+    """The file as the patch named it: relative to the working directory it ran in (its
+    anchor's root); the absolute path, without its leading `/`, when outside or unknown."""
+    root = item.anchor.root.rstrip("/") + "/" if item.anchor is not None else None
+    if root is not None and item.path.startswith(root):
+        return item.path[len(root) :]
+    return item.path.lstrip("/")
+
+
 def patch_diff(journal: Journal, record: CallRecord) -> str:
     """A unified diff of every file the call changed, before → after, from the stored blobs."""
     parts: list[str] = []
@@ -264,8 +273,9 @@ def patch_diff(journal: Journal, record: CallRecord) -> str:
     for item in record.patch_files:
         before = _side(journal, item.before)
         after = _side(journal, item.after)
-        old_name = f"a{item.path}" if item.before else "/dev/null"
-        new_name = f"b{item.path}" if item.after else "/dev/null"
+        name = _workspace_path(item)
+        old_name = f"a/{name}" if item.before else "/dev/null"
+        new_name = f"b/{name}" if item.after else "/dev/null"
         if before is None or after is None:
             parts.append(f"--- {old_name}\n+++ {new_name}\n(content no longer stored)\n")
             continue

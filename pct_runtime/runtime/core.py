@@ -303,13 +303,19 @@ class Runtime:
         return read
 
     async def reload(self) -> ReloadOutcome:
-        """Re-read the config file and resync every session (spec `/pct reload`).
+        """Re-read the config file (and Pi's settings.json default model, unless one was
+        given) and resync every session (spec `/pct reload`).
 
         Never writes the file. On a read failure the last known good config (or the
         all-off defaults) stays in force and the message says which. Sessions keep their
         running work either way.
         """
         message, ok = await asyncio.to_thread(reload_store, self._store)
+        if self._requested_model is None:
+            # Pi's settings.json may name another default model since the start; new
+            # sessions get it (open ones keep theirs).
+            settings = await asyncio.to_thread(load_settings, self.agent_dir, self.cwd)
+            self.default_model = self.models.default_model(settings)
         self._take(self._store.current())
         await self.journal.refresh()
         for session in list(self._sessions.values()):

@@ -31,6 +31,7 @@ from pct_runtime.serve.live_protocol import (
     PROTOCOL_VERSION,
     REPLY,
     STOP,
+    TYPE_INPUT,
     UNFOLLOW,
     ActionResult,
     ApprovalClosed,
@@ -250,6 +251,10 @@ class LiveClient:
 
     async def end_session(self, session_id: str) -> ActionResult:
         return await self._request({"type": END_SESSION, "session_id": session_id})
+
+    async def type_input(self, work_id: str, data: str) -> ActionResult:
+        """Type `data` into a shell job's stdin for the person at this console."""
+        return await self._request({"type": TYPE_INPUT, "work_id": work_id, "data": data})
 
     async def answer(self, request_id: str, value: bool | str | None) -> ActionResult:
         return await self._request({"type": ANSWER, "request_id": request_id, "value": value})

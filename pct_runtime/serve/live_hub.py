@@ -33,10 +33,12 @@ from pct_runtime.serve.live_output import CellView, ShellJob, TrackedWork, WorkL
 from pct_runtime.serve.live_protocol import (
     ANSWER,
     END_SESSION,
+    MAX_TYPED_BYTES,
     PROTOCOL_VERSION,
     READ_ONLY_MESSAGE,
     ROLES,
     STOP,
+    TYPE_INPUT,
     ActionResult,
     ApprovalClosed,
     ApprovalInfo,
@@ -382,6 +384,8 @@ class LiveHub:
             return await self._stop(message.get("work_id"), connection)
         if kind == END_SESSION:
             return await self._end_session(message.get("session_id"), connection)
+        if kind == TYPE_INPUT:
+            return self._type_input(message.get("work_id"), message.get("data"), connection)
         if kind == ANSWER:
             request_id = message.get("request_id")
             if not isinstance(request_id, str):
@@ -413,6 +417,35 @@ class LiveHub:
         if session is not None:  # the journal, as for the embedded console's stop
             session.record_action(
                 "stop", f"{what} {work.id}", result=result.message, origin=_origin(connection)
+            )
+        return result
+
+    def _type_input(
+        self, work_id: object, data: object, connection: LiveConnection
+    ) -> ActionResult:
+        """A person typed into a shell job's stdin (a password prompt). Neither the event
+        log nor the journal gets the bytes, only how many; the model's next read says so."""
+        work = self.work.get(work_id) if isinstance(work_id, str) else None
+        if work is None:
+            return ActionResult(False, f"unknown work {work_id}; take ids from the snapshot")
+        if not isinstance(data, str) or not data:
+            return ActionResult(False, "type_input needs data (a non-empty string)")
+        raw = data.encode("utf-8")
+        if len(raw) > MAX_TYPED_BYTES:
+            return ActionResult(False, f"type_input takes at most {MAX_TYPED_BYTES} UTF-8 bytes")
+        if work.kind != "shell":
+            return ActionResult(False, f"{work.id} is a code cell; only a shell job has stdin")
+        if not work.type_input(raw):
+            return ActionResult(False, f"stdin of shell job {work.id} is closed or not open")
+        result = ActionResult(True, f"typed {len(raw)} bytes into shell job {work.id}")
+        self.note("live", f"{len(raw)} bytes typed into shell job {work.id} by a console")
+        session = self.runtime.session(work.session_id)
+        if session is not None:
+            session.record_action(
+                "type_input",
+                f"shell job {work.id}: the operator typed {len(raw)} bytes (not recorded)",
+                result=result.message,
+                origin=_origin(connection),
             )
         return result
 

@@ -58,6 +58,7 @@ class ShellJob(Protocol):
     @property
     def stopping(self) -> bool: ...
     def request_stop(self, *, by: str | None = None) -> asyncio.Task[bool]: ...
+    def type_for_operator(self, data: bytes, *, by: str) -> object | None: ...
 
 
 class CellView(Protocol):
@@ -172,6 +173,13 @@ class TrackedWork:
             return bool(await asyncio.shield(self.job.request_stop(by=LIVE_CONSOLE)))
         assert self.cell is not None
         return await self.cell.stop(by=LIVE_CONSOLE)
+
+    def type_input(self, data: bytes) -> bool:
+        """A person's keystrokes into a shell job's stdin; the model's next read gets only
+        their count. False when it is not a shell job that takes input now."""
+        if self.job is None or not self.running:
+            return False
+        return self.job.type_for_operator(data, by=LIVE_CONSOLE) is not None
 
     def forget(self) -> None:
         """The session ended: the work is gone, and so is its log's source."""

@@ -34,7 +34,10 @@ UNFOLLOW = "unfollow"
 STOP = "stop"
 END_SESSION = "end_session"
 ANSWER = "answer"
-CLIENT_TYPES = (FOLLOW, UNFOLLOW, STOP, END_SESSION, ANSWER)
+TYPE_INPUT = "type_input"
+CLIENT_TYPES = (FOLLOW, UNFOLLOW, STOP, END_SESSION, ANSWER, TYPE_INPUT)
+#: Longest `data` of one `type_input`, in UTF-8 bytes (a password or a short answer).
+MAX_TYPED_BYTES = 4096
 
 #: What a monitor connection's acts are refused with.
 READ_ONLY_MESSAGE = "this console is read-only (--monitor)"

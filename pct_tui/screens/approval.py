@@ -106,7 +106,9 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button("No (n)", variant="error", id="no", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        # A question withdrawn while it opens (its caller cancelled) has no buttons left.
+        for button in self.query("#no").results(Button):
+            button.focus()
         if not self.armed:
             self.set_timer(self.GUARD_SECONDS, self._arm)
 

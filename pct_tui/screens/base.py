@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import Screen
@@ -16,6 +17,7 @@ from textual.widgets import Footer, Header
 
 from pct_tui.console import Console
 from pct_tui.facade import RuntimeFacade
+from pct_tui.remote import READ_ONLY
 from pct_tui.widgets.banner import DiskBanner
 from pct_tui.widgets.navbar import NavBar
 
@@ -35,6 +37,10 @@ class PctScreen(Screen[None]):
 
     #: The app mode this screen is (for the navigation bar).
     MODE: ClassVar[str] = ""
+    #: Actions that change settings or work, each with what a monitor does not do: a
+    #: monitor hides their keys, so its footer offers only what it can do, and says why
+    #: when one is pressed anyway.
+    ACTS: ClassVar[dict[str, str]] = {}
 
     def __init__(self, facade: RuntimeFacade) -> None:
         super().__init__()
@@ -54,6 +60,28 @@ class PctScreen(Screen[None]):
 
     def compose_body(self) -> ComposeResult:
         yield from ()
+
+    def message_is_stale(self, shown_at: int) -> bool:
+        """A side-panel message shown at `shown_at` (a count of saves and reloads) speaks
+        of an earlier one once another save or reload happened."""
+        return shown_at != self.console.config_acts
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in self.ACTS and self.facade.read_only)
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.facade.read_only:
+            return
+        for binding in self._bindings.key_to_bindings.get(event.key, []):
+            action = binding.action.partition("(")[0]
+            if action in self.ACTS:
+                event.stop()
+                self.refuse(action)
+                return
+
+    def refuse(self, action: str) -> None:
+        """A monitor's answer to a hidden key: what it does not do."""
+        self.notify(f"{READ_ONLY}: it does not {self.ACTS[action]}.", severity="warning")
 
     def on_mount(self) -> None:
         console = self.console

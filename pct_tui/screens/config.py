@@ -24,6 +24,7 @@ from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
 
 CORE_CAPABILITIES = frozenset(CORE_TITLES)
+MONITOR_STATE = "Monitor (read-only): the settings in use, shown and not changed here."
 VALUE_STYLES = {"on": "bold green", "off": "grey62", "Confirm": "cyan", "Always": "bold yellow"}
 EFFECTIVE_STYLES = {
     "active": "bold green",
@@ -51,6 +52,10 @@ class ConfigScreen(PctScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Save", id="config-save"),
     ]
+    ACTS: ClassVar[dict[str, str]] = {"save": "save the configuration"}
+
+    #: `config_acts` when the side-panel message was shown (None: no message).
+    _message_at: int | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="config-body"):
@@ -61,6 +66,7 @@ class ConfigScreen(PctScreen):
                 yield Static("", id="config-help", markup=False)
                 yield Static("", id="config-effect")
                 yield Static("", id="config-draft", markup=False)
+                yield Static("", id="config-load", markup=False)
                 yield Static("", id="config-message", markup=False)
 
     def on_mount(self) -> None:
@@ -68,17 +74,26 @@ class ConfigScreen(PctScreen):
         self.query_one("#config-menu").focus()
 
     def refresh_view(self) -> None:
+        self._clear_stale_message()
         menu = self.query_one("#config-menu", OptionList)
         highlighted = menu.highlighted
         items = self.console.draft.menu()
+        if self.facade.read_only:  # a monitor saves nothing: no Save or Cancel to offer
+            items = [item for item in items if item.key not in ("save", "cancel")]
         menu.set_options([Option(styled_label(item.label), id=item.key) for item in items])
         menu.highlighted = highlighted if highlighted is not None else 0
         option = menu.get_option_at_index(menu.highlighted)
         self._effect(option.id or "")
         draft = self.console.draft
         state = "Draft has unsaved changes." if draft.dirty else "No unsaved changes."
+        if self.facade.read_only:
+            state = MONITOR_STATE
         self.query_one("#config-draft", Static).update(state)
         self.query_one("#config-draft").set_class(draft.dirty, "-dirty")
+        # A file that does not load is said here before a save would be refused for it.
+        load = self.query_one("#config-load", Static)
+        load.update(self.facade.load_message if self.facade.load_error else "")
+        load.display = self.facade.load_error
         self.query_one("#config-title", Label).update(
             "Configuration ● modified (ctrl+s saves)" if draft.dirty else "Configuration"
         )
@@ -88,6 +103,13 @@ class ConfigScreen(PctScreen):
         widget = self.query_one("#config-message", Static)
         widget.update(text)
         widget.set_class(error, "-error")
+        self._message_at = self.console.config_acts
+
+    def _clear_stale_message(self) -> None:
+        if self._message_at is not None and self.message_is_stale(self._message_at):
+            self._message_at = None
+            self.show_message("")
+            self._message_at = None
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.query_one("#config-help", Static).update(MENU_HELP.get(event.option.id or "", ""))
@@ -117,6 +139,9 @@ class ConfigScreen(PctScreen):
 
     async def activate(self, key: str) -> None:
         draft = self.console.draft
+        if self.facade.read_only and key not in ("rules", *CORE_TITLES):
+            self.show_message(MONITOR_STATE)
+            return
         if draft.toggle(key):
             self.refresh_view()
         elif key == "executor":

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 HELP_TEXT = """\
-Pi Codex Toolkit console
+Pi Codex Toolkit console          esc, q or ? closes this page
 
 Screens (number keys, or click the bar under the title)
   1  Status    configured / effective / reason; how to attach an agent;
@@ -24,7 +24,10 @@ Screens (number keys, or click the bar under the title)
                x Stop, T End session; every runtime of the agent dir
                (agents' pct serve too) under its own header
                In the viewer scrolling up pauses following; f or End
-               follows again
+               follows again; i types into a running shell job's
+               stdin (a password prompt): hidden, Enter sends it with
+               a newline, esc cancels; the model and the journal see
+               only how many bytes were typed
   5  Events    runtime events, approvals and answers, diagnostics
   6  History   journaled calls, newest first: / Filter, c Clear,
                Enter opens a call (esc Back), u Undo a patch;
@@ -34,7 +37,7 @@ Everywhere
   ^p palette   /pct, /pct config, /pct status, /pct reload, the screens
   ^r Reload    every runtime shown re-reads the config file, as
                pct reload; each one's answer is shown
-  ? Help       this page
+  ? Help       this page (esc, q or ? closes it)
   q Quit       also ctrl+c, ctrl+q; an unsaved draft asks
                Save / Discard / Cancel
   ● modified   a Config or Rules title with this mark is not saved
@@ -45,7 +48,8 @@ Approvals
   which runtime, session and client asks. Start pct-tui before the
   agent: a question is never held for a console to connect.
   pct-tui --monitor: questions are shown read-only (esc Hide) and close
-  when answered elsewhere; x, T and ^s are refused
+  when answered elsewhere; keys that change something (x, T, ^s, u,
+  the rule keys, i) are not offered and say why when pressed
 
 Colours: active green · deferred blue · unavailable amber · off grey ·
 errors red. Check boxes show X when on.
@@ -57,6 +61,7 @@ Binding ids (for keymaps):
   session-end approval-yes approval-no quit-save quit-discard
   quit-cancel history-filter history-clear history-open history-undo
   history-to-list call-back call-back-q call-undo watch-hide status-copy
+  output-back output-follow output-type help-close
 """
 
 #: The first lines when this console is `--monitor`.

@@ -28,6 +28,7 @@ from pct_tui.screens.history_view import (
     detail_line,
     duration,
     first_line,
+    in_time_order,
     outcome_cell,
     tool_cell,
 )
@@ -49,8 +50,13 @@ EMPTY = (
     "No call is journaled yet. Every tool call of an attached agent (and Undo here) is "
     "recorded and listed here, newest first, also after a restart."
 )
+#: A monitor undoes nothing, so its empty list does not offer Undo.
+MONITOR_EMPTY = (
+    "No call is journaled yet. Every tool call of an attached agent is recorded and "
+    "listed here, newest first, also after a restart."
+)
 NO_MATCH = "No call matches the filters. c clears them."
-TITLE = "History: tool calls, newest first"
+TITLE = "History: tool calls, newest first (a cell's calls under it)"
 #: Shown beside the title while the journal is off, with why (`pct.journal.enabled is
 #: false`, or the invalid field and what it must be).
 NOT_RECORDING_WHY = " · not recording new calls ({why})"
@@ -67,6 +73,7 @@ class HistoryScreen(PctScreen):
         Binding("u", "undo", "Undo", id="history-undo"),
         Binding("escape", "to_table", "Back to list", show=False, id="history-to-list"),
     ]
+    ACTS: ClassVar[dict[str, str]] = {"undo": "undo patches"}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -188,7 +195,7 @@ class HistoryScreen(PctScreen):
         if not self._more or not self.records:
             return
         base = self.records
-        query = self.current_query(before_seq=base[-1].seq)
+        query = self.current_query(before_seq=min(r.seq for r in base))
         try:
             older = await self.facade.journal.calls(query)
         except Exception:
@@ -197,13 +204,8 @@ class HistoryScreen(PctScreen):
         if self.records is not base:  # reloaded meanwhile: these rows may not match it
             return
         self._more = len(older) >= query.limit
-        table = self.query_one("#history-table", DataTable)
-        self.records.extend(older)
-        width = self._summary_width(self.records)
-        for record in older:
-            self._add_row(table, record, width)
-        self._update_sessions()
-        self._detail()
+        # Redrawn whole: an older page may hold nested calls of a cell already shown.
+        self._fill([*base, *older])
 
     def _show_error(self) -> None:
         error = self.facade.journal.error or "unknown error"
@@ -220,6 +222,7 @@ class HistoryScreen(PctScreen):
         # room is worked out from these rows only
         table.clear(columns=True)
         self._add_columns(table)
+        records = in_time_order(records)
         self.records = records
         width = self._summary_width(records)
         for record in records:
@@ -297,7 +300,9 @@ class HistoryScreen(PctScreen):
         record = self.selected()
         if record is None:
             filtered = any(filters(self._query))
-            detail.set_text(NO_MATCH if filtered else EMPTY)
+            detail.set_text(
+                NO_MATCH if filtered else MONITOR_EMPTY if self.facade.read_only else EMPTY
+            )
             return
         text = detail_line(record)
         if self._note is not None and self._note[0] == record.call_id:
@@ -350,6 +355,10 @@ class HistoryScreen(PctScreen):
         record = self.selected()
         if record is not None:
             self.app.push_screen(CallScreen(record, self.facade.journal))
+
+    def refuse(self, action: str) -> None:
+        """A monitor's `u` still names the `pct undo` command that would do it."""
+        self.action_undo()
 
     def action_undo(self) -> None:
         record = self.selected()

@@ -53,6 +53,27 @@ def tool_cell(record: CallRecord) -> str:
     return f"↳ {record.tool}" if record.path == "nested" else record.tool
 
 
+def in_time_order(records: list[CallRecord]) -> list[CallRecord]:
+    """Newest first by when each call started (the journal numbers calls as they finish, so
+    a long cell would sit above calls it started before), each cell's nested calls right
+    under it in the order they started. A nested call whose cell is not listed (filtered
+    out, or on a later page) stands at its own time."""
+    listed = {r.call_id for r in records}
+    children: dict[str, list[CallRecord]] = {}
+    top: list[CallRecord] = []
+    for record in records:
+        parent = record.parent_call_id
+        if parent is not None and parent in listed:
+            children.setdefault(parent, []).append(record)
+        else:
+            top.append(record)
+    ordered: list[CallRecord] = []
+    for record in sorted(top, key=lambda r: (r.time, r.seq), reverse=True):
+        ordered.append(record)
+        ordered.extend(sorted(children.get(record.call_id, ()), key=lambda r: (r.time, r.seq)))
+    return ordered
+
+
 def first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line

@@ -23,6 +23,8 @@ from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 
+MONITOR_NOTICE = "Monitor (read-only): the rules in use, shown and not edited here."
+
 
 class RulesScreen(PctScreen):
     MODE = "rules"
@@ -38,6 +40,12 @@ class RulesScreen(PctScreen):
         Binding("J", "move_rule(1)", "Down", show=False, id="rule-down-j"),
         Binding("ctrl+s", "save", "Save", id="rules-save"),
     ]
+    ACTS: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("add_rule", "edit_rule", "delete_rule", "move_rule", "save"), "edit the rules"
+    )
+
+    #: `config_acts` when the side-panel message was shown (None: no message).
+    _message_at: int | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="rules-body"):
@@ -63,10 +71,13 @@ class RulesScreen(PctScreen):
 
     def on_mount(self) -> None:
         self.console.draft.open_rules()
+        # A monitor edits nothing: no buttons that would only be refused.
+        self.query_one("#rules-buttons").display = not self.facade.read_only
         super().on_mount()
         self.query_one("#rules-list").focus()
 
     def refresh_view(self) -> None:
+        self._clear_stale_message()
         draft = self.console.draft
         if draft.config.execution is None:  # a reset (Cancel, reload) of a legacy draft
             draft.open_rules()
@@ -79,9 +90,10 @@ class RulesScreen(PctScreen):
         if rules:
             rules_list.highlighted = min(index or 0, len(rules) - 1)
         empty = "No rules: the native baseline (Pi's own tools only)." if not rules else ""
-        self.query_one("#rules-notice", Static).update(
-            "\n".join(part for part in (draft.rules_notice(), empty) if part)
-        )
+        # A monitor saves nothing, so the notice of what Save would store is not shown.
+        notice = MONITOR_NOTICE if self.facade.read_only else draft.rules_notice()
+        parts = (notice, empty, *draft.unreachable_notes())
+        self.query_one("#rules-notice", Static).update("\n".join(p for p in parts if p))
         title = (
             "Execution rules ● modified" if draft.dirty else "Execution rules (first match wins)"
         )
@@ -113,6 +125,13 @@ class RulesScreen(PctScreen):
         widget = self.query_one("#rules-message", Static)
         widget.update(text)
         widget.set_class(error, "-error")
+        self._message_at = self.console.config_acts
+
+    def _clear_stale_message(self) -> None:
+        if self._message_at is not None and self.message_is_stale(self._message_at):
+            self._message_at = None
+            self.show_message("")
+            self._message_at = None
 
     def _index(self) -> int | None:
         rules_list = self.query_one("#rules-list", OptionList)

@@ -1,14 +1,14 @@
-"""Sessions: every attached session, its shell jobs and code cells with state, exit code
-and recovery paths — this console's and, grouped under a header per runtime, those of
-every other pct runtime of the agent dir. Enter opens a live output viewer; `x` stops a
-job or cell and `T` ends a whole session, each after a confirmation (refused in a
-`--monitor` console). Updated when work starts or ends."""
+"""Sessions: every attached session, its shell jobs and code cells (indented under it) with
+state, the exit status the agent was told and recovery paths — this console's and, grouped
+under a header per runtime, those of every other pct runtime of the agent dir. Enter opens a
+live output viewer; `x` stops a job or cell and `T` ends a whole session, each after a
+confirmation (not offered in a `--monitor` console). Updated when work starts or ends."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 from rich.text import Text
 from textual import work
@@ -27,10 +27,18 @@ from pct_tui.screens.output import OutputScreen
 from pct_tui.widgets.cells import plain_row
 from pct_tui.widgets.fit_text import FitText, shorten_middle
 
-COLUMNS = ("Session", "Kind", "Id", "State", "Exit", "Recovery")
-#: A recovery path is shortened in the middle to this many cells (the detail line below
-#: the table has it in full).
-RECOVERY_WIDTH = 40
+#: One meaning a column on every row: what the row is (a runtime, a session under it, a
+#: job or cell under its session), its kind, its state, the exit status its agent was told
+#: and its recovery files. Model, client and endpoint are on the detail line below.
+COLUMNS = ("Name", "Kind", "State", "Exit", "Recovery")
+#: Recovery paths are shortened in the middle to the room the other columns leave, never
+#: below this many cells (the detail line below the table has them in full).
+MIN_RECOVERY_WIDTH = 12
+#: Below this many cells a path is not worth showing beside another one.
+READABLE_PATH = 24
+#: Cells a row uses besides its text: one cell of padding each side of every column, and
+#: the table's scrollbar.
+ROW_CHROME = 2 * len(COLUMNS) + 2
 STATE_STYLES = {
     "running": "bold green",
     "stopping": "bold dark_orange",
@@ -40,6 +48,31 @@ STATE_STYLES = {
     "gone": "red",
     "open": "bold green",
 }
+
+
+class Cells(NamedTuple):
+    """One row's columns before the recovery paths are fitted to the room left."""
+
+    name: str | Text
+    kind: str
+    state: Text
+    exit: str
+    paths: tuple[str, ...] = ()
+
+    def shown(self, room: int) -> tuple[str | Text, ...]:
+        return (self.name, self.kind, self.state, self.exit, fit_paths(self.paths, room))
+
+
+def fit_paths(paths: tuple[str, ...], room: int) -> str:
+    """The recovery paths in `room` cells: all of them when each keeps a readable part,
+    else the first one and how many more (the detail line lists every path in full)."""
+    if not paths:
+        return ""
+    each = (room - 2 * (len(paths) - 1)) // len(paths)
+    if each >= READABLE_PATH or len(paths) == 1:
+        return ", ".join(shorten_middle(p, max(each, MIN_RECOVERY_WIDTH)) for p in paths)
+    more = f" +{len(paths) - 1}"
+    return shorten_middle(paths[0], max(room - len(more), MIN_RECOVERY_WIDTH)) + more
 
 
 @dataclass(frozen=True)
@@ -63,6 +96,7 @@ class SessionsScreen(PctScreen):
         Binding("x", "stop", "Stop", id="work-stop"),
         Binding("T", "end_session", "End session", id="session-end"),
     ]
+    ACTS: ClassVar[dict[str, str]] = {"stop": "stop work", "end_session": "end sessions"}
 
     def compose_body(self) -> ComposeResult:
         with Vertical(id="sessions-body"):
@@ -108,8 +142,11 @@ class SessionsScreen(PctScreen):
         cursor = table.cursor_row
         selected = self._selected_key(table)
         table.clear()
-        for line in self.rows():
-            table.add_row(*plain_row(self._cells(line)), key=line.key)
+        lines = self.rows()
+        cells = [self._cells(line) for line in lines]
+        room = self._recovery_room(cells)
+        for line, row in zip(lines, cells, strict=True):
+            table.add_row(*plain_row(row.shown(room)), key=line.key)
         if table.row_count:
             # The cursor follows its job or cell (not its row number): rows inserted above
             # must not turn `x` into a stop of a different job.
@@ -120,32 +157,44 @@ class SessionsScreen(PctScreen):
             table.move_cursor(row=row_index, animate=False)
         if not table.row_count:
             self.query_one("#work-detail", FitText).set_text(
-                "No session is attached. Attach an agent (see the status screen)."
+                "No runtime of this agent dir has a session attached."
+                if self.facade.read_only
+                else "No session is attached. Attach an agent (see the status screen)."
             )
         else:
             self._detail()
 
-    def _cells(self, line: Line) -> tuple[str | Text, ...]:
+    def on_resize(self) -> None:
+        self.refresh_view()
+
+    def _recovery_room(self, cells: list[Cells]) -> int:
+        """The Recovery column's width: what the other columns leave on screen, so Exit and
+        Recovery stay visible at 80 columns."""
+        used = ROW_CHROME
+        for index, title in enumerate(COLUMNS[:-1]):
+            used += max([len(title), *(len(str(row[index])) for row in cells)])
+        return max(MIN_RECOVERY_WIDTH, (self.size.width or 80) - used)
+
+    def _cells(self, line: Line) -> Cells:
         runtime = line.runtime
         if line.kind == "runtime":
-            name, kind, transport, endpoint = runtime.header
+            name, kind, transport, _endpoint = runtime.header
             live = Text("live", style=STATE_STYLES["open"])
-            return (Text(name, style="bold cyan"), kind, transport, live, "", endpoint)
+            return Cells(Text(name, style="bold cyan"), f"{kind} ({transport})", live, "")
         if line.kind == "session":
             session = runtime.session(line.session_id)
-            kind, model, client = session.cells if session is not None else ("session (?)", "—", "")
+            kind = session.cells[0] if session is not None else "session (?)"
             open_ = Text("open", style=STATE_STYLES["open"])
-            return (Text(line.session_id, style="bold"), kind, model, open_, "", client)
+            return Cells(Text(line.session_id, style="bold"), kind, open_, "")
         row = line.row
         assert row is not None
         state = row.state
-        return (
-            Text(line.session_id, style="grey50"),
+        return Cells(
+            f"  {row.id}",
             row.kind,
-            row.id,
             Text(state, style=STATE_STYLES.get(state, "")),
             row.exit_code,
-            ", ".join(shorten_middle(p, RECOVERY_WIDTH) for p in row.recovery_paths()),
+            tuple(row.recovery_paths()),
         )
 
     @staticmethod
@@ -169,7 +218,10 @@ class SessionsScreen(PctScreen):
         if line.kind == "runtime":
             detail.set_text(line.runtime.about)
         elif line.row is not None:
-            detail.set_text("\n".join(line.row.recovery_lines()))
+            row = line.row
+            told = f" · exit {row.exit_code}" if row.exit_code != "—" else ""
+            head = f"{row.kind} {row.id} of session {row.session_id}{told}"
+            detail.set_text("\n".join([head, *row.recovery_lines()]))
         else:
             session = line.runtime.session(line.session_id)
             detail.set_text(session.detail if session is not None else "")

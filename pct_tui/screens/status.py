@@ -43,7 +43,7 @@ class StatusScreen(PctScreen):
                 yield FitText("Reading configuration…", id="config-status")
                 yield Label("Sessions", classes="section-title")
                 yield OptionList(id="status-sessions")
-                yield Label("Attach an agent", classes="section-title")
+                yield Label("Attach an agent", id="attach-title", classes="section-title")
                 yield FitText("Starting the MCP endpoint…", id="attach", whole=True)
             with VerticalScroll(id="status-right"):
                 yield FitText("", id="status-tools")
@@ -58,7 +58,8 @@ class StatusScreen(PctScreen):
         facade = self.facade
         attach = facade.attach_info
         attach_widget = self.query_one("#attach", FitText)
-        if facade.read_only:
+        if facade.read_only:  # a monitor attaches no agent: it says what it is instead
+            self.query_one("#attach-title", Label).update("Monitor")
             attach_widget.set_text(MONITOR_TEXT)
         elif attach is not None:
             attach_widget.set_text("\n".join(attach.lines()))

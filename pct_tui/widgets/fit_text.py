@@ -50,10 +50,33 @@ def fit_words(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
+#: Where a command too wide for its line may be cut: after a space, else inside a long
+#: word after a path, option or URL separator (so no name is cut in the middle).
+_COMMAND_BREAKS = (" ", "/", "-", ":", "=", ",")
+
+
+def fold_command(line: str, width: int) -> list[str]:
+    """A command cut into pieces of at most `width` cells that join back to it exactly
+    (nothing added or elided), each cut after a space or a separator where one fits."""
+    pieces: list[str] = []
+    rest = line
+    while cell_len(rest) > width:
+        window = rest[:width]
+        least = len(window) // 3  # a cut earlier than this would waste most of the line
+        cut = window.rfind(" ") + 1  # a space first, then a separator, then the edge
+        if cut <= least:
+            cut = max(window.rfind(mark) + 1 for mark in _COMMAND_BREAKS[1:])
+        if cut <= least:
+            cut = width
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    return [*pieces, rest]
+
+
 def fold_whole(text: str, width: int) -> str:
     """Commands kept whole: a line indented as a command (two spaces) that is too wide is
-    cut every `width` cells, never shortened nor broken at its own spaces (a `$( )` stays
-    one piece); other lines wrap at spaces, a too-long word folded, never elided."""
+    cut into pieces that join back to it (`fold_command`), never shortened; other lines
+    wrap at spaces, a too-long word folded, never elided."""
     if width <= 0:
         return text
     lines: list[str] = []
@@ -61,7 +84,7 @@ def fold_whole(text: str, width: int) -> str:
         if cell_len(line) <= width:
             lines.append(line)
         elif line.startswith("  "):
-            lines += [line[i : i + width] for i in range(0, len(line), width)]
+            lines += fold_command(line, width)
         else:
             lines += [
                 str(part)

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.widgets import DataTable, OptionList
 
 from pct_tui.app import PctApp
-from tests.tui.conftest import show, started, wait_for, write_config
+from tests.tui.conftest import show, started, text, wait_for, write_config
 from tests.tui.history.journal_fill import call, record
 from tests.tui.remote.live_double import DoubleBackend, DoubleRuntime
 
@@ -38,7 +38,7 @@ async def test_history_shows_a_summary_with_markup_as_written(
 async def test_sessions_show_a_client_name_with_markup_as_written(
     agent_dir: Path, tmp_path: Path
 ) -> None:
-    """Any MCP client names itself (clientInfo); the Sessions table shows that name."""
+    """Any MCP client names itself (clientInfo); the Sessions detail line shows that name."""
     backend = DoubleBackend()
     app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=tmp_path, live=backend)
     async with app.run_test(size=(160, 30)) as pilot:
@@ -49,7 +49,9 @@ async def test_sessions_show_a_client_name_with_markup_as_written(
         table = app.screen.query_one("#work-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 3, "the runtime and its session")
         await pilot.pause()
-        assert str(table.get_row_at(2)[5]) == "[/]evil [b]1"
+        table.move_cursor(row=2)
+        await pilot.pause()
+        assert "client [/]evil [b]1" in text(app, "#work-detail")
         assert app.is_running
 
 

@@ -59,11 +59,10 @@ async def test_console_lists_streams_and_stops_an_agents_stdio_job(
             rows = keys()
             assert rows[0] == "runtime:local"
             assert rows[1].endswith("|runtime")
-            assert str(table.get_row_at(1)[1]) == "pct serve"
-            assert str(table.get_row_at(1)[2]) == "stdio"
+            assert str(table.get_row_at(1)[1]) == "pct serve (stdio)"
             assert "|session:" in rows[2]
             index = next(i for i, k in enumerate(rows) if k.endswith(f"|shell:{job}"))
-            assert str(table.get_row_at(index)[3]) == "running"
+            assert str(table.get_row_at(index)[2]) == "running"
 
             table.move_cursor(row=index)
             await pilot.press("enter")
@@ -82,7 +81,7 @@ async def test_console_lists_streams_and_stops_an_agents_stdio_job(
             await pilot.press("y")
             await wait_for(
                 pilot,
-                lambda: str(table.get_row_at(keys().index(rows[index]))[3]) == "terminated",
+                lambda: str(table.get_row_at(keys().index(rows[index]))[2]) == "terminated",
                 "terminated in the table",
             )
             # An ended job's viewer still gets its whole output, then the end.

@@ -137,7 +137,8 @@ def test_patch_diff_shows_before_and_after(tmp_path: Path) -> None:
         record = journal.get(call_id)
         assert record is not None
         diff = patch_diff(journal, record)
-    assert f"--- a{work}/a.txt" in diff
+    assert "--- a/a.txt\n+++ b/a.txt\n" in diff  # relative to the patch's working directory
+    assert str(work) not in diff
     assert "-old\n+new\n" in diff
     assert "--- /dev/null" in diff
     assert "+born\n" in diff

@@ -329,3 +329,20 @@ async def test_live_status_of_a_runtime_started_on_a_broken_file(tmp_path: Path)
             "Sessions: 0\n\n"
             "No session is open; `pct status` shows what a fresh one would get."
         )
+
+
+async def test_reload_rereads_pi_settings_default_model(agent_dir: Path) -> None:
+    settings = agent_dir / "settings.json"
+    settings.write_text(json.dumps({"defaultProvider": "openai", "defaultModel": "gpt-5.1"}))
+    async with Runtime(agent_dir=agent_dir, cwd=agent_dir, bindings=[]) as runtime:
+        assert runtime.default_model is not None
+        assert runtime.default_model.key == "openai/gpt-5.1"
+        settings.write_text(json.dumps({"defaultProvider": "openai", "defaultModel": "o3"}))
+        await runtime.reload()
+        assert runtime.default_model is not None
+        assert runtime.default_model.key == "openai/o3"
+        assert (await runtime.open_session()).model.key == "openai/o3"  # type: ignore[union-attr]
+    async with Runtime(agent_dir=agent_dir, model="openai/gpt-5.1", bindings=[]) as runtime:
+        await runtime.reload()  # a model given at start stays
+        assert runtime.default_model is not None
+        assert runtime.default_model.key == "openai/gpt-5.1"

@@ -216,3 +216,35 @@ async def test_a_yield_while_the_client_is_asked_names_the_client(root: Path) ->
     await runtime.aclose()
     assert "waiting for approval" not in text_of(done), text_of(done)
     assert (root / "work" / "notes" / "todo.md").read_text() == "first line\n"
+
+
+async def test_a_cell_behind_another_cells_question_says_whom_it_waits_for(root: Path) -> None:
+    runtime, server = await make(root)
+    console = HeldConsole()
+    runtime.attach_ui(console)
+    second_patch = PATCH.replace("todo.md", "later.md")
+    behind = f"await tools.apply_patch({second_patch!r})\ntext('patched too')"
+    async with Client(server.server, mode="legacy", client_info=AGENT) as client:
+        first = await client.call_tool("exec", {"code": CELL, "yield_time_ms": 300})
+        assert console.asked.is_set()
+        assert first.meta is not None
+        ahead = first.meta["pct/details"]["cell_id"]
+        second = await client.call_tool("exec", {"code": behind, "yield_time_ms": 300})
+        text = text_of(second)
+        assert (
+            f"nested apply_patch waits for its turn behind {ahead}, whose nested "
+            "apply_patch is waiting for approval (asked the pct console); it runs once that "
+            "is done. Call wait with this cell_id again to get the result."
+        ) in text, text
+        assert second.meta is not None
+        details = second.meta["pct/details"]
+        assert text.index("waits for its turn") < text.index("(no output)")
+        [queued] = details["queued"]
+        assert queued["adapter"] == "apply_patch"
+        assert queued["behind"].startswith(f"{ahead}, whose nested apply_patch is waiting")
+        console.answer.set_result(True)  # both questions get Yes
+        await client.call_tool("wait", {"cell_id": ahead})
+        done = await client.call_tool("wait", {"cell_id": details["cell_id"]})
+    await runtime.aclose()
+    assert "waits for its turn" not in text_of(done), text_of(done)
+    assert (root / "work" / "notes" / "later.md").read_text() == "first line\n"

@@ -73,3 +73,9 @@ async def highlight(app: PctApp, pilot: Pilot[None], key: str) -> None:
     menu = app.screen.query_one("#config-menu", OptionList)
     menu.highlighted = menu.get_option_index(key)
     await pilot.pause()
+
+
+def screen_lines(app: PctApp) -> list[str]:
+    """The current screen as drawn, one string a row (what a terminal would show)."""
+    strips = app.screen._compositor.render_strips()
+    return ["".join(segment.text for segment in strip) for strip in strips]

@@ -99,6 +99,9 @@ class Cell:
     title: str = ""
     #: Nested calls whose approval question is pending: (adapter, who was asked).
     approvals: list[tuple[str, Answering]] = field(default_factory=list)
+    #: Nested calls waiting for their turn (Patch runs one at a time): (adapter, the cell
+    #: whose call runs now, None between two turns).
+    queued: list[tuple[str, Callable[[], Cell | None]]] = field(default_factory=list)
 
     @property
     def pid(self) -> int:
@@ -204,6 +207,7 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         stopped_by=stopped_by,
         shells=dict(cell.shells),
         approvals=[] if terminal else [(n, _asked(a)) for n, a in cell.approvals],
+        queued=[] if terminal else [(n, _ahead(cell, ahead())) for n, ahead in cell.queued],
         recovery=recovery,
         first_read=cell.reads == 0,
     )
@@ -236,11 +240,24 @@ async def read_cell(cell: Cell, budget: int) -> tuple[ToolResult, bool]:
         details["shells"] = [{"session_id": s, "state": v} for s, v in cell.shells.items()]
     if obs.approvals:
         details["awaiting_approval"] = [{"adapter": n, **a.to_details()} for n, a in cell.approvals]
+    if obs.queued:
+        details["queued"] = [{"adapter": n, "behind": ahead} for n, ahead in obs.queued]
     if obs.stop_pending:
         details["unknown_outcome"] = True
     if stopped_by is not None:
         details["stopped_by"] = stopped_by
     return ToolResult(text=render(obs), details=details), terminal
+
+
+def _ahead(cell: Cell, ahead: Cell | None) -> str:
+    """Whose nested call a queued one waits for, with that call's pending question."""
+    if ahead is None:
+        return "another nested call"
+    who = "another nested call of this cell" if ahead is cell else ahead.id
+    if not ahead.approvals:
+        return who if ahead is cell else f"{who}'s nested call"
+    name, note = ahead.approvals[0]
+    return f"{who}, whose nested {name} is waiting for approval ({_asked(note)})"
 
 
 def _asked(note: Answering) -> str:

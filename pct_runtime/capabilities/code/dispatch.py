@@ -90,8 +90,31 @@ class NestedDispatcher:
         self._closed = closed
         self.slots = asyncio.Semaphore(ADAPTER_SLOTS)
         self.patch_lock = asyncio.Lock()
+        #: The cell whose sequential call holds `patch_lock` (a queued read names it).
+        self._patch_holder: Cell | None = None
 
     # -- admission --------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def turn(self, cell: Cell, name: str, *, sequential: bool) -> AsyncIterator[None]:
+        """Patch calls run one at a time; one waiting lists itself on its cell meanwhile, so
+        a read says what it waits for instead of only "(no output)"."""
+        if not sequential:
+            yield
+            return
+        waiting = (name, lambda: self._patch_holder)
+        cell.queued.append(waiting)
+        try:
+            async with self.patch_lock:
+                cell.queued.remove(waiting)
+                self._patch_holder = cell
+                try:
+                    yield
+                finally:
+                    self._patch_holder = None
+        finally:
+            if waiting in cell.queued:
+                cell.queued.remove(waiting)
+
     def admitted_now(self) -> set[str]:
         names = self.calls.nested_names()
         if self._admitted is None:
@@ -307,12 +330,11 @@ class NestedGate:
     @contextlib.asynccontextmanager
     async def hold(self, tool: Tool, prepared: Prepared) -> AsyncIterator[None]:
         self.session = prepared.session_id
-        async with self.dispatcher.slots:
-            if tool.spec.sequential:
-                async with self.dispatcher.patch_lock:
-                    yield
-            else:
-                yield
+        async with (
+            self.dispatcher.slots,
+            self.dispatcher.turn(self.cell, tool.spec.name, sequential=tool.spec.sequential),
+        ):
+            yield
 
     def asks(self, name: str, approval: Approval) -> bool:
         if self.dispatcher.mode() == "always":

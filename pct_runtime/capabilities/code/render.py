@@ -1,7 +1,8 @@
 """The model-facing text of one `exec` / `wait` observation.
 
 Order: running phrase, `cell_id <id>: <state>`, who stopped it (a console), stop uncertainty,
-nested-call counts, pending approvals, shell continuations, recovery lines, then `[output]`,
+nested-call counts, pending approvals, queued nested calls, shell continuations, recovery
+lines, then `[output]`,
 `[result]` (compact JSON), `[error]`. Status, uncertainty, approvals, shell control and recovery
 lines come first and are never cut; the payload is bounded so the whole text stays within
 331,776 UTF-8 bytes.
@@ -66,8 +67,31 @@ class Observation:
     shells: dict[str, str] = field(default_factory=dict)
     #: Pending approval questions of a running cell: (adapter, "asked the ...").
     approvals: list[tuple[str, str]] = field(default_factory=list)
+    #: Nested calls waiting for their turn: (adapter, whose call runs ahead of it).
+    queued: list[tuple[str, str]] = field(default_factory=list)
     recovery: dict[str, RecoveryRecord] = field(default_factory=dict)
     first_read: bool = True
+
+
+def _waiting_lines(obs: Observation) -> list[str]:
+    """What a running cell's nested calls wait for: an answer, their turn, a shell."""
+    lines: list[str] = []
+    for adapter, asked in obs.approvals:
+        lines.append(
+            f"nested {adapter} is waiting for approval ({asked}); nothing is changed until "
+            "it is answered. Call wait with this cell_id again to get the result."
+        )
+    for adapter, ahead in obs.queued:
+        lines.append(
+            f"nested {adapter} waits for its turn behind {ahead}; it runs once that is done. "
+            "Call wait with this cell_id again to get the result."
+        )
+    for session_id, state in obs.shells.items():
+        lines.append(
+            f"shell {session_id}: {state} — it belongs to Shell Sessions; continue it with "
+            "write_stdin session_id, not wait."
+        )
+    return lines
 
 
 def render(obs: Observation) -> str:
@@ -84,16 +108,7 @@ def render(obs: Observation) -> str:
         )
     if obs.counts.total:
         head.append(obs.counts.line())
-    for adapter, asked in obs.approvals:
-        head.append(
-            f"nested {adapter} is waiting for approval ({asked}); nothing is changed until "
-            "it is answered. Call wait with this cell_id again to get the result."
-        )
-    for session_id, state in obs.shells.items():
-        head.append(
-            f"shell {session_id}: {state} — it belongs to Shell Sessions; continue it with "
-            "write_stdin session_id, not wait."
-        )
+    head.extend(_waiting_lines(obs))
     for label, record in obs.recovery.items():
         head.append(record.line(label))
     text = "\n".join(head) + "\n"

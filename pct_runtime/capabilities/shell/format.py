@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.capabilities.base import ToolResult
-from pct_runtime.capabilities.stops import stopper_line
+from pct_runtime.capabilities.stops import stopper_line, typed_line
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, PreviewRead, RecoveryRecord
 
@@ -60,6 +60,9 @@ class ShellObservation:
     unknown_outcome: bool = False
     #: A console stopped it for a person (`console`, `live_console`), not the model.
     stopped_by: str | None = None
+    #: Bytes a person typed into stdin from a console since the last read, and from where.
+    operator_typed: int = 0
+    typed_by: str | None = None
     preview_limit: int = PREVIEW_LIMIT_BYTES
     #: Streams whose recovery line the text shows; None shows every record. The manager
     #: names a file when it first appears or changes state, not on every poll.
@@ -141,6 +144,8 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
         earlier_line = _stdin_line(earlier, "stdin (earlier call)")
         if earlier_line:
             lines.append(earlier_line)
+    if obs.operator_typed:
+        lines.append(typed_line(obs.operator_typed, obs.typed_by))
     if obs.stdin_transport:
         lines.append(
             "stdin: carried the command (stdin transport); this session is not interactive"
@@ -189,4 +194,6 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
             details["input_written_bytes"] = obs.stdin.written_bytes
     if obs.stdin_transport:
         details["stdin_transport"] = True
+    if obs.operator_typed:
+        details["operator_typed_bytes"] = obs.operator_typed
     return ToolResult(text=text, details=details)

@@ -150,6 +150,10 @@ class ShellJob:
         self.stdin_broken = False
         self.stdin_pending_bytes = 0
         self.stdin_pending_calls = 0
+        #: Bytes a person typed into stdin from a console since the model's last read, and
+        #: from where (`console`, `live_console`): the model is told the count, never them.
+        self.operator_typed = 0
+        self.typed_by: str | None = None
         self.ever_output = False
         self._tasks: set[asyncio.Task[object]] = set()
         self._stop_task: asyncio.Task[bool] | None = None
@@ -502,6 +506,21 @@ class ShellJob:
         if self._stdin_watched:
             self._stdin_watched = False
             asyncio.get_running_loop().remove_writer(fd)
+
+    def type_for_operator(self, data: bytes, *, by: str) -> StdinWrite | None:
+        """A person's keystrokes from a console (a password prompt): queued like the model's
+        input, but only their count reaches the model's next read. None when stdin cannot
+        take input (closed, closing, or carrying the command)."""
+        if self._stdin_fd is None or self.stdin_closing or self.stdin_transport:
+            return None
+        self.operator_typed += len(data)
+        self.typed_by = by
+        return self.submit_input(data, close=False)
+
+    def take_operator_typed(self) -> tuple[int, str | None]:
+        """What a read tells the model once: how many bytes were typed, and from where."""
+        typed, self.operator_typed = self.operator_typed, 0
+        return typed, self.typed_by
 
     async def write_input(self, data: bytes, *, close: bool) -> tuple[InputDelivery, int]:
         """Submit `data` and wait until it is delivered. Returns delivery and bytes written.

@@ -425,6 +425,7 @@ class ShellManager:
             status = "running"
         if settled:
             self._forget(job)  # this observer releases the handle
+        typed, typed_by = job.take_operator_typed()
         result = format_shell_result(
             ShellObservation(
                 session_id=job.id,
@@ -440,6 +441,8 @@ class ShellManager:
                 stdin_transport=job.stdin_transport and first,
                 unknown_outcome=job.unknown_outcome and not settled,
                 stopped_by=job.stopped_by,
+                operator_typed=typed,
+                typed_by=typed_by,
                 preview_limit=self._preview_limit,
             )
         )

@@ -71,3 +71,31 @@ def test_pct_tui_refuses_an_unknown_model_before_drawing(tmp_path: Path) -> None
         "(models.json or the built-in catalog) "
         "Run `pct models` to list the valid PROVIDER/ID values."
     )
+
+
+def test_a_taken_port_exits_1_with_one_line(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    env = dict(os.environ, PI_CODING_AGENT_DIR=str(tmp_path / "agent"))
+    try:
+        shown = subprocess.run(
+            [sys.executable, "-c", "from pct_tui.app import main; main()", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        taken.close()
+    assert shown.returncode == 1
+    assert shown.stdout == ""
+    lines = shown.stderr.splitlines()
+    assert len(lines) == 1, shown.stderr
+    assert lines[0].startswith("pct-tui: cannot serve: ")
+    assert "in use" in lines[0]

@@ -83,3 +83,19 @@ def test_every_footer_key_is_in_help_with_the_same_label() -> None:
             label = f"{app.get_key_display(binding)} {binding.description}"
             assert label in HELP_TEXT, label
             assert f"`{label.split(' ')[0]}`" in readme, label
+
+
+async def test_the_palette_offers_no_keys_panel_or_blind_screenshot(agent_dir: Path) -> None:
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, discover=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.console_state.ready, "runtime start")
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Keys" not in titles
+        assert "Screenshot" not in titles
+        assert "Quit" in titles
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = str(app.screen.query_one(Static).render())
+        assert "esc, q or ? closes this page" in text.splitlines()[0]
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), "closed")

@@ -73,7 +73,7 @@ def test_console_save_turns_shell_off_in_an_agents_stdio_serve(tmp_path: Path) -
         async with agent_client(agent, work) as session:
             assert "exec_command" in await _tools(session)
             _tmux(socket, "send-keys", "-t", "pct", "4")
-            await asyncio.to_thread(_wait, socket, "pct serve pid")  # the console found it
+            await asyncio.to_thread(_wait, socket, "pct serve (stdio)")  # the console found it
             _tmux(socket, "send-keys", "-t", "pct", "2")
             await asyncio.to_thread(_wait, socket, "Shell Sessions: on")
             for _ in range(_downs_to_shell()):

@@ -12,7 +12,7 @@ from textual.widgets import Label
 from pct_runtime.host.ui import Question
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from tests.tui.conftest import started, wait_for
+from tests.tui.conftest import screen_lines, started, wait_for
 
 
 async def test_a_key_in_flight_answers_nothing(
@@ -38,3 +38,22 @@ async def test_a_key_in_flight_answers_nothing(
         await wait_for(pilot, lambda: not app.screen.query("#question-guard"), "armed")
         await pilot.press("n")
         assert await second is False
+
+
+async def test_the_waiting_count_fits_the_title_at_80_columns(agent_dir: Path) -> None:
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, discover=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        asks = [
+            asyncio.ensure_future(app.ui.confirm(Question("Computer Use access", f"App {i}?")))
+            for i in range(12)
+        ]
+        await wait_for(pilot, lambda: len(app.approvals) == 12, "twelve waiting")
+        await pilot.pause()
+        header = screen_lines(app)[0]
+        assert "12 waiting" in header
+        assert "sandbox:" in header  # the sandbox stays named
+        for ask in asks:
+            ask.cancel()
+        await wait_for(pilot, lambda: not len(app.approvals), "withdrawn")
+        assert screen_lines(app)[0].split()[1:4] == ["Pi", "Codex", "Toolkit"]

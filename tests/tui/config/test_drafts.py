@@ -185,3 +185,33 @@ def test_rule_editing() -> None:
     assert draft.matching_rule("o3", "openai").id == "rule-1"  # type: ignore[union-attr]
     draft.delete_rule(0)
     assert [r.id for r in draft.rules] == ["rule-1", "rule-2"]
+
+
+def test_a_rule_after_a_catch_all_is_warned_about_as_unreachable() -> None:
+    def rule(rule_id: str, match: str) -> dict[str, object]:
+        return {"id": rule_id, "match": match, "patch": True, "shell": False, "code": False}
+
+    draft = draft_of(
+        {
+            "execution": {
+                "version": 1,
+                "rules": [
+                    rule("gpt", "gpt-*"),
+                    rule("any-openai", "*/*"),
+                    rule("claude", "anthropic/claude-*"),
+                    rule("all", "*"),
+                    rule("late", "o3"),
+                ],
+            }
+        }
+    )
+    assert draft.unreachable_notes() == [
+        "Rule 3 (claude) is never reached: rule 2 (any-openai, match */*) matches every "
+        "model first.",
+        "Rule 5 (late) is never reached: rule 4 (all, match *) matches every model first.",
+    ]
+    draft.delete_rule(3)
+    assert draft.unreachable_notes() == [
+        "Rule 3 (claude) is never reached: rule 2 (any-openai, match */*) matches every "
+        "model first."
+    ]

@@ -55,6 +55,7 @@ class DoubleRuntime:
         self.output: dict[str, str] = {}
         self.clients: list[DoubleClient] = []
         self.stopped: list[str] = []
+        self.typed: list[tuple[str, str]] = []
         self.ended: list[str] = []
         self.answers: dict[str, bool | str | None] = {}
         self.pending: dict[str, ApprovalInfo] = {}
@@ -223,6 +224,13 @@ class DoubleClient:
         runtime.stopped.append(work_id)
         await runtime.finish(work_id, "terminated", -15)
         return ActionResult(True, f"stopped {work_id}")
+
+    async def type_input(self, work_id: str, data: str) -> ActionResult:
+        refused = self._act()
+        if refused is not None:
+            return refused
+        self.runtime_double.typed.append((work_id, data))
+        return ActionResult(True, f"typed {len(data.encode())} bytes into shell job {work_id}")
 
     async def end_session(self, session_id: str) -> ActionResult:
         refused = self._act()

@@ -43,16 +43,22 @@ async def test_sessions_and_status_group_every_runtime(agent_dir: Path, tmp_path
         assert rows[4].endswith("5151.json|runtime")
         assert rows[5].endswith("|session:pct-session-http")
         table = app.screen.query_one("#work-table", DataTable)
-        assert [str(c) for c in table.get_row_at(1)[:3]] == ["pid 4242", "pct serve", "stdio"]
-        assert str(table.get_row_at(2)[5]) == "codex-mcp-client 0.5.0"
-        assert str(table.get_row_at(3)[3]) == "running"
+        header = [str(c) for c in table.get_row_at(1)]
+        assert header == ["pid 4242", "pct serve (stdio)", "live", "", ""]
+        assert [str(c) for c in table.get_row_at(2)][:4] == [
+            "pct-session-agent",
+            "session (stdio)",
+            "open",
+            "",
+        ]
+        assert str(table.get_row_at(3)[2]) == "running"
         await pilot.press("down", "down")
         assert "client codex-mcp-client 0.5.0" in text(app, "#work-detail")
         await pilot.press("down")
         assert "pct serve pid 4242 (stdio): job job-1" in text(app, "#work-detail")
         await runtime.finish("job-1", exit_code=3)
-        await wait_for(pilot, lambda: str(table.get_row_at(3)[3]) == "completed", "completed")
-        assert str(table.get_row_at(3)[4]) == "3"
+        await wait_for(pilot, lambda: str(table.get_row_at(3)[2]) == "completed", "completed")
+        assert str(table.get_row_at(3)[3]) == "3"
         assert backend.excluded
         assert backend.excluded[0] is not None
 
@@ -114,7 +120,7 @@ async def test_stop_and_end_remotely_confirmed_and_failures_shown(
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         await pilot.press("y")
-        await wait_for(pilot, lambda: str(table.get_row_at(3)[3]) == "terminated", "stopped")
+        await wait_for(pilot, lambda: str(table.get_row_at(3)[2]) == "terminated", "stopped")
         assert runtime.stopped == ["job-1"]
 
         runtime.refuse_acts = "session pct-session-agent is busy"

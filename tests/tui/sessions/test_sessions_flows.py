@@ -30,21 +30,25 @@ async def test_stop_a_shell_job_from_the_sessions_screen(agent_dir: Path, tmp_pa
         await wait_for(pilot, lambda: app.current_mode == "sessions")
         table = app.screen.query_one("#work-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2, "rows")
-        assert str(table.get_row_at(1)[2]) == job_id
-        assert str(table.get_row_at(1)[3]) == "running"
+        assert str(table.get_row_at(1)[0]).strip() == job_id
+        assert str(table.get_row_at(1)[2]) == "running"
         await pilot.press("down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         assert str(app.screen.query_one("#question-title").render()) == (
             f"Stop shell job {job_id}?"
         )
         await pilot.press("y")
-        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[2]) == "terminated", "stopped")
         # the agent's next poll sees the terminal state
         polled = await session.call("write_stdin", {"session_id": job_id, "chars": ""})
         assert polled.text.startswith(f"session_id {job_id}: terminated\n")
         # ... and that a person stopped it from this console, so it does not just rerun it
         assert "stopped by the operator from the pct console (pct-tui)" in polled.text
         assert polled.details["stopped_by"] == "console"
+        # Exit is what that poll told the agent (a signal by name, not -15)
+        told = polled.text.splitlines()[1].removeprefix("exit_code: ")
+        assert str(table.get_row_at(1)[3]) == told
+        assert told.startswith("SIG")
 
 
 async def test_output_viewer_follows_a_job(agent_dir: Path, tmp_path: Path) -> None:
@@ -90,7 +94,7 @@ async def test_stop_a_code_cell_and_end_a_session(agent_dir: Path, tmp_path: Pat
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         assert str(app.screen.query_one("#question-title").render()).startswith("Stop code cell")
         await pilot.press("y")
-        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[2]) == "terminated", "stopped")
         # end the whole session (confirmed): it leaves the runtime
         await pilot.press("up", "T")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
@@ -151,11 +155,11 @@ async def test_a_second_stop_of_a_job_still_stopping_says_so(
         await pilot.press("down", "x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirmation")
         await pilot.press("y")
-        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "stopping", "stopping")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[2]) == "stopping", "stopping")
         await pilot.press("x")
         expected = f"shell job {job_id} is already stopping (a stop was requested earlier)."
         await wait_for(
             pilot, lambda: expected in [str(n.message) for n in app._notifications], "notice"
         )
         assert not isinstance(app.screen, ConfirmScreen)  # nothing asked, nothing sent twice
-        await wait_for(pilot, lambda: str(table.get_row_at(1)[3]) == "terminated", "stopped")
+        await wait_for(pilot, lambda: str(table.get_row_at(1)[2]) == "terminated", "stopped")

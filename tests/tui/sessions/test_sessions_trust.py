@@ -27,12 +27,12 @@ async def test_sessions_cursor_stays_on_its_job_when_rows_are_inserted_above(
         table = app.screen.query_one("#work-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 3, "rows")
         await pilot.press("down", "down")
-        assert str(table.get_row_at(table.cursor_row)[2]) == chosen_id
+        assert str(table.get_row_at(table.cursor_row)[0]).strip() == chosen_id
         # a job of the first session is inserted above the cursor
         other = await first.call("exec_command", {"cmd": "sleep 60", "yield_time_ms": 100})
         await wait_for(pilot, lambda: table.row_count == 4, "inserted row")
-        assert str(table.get_row_at(1)[2]) == other.details["session_id"]
-        assert str(table.get_row_at(table.cursor_row)[2]) == chosen_id
+        assert str(table.get_row_at(1)[0]).strip() == other.details["session_id"]
+        assert str(table.get_row_at(table.cursor_row)[0]).strip() == chosen_id
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "confirm")
         assert text(app, "#question-title") == f"Stop shell job {chosen_id}?"

@@ -54,3 +54,15 @@ def test_fold_whole_keeps_a_command_in_one_piece() -> None:
     assert "".join(folded) == line
     assert all(len(part) <= 20 for part in folded)
     assert fold_whole("short", 20) == "short"
+
+
+def test_a_command_is_cut_after_a_space_or_separator_not_inside_a_name() -> None:
+    line = '  export PCT_TOKEN="$(cat /opt/pct/agent/pct/token)"'
+    folded = fold_whole(line, 31).split("\n")
+    assert "".join(folded) == line
+    assert folded == ['  export PCT_TOKEN="$(cat ', '/opt/pct/agent/pct/token)"']
+    url = "  pct attach codex --http http://127.0.0.1:39201/mcp"
+    pieces = fold_whole(url, 31).split("\n")
+    assert "".join(pieces) == url
+    assert pieces[0] == "  pct attach codex --http "
+    assert all(len(part) <= 31 for part in pieces)

@@ -11,12 +11,47 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pct_runtime.cli_commands.errors import CliError
 
 __all__ = ["CliError", "build_parser", "main"]
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` finds it (COLUMNS, then stdout)."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given its width: argparse builds one for every argument
+    it adds and, left to itself, imports shutil (and its compression modules) to ask."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of `pct` and of each subcommand (subparsers inherit the class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
 
 def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,7 +132,7 @@ _REGISTRAR_OF: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentP
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every command, or only for `command` when it names a known one."""
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
     )

@@ -11,11 +11,11 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pct_runtime.cli_commands.errors import CliError
 
-__all__ = ["CliError", "build_parser", "main"]
+__all__ = ["CliError", "build_parser", "entry", "main"]
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -169,22 +169,44 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return _run(argv)[0]
+
+
+def entry() -> NoReturn:
+    """The `pct` console script: `main`, then, for a command that asks for it
+    (`quick_exit`), the process ends without the interpreter's teardown once its output
+    is flushed: freeing every module and object is ~9 ms of a ~70 ms `pct apply-patch`.
+    Only commands that leave no thread, atexit work or unflushed file behind ask."""
+    code, quick = _run(None)
+    if quick:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            code = 141
+        os._exit(code)
+    sys.exit(code)
+
+
+def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """(exit code, whether the command allows an exit without teardown)."""
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
     args = parse(parser, words)
     handler: Handler = args.handler
+    quick = bool(getattr(args, "quick_exit", False))
     try:
-        return handler(args)
+        return handler(args), quick
     except CliError as exc:
         print(f"pct: {exc}", file=sys.stderr)
-        return exc.code
+        return exc.code, quick
     except KeyboardInterrupt:
-        return 130
+        return 130, False
     except BrokenPipeError:
         # `pct config show | head`: the reader left; silence the flush at interpreter exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return 141, False
 
 
 if __name__ == "__main__":  # pragma: no cover

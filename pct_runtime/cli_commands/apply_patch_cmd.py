@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--cwd", default=".", help="working directory (default: current)")
     parser.add_argument("file", nargs="?", metavar="FILE", help="patch file (default: stdin)")
-    parser.set_defaults(handler=run)
+    # Nothing is left to run at exit: the journal's row is spooled before `run` returns.
+    parser.set_defaults(handler=run, quick_exit=True)
 
 
 class _PatchInputError(Exception):

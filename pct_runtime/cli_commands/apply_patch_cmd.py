@@ -42,6 +42,16 @@ def _read_patch(file: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pct_runtime.capabilities.apply_patch.collector import collector_paused
+
+    # The journal's row is built right after the apply, while the patch's objects are still
+    # alive: with the collector back on, its passes would walk them all (a few ms) only to
+    # find no cycle. Everything dies by reference counting or at exit.
+    with collector_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
     from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
     from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir

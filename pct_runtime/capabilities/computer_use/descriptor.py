@@ -7,14 +7,11 @@ that never uses Computer Use starts nothing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolSpec
 from pct_runtime.capabilities.computer_use import eligibility
-from pct_runtime.capabilities.computer_use.client import ComputerUseClient
-from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 from pct_runtime.capabilities.computer_use.tools import (
     METHODS,
     create_computer_use_tools,
@@ -24,6 +21,10 @@ from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.host.models import Model
+
+if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
+    from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 
 T = TypeVar("T")
 
@@ -49,6 +50,9 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: ComputerUseServices) -> Sequence[Tool]:
+    # The bridge loads when a session binds the tools: `pct status` only probes.
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
     def make() -> ComputerUseLifecycle:
         lifecycle = ComputerUseLifecycle(debug=services.debug)
         services.on_close(lifecycle.close)
@@ -96,6 +100,8 @@ def _probe(
         return None
     if model is None or not model.has_image_input:
         return None
+    import asyncio  # only here: a status on Linux or without the app never starts a loop
+
     return asyncio.run(eligibility.ComputerUseProbe().probe())
 
 

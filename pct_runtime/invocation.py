@@ -1,10 +1,10 @@
 """The invocation seam: embedder hooks applied identically to direct and nested calls.
 
-Order, the same for direct and nested calls: normalized call → admission/ownership →
-`context(call)` → `policy(call)` → Code Mode Patch approval (nested only) → executor. A
-refusal fails with the hook's reason and starts nothing (a refused nested patch asks no
-question). The call record carries
-control identity only — never command, patch or program text.
+The runtime's call pipeline (`runtime.calls`) runs them, the same for direct and nested
+calls: normalized call → admission/ownership → `context(call)` → `policy(call)` → approval
+→ executor. A refusal fails with the hook's reason and starts nothing (a refused nested
+patch asks no question). The call record carries control identity only — never command,
+patch or program text.
 """
 
 from __future__ import annotations
@@ -66,12 +66,6 @@ class Invocation:
 
     env: Mapping[str, str] | None
     awaited: bool
-
-
-def runs_own_hooks(tool: object) -> bool:
-    """Whether a tool runs `invoke_hooks` itself (after normalizing its arguments, as the spec
-    orders) or refuses every call before any hook; the runtime runs them for every other tool."""
-    return getattr(tool, "runs_invocation_hooks", False) is True
 
 
 def policy_denied_message(tool: str, reason: str) -> str:

@@ -30,14 +30,14 @@ from pct_runtime.host.events import (
     runtime_event_text,
 )
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
-from pct_runtime.runtime.managers import built_code, built_shell
+from pct_runtime.runtime.context import built_code, built_shell
 from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
 from pct_tui.work import LocalWork
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from pct_runtime.runtime.managers import CellView, ShellJob
+    from pct_runtime.runtime.context import CellView, ShellJob
 
 MAX_EVENTS = 2000
 LOGGERS = ("pct_runtime", "pct_tui", "mcp", "uvicorn", "starlette")
@@ -219,13 +219,13 @@ class Console:
         cells); the runtime's `service-built` event brings this back for the new one.
         """
         watched = self._watched_sessions.setdefault(session.id, {})
-        shell = built_shell(session.services)
+        shell = built_shell(session.context)
         if shell is not None and watched.get("shell") is not shell:
             watched["shell"] = shell
             self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(session.id, job)))
             for job in shell.jobs():
                 self._add_job(session.id, job)
-        code = built_code(session.services)
+        code = built_code(session.context)
         if code is not None and watched.get("code") is not code:
             watched["code"] = code
             self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(session.id, cell)))

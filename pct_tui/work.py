@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pct_tui.model import ActionResult
 
 if TYPE_CHECKING:
-    from pct_runtime.runtime.managers import CellView, ShellJob
+    from pct_runtime.runtime.context import CellView, ShellJob
 
 
 @dataclass(eq=False)

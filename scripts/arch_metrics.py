@@ -15,6 +15,11 @@ with an AST scan (no import is executed) and prints:
 - modules per folder: the largest folder;
 - import cycles between modules (strongly connected components of the import graph);
 - the largest module;
+- the call pipeline: the places that call the invocation hooks (`invoke_hooks`, must be 1:
+  the pipeline) and that start a journal row (`journal.trace`, `observer.start`);
+- the session context: string-keyed `shared(...)` lookups and `cast(...)` calls in the
+  runtime package and the capabilities' bindings (both 0: typed `Slots` keys instead),
+  and the modules of `pct_runtime.runtime`;
 - the console's model: work-row classes (and the ones screens name), classes keeping a
   collection of approval requests, `isinstance` checks in screens against a runtime-side
   class (a local/remote branch), and `Answer` definitions.
@@ -295,6 +300,37 @@ def console_figures(sources: dict[str, str]) -> dict[str, int]:
     }
 
 
+def _callee(node: ast.Call) -> str:
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        owner = func.value
+        base = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+        return f"{base}.{func.attr}"
+    return ""
+
+
+def call_sites(callees: set[str], defined_in: str) -> list[str]:
+    """`file:line` of every call whose callee is spelled as one of `callees` (`f` or
+    `owner.f`), outside the module `defined_in` that defines it."""
+    found: list[str] = []
+    for module, path in modules().items():
+        if module == defined_in:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _callee(node) in callees:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return sorted(found)
+
+
+def _in(site: str, module_names: list[str]) -> bool:
+    """Whether a `file:line` site is in one of `module_names`."""
+    path = site.rsplit(":", 1)[0]
+    return any(modules()[m].relative_to(ROOT).as_posix() == path for m in module_names)
+
+
 def main() -> int:
     mods = modules()
     graph: dict[str, set[str]] = defaultdict(set)
@@ -322,6 +358,28 @@ def main() -> int:
     for name, files in naming.items():
         print(f"  {name:13} {len(files):3} / {len(words[name]):3}")
     print(f"Any: {any_count}")
+    hooks = call_sites({"invoke_hooks"}, "pct_runtime.invocation")
+    print(f"invocation hook call sites: {len(hooks)} ({', '.join(hooks)})")
+    bindings = [
+        m
+        for m in modules()
+        if m.startswith("pct_runtime.runtime.")
+        or m.endswith(".descriptor")
+        or m == "pct_runtime.capabilities.openai.factory"
+    ]
+    shared = [s for s in call_sites({"services.shared", "shared"}, "") if _in(s, bindings)]
+    casts = [s for s in call_sites({"cast", "typing.cast"}, "") if _in(s, bindings)]
+    print(f"session context: shared() lookups {len(shared)}, casts {len(casts)}")
+    for site in (*shared, *casts):
+        print(f"  {site}")
+    runtime_modules = sorted(
+        m.rsplit(".", 1)[-1] for m in modules() if m.startswith("pct_runtime.runtime.")
+    )
+    print(f"pct_runtime.runtime modules: {len(runtime_modules)} ({', '.join(runtime_modules)})")
+    traces = call_sites({"journal.trace", "observer.start"}, "pct_runtime.runtime.journaling")
+    print(f"journal row starts (a call's gate, a console action): {len(traces)}")
+    for site in traces:
+        print(f"  {site}")
     _print_imports()
     print(f"import cycles: {len(cycles)}")
     for cycle in cycles:

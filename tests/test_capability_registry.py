@@ -35,12 +35,10 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/serve/server.py": {"apply_patch"},
     "pct_runtime/serve/stateless.py": {"apply_patch"},
     # Declared seam: Code Mode's nested dispatch to shell and apply_patch (pyproject.toml).
-    "pct_runtime/capabilities/code/adapters.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/bridge.py": {"shell"},
-    "pct_runtime/capabilities/code/descriptor.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/descriptor.py": {"shell"},
     "pct_runtime/capabilities/code/dialect.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/dispatch.py": {"apply_patch"},
-    "pct_runtime/capabilities/code/readonly.py": {"apply_patch"},
     "pct_runtime/capabilities/code/tools.py": {"apply_patch", "shell"},
     "pct_runtime/capabilities/code/worker.py": {"apply_patch"},
     # Declared seam: the OpenAI factory and pipeline assemble compaction, image, web search.
@@ -89,7 +87,7 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/journal/restore.py": {"apply_patch"},
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
-    "pct_runtime/runtime/managers.py": {"shell", "code"},
+    "pct_runtime/runtime/context.py": {"shell", "code"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
     # ... and the workspace locks' folder every call's context carries (apply_patch's commit
     # and undo take turns under it).
@@ -145,11 +143,8 @@ def test_status_refusals_and_config_screens_name_no_capability() -> None:
     assert set(naming[REGISTRY]) == set(_metrics().CAPABILITIES)
     assert set(naming[CONFIG_REGISTRY]) == set(_metrics().CAPABILITIES)
     assert "pct_runtime/capabilities/discovery/catalog.py" not in naming
-    assert "pct_runtime/runtime/bindings.py" not in naming
+    assert "pct_runtime/runtime/descriptors.py" not in naming
     # Sync cleanups, host facts and payload hooks iterate the descriptors' hooks.
-    assert "pct_runtime/runtime/apply.py" not in naming
     assert "pct_runtime/runtime/inputs.py" not in naming
-    assert "pct_runtime/runtime/payload.py" not in naming
-    assert "pct_runtime/runtime/port.py" not in naming
     assert "pct_runtime/cli_commands/status_cmd.py" not in naming
     assert "pct_tui/drafts.py" not in naming

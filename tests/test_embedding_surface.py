@@ -21,7 +21,7 @@ RUNTIME_NAMES = {
     "ReloadOutcome",
     "Runtime",
     "RuntimeSession",
-    "SessionServices",
+    "SessionContext",
     "UnknownModelError",
     "default_bindings",
     "native_names",

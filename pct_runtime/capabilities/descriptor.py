@@ -6,8 +6,9 @@ for the capabilities it assembles) exports `DESCRIPTORS`. Only the capability re
 runtime's bindings, a sync's start fence and cleanups, the payload hooks and the host
 probe iterate descriptors instead of naming packages (docs/ARCHITECTURE.md).
 
-A binding asks its session for what it needs through its own small Protocol (`S`); the
-runtime's session port implements all of them. Hooks get plain facts (a bool, a config,
+A binding asks its session for what it needs through one typed context
+(`capabilities.context.CapabilityContext`), which the runtime implements. Hooks get plain
+facts (a bool, a config,
 a mapping of active decisions), never a decide-layer type: capabilities sit below decide.
 """
 
@@ -15,22 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Protocol
 
-from pct_runtime.capabilities.base import Tool, ToolSpec
+from pct_runtime.capabilities.base import CallableTool, Tool, ToolSpec
+from pct_runtime.capabilities.context import CapabilityContext, Slots
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.host.models import Model
-
-S = TypeVar("S", contravariant=True)
-
-
-class SessionStore(Protocol):
-    """A session's store of what its capabilities built (`SessionServices`), as a cleanup
-    sees it: it reads and forgets instances, never builds one."""
-
-    def peek(self, key: str) -> object | None: ...
-
-    def drop(self, key: str) -> object | None: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +35,7 @@ class Cleanup:
     confirm: the sync is then rejected and retried.
     """
 
-    run: Callable[[SessionStore, bool, Hashable], Awaitable[bool]]
+    run: Callable[[Slots, bool, Hashable], Awaitable[bool]]
     #: The part of the config the cleanup applies (equal settings need no second pass).
     settings: Callable[[ToolkitConfig | None], Hashable] = lambda config: None
     #: Whether status reports an unconfirmed cleanup of it (`Code cleanup pending`).
@@ -56,16 +47,22 @@ class Cleanup:
 ActiveDecisions = Mapping[str, str | None]
 
 
-class PayloadHook(Protocol[S]):
+class PayloadHook(Protocol):
     """An embedded session's provider-request and compaction hooks (`embedded` only)."""
 
     async def before_provider_request(
-        self, services: S, payload: object, active: ActiveDecisions, newest_details: object
+        self,
+        context: CapabilityContext,
+        payload: object,
+        active: ActiveDecisions,
+        newest_details: object,
     ) -> object:
         """The payload to send (a new object when changed; never mutates `payload`)."""
         ...
 
-    async def before_compact(self, services: S, preparation: object) -> object | None:
+    async def before_compact(
+        self, context: CapabilityContext, preparation: object
+    ) -> object | None:
         """A compaction result replacing the agent's summary, or None (compact natively)."""
         ...
 
@@ -77,20 +74,20 @@ HostProbe = Callable[[ToolkitConfig, str, bool, Model | None, bool], str | None]
 
 
 @dataclass(frozen=True)
-class Descriptor(Generic[S]):
+class Descriptor:
     """One capability as the catalog, the runtime's bindings and a session's sync see it."""
 
     #: Its registry row's key (`pct_runtime.decide.registry`), also its config section.
     key: str
     #: Its tool definitions, built without any executor (the discovery catalog).
     specs: Callable[[], Sequence[ToolSpec]]
-    #: Its tools for one session, from that session's services.
-    bind: Callable[[S], Sequence[Tool]]
+    #: Its tools for one session, from that session's context.
+    bind: Callable[[CapabilityContext], Sequence[Tool | CallableTool]]
     #: Tools that start new work: refused while a candidate plan no longer keeps it.
     starts: tuple[str, ...] = ()
     #: What a sync does to its per-session resource.
     cleanup: Cleanup | None = None
     #: Provider-request / compaction hooks of an embedded session.
-    payload: PayloadHook[S] | None = None
+    payload: PayloadHook | None = None
     #: The host's verdict (a `ProjectionInputs` host fact); None: no host requirement.
     probe: HostProbe | None = None

@@ -10,29 +10,8 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import TYPE_CHECKING, Protocol
 
 from pct_runtime.capabilities.descriptor import Descriptor
-
-if TYPE_CHECKING:
-    from pct_runtime.capabilities.apply_patch.descriptor import PatchServices
-    from pct_runtime.capabilities.code.descriptor import CodeServices
-    from pct_runtime.capabilities.computer_use.descriptor import ComputerUseServices
-    from pct_runtime.capabilities.discovery.services import DiscoveryServices
-    from pct_runtime.capabilities.openai.factory import OpenAIServices
-    from pct_runtime.capabilities.shell.descriptor import ShellServices
-
-    class CapabilityServices(
-        PatchServices,
-        CodeServices,  # before ShellServices, which it extends
-        ShellServices,
-        DiscoveryServices,
-        OpenAIServices,
-        ComputerUseServices,
-        Protocol,
-    ):
-        """Everything any binding asks of a session: the runtime's port implements it."""
-
 
 _log = logging.getLogger(__name__)
 
@@ -51,10 +30,10 @@ DESCRIPTOR_MODULES: tuple[str, ...] = (
 #: equal to the descriptors that have a `probe`.
 HOST_PROBE_MODULES: tuple[str, ...] = ("pct_runtime.capabilities.computer_use.descriptor",)
 
-_loaded: tuple[Descriptor[CapabilityServices], ...] | None = None
+_loaded: tuple[Descriptor, ...] | None = None
 
 
-def _load(name: str) -> list[Descriptor[CapabilityServices]]:
+def _load(name: str) -> list[Descriptor]:
     try:
         module = importlib.import_module(name)
     except ImportError:
@@ -63,7 +42,7 @@ def _load(name: str) -> list[Descriptor[CapabilityServices]]:
     return [d for d in module.DESCRIPTORS if isinstance(d, Descriptor)]
 
 
-def descriptors() -> tuple[Descriptor[CapabilityServices], ...]:
+def descriptors() -> tuple[Descriptor, ...]:
     """Every importable capability's descriptor, in binding order (loaded once)."""
     global _loaded
     if _loaded is None:
@@ -71,7 +50,7 @@ def descriptors() -> tuple[Descriptor[CapabilityServices], ...]:
     return _loaded
 
 
-def host_probes() -> tuple[Descriptor[CapabilityServices], ...]:
+def host_probes() -> tuple[Descriptor, ...]:
     """The descriptors that declare a host probe, loading no other capability."""
     if _loaded is not None:
         return tuple(d for d in _loaded if d.probe is not None)

@@ -65,11 +65,18 @@ def _token_line() -> str:
 _CODEX_ONE_LINER_NOTE = (
     "# Two alternatives that do the same thing: use ONE of them, not both.\n"
     "#\n"
-    "# Alternative 1 - run this command once; it does not set required = true, so Codex\n"
-    "# may start the first turn before pct listed its tools: add that line to the\n"
-    "# [mcp_servers.pct] table it writes, or use alternative 2 instead.\n"
+    "# Alternative 1 - run this command once; it sets neither required = true (Codex\n"
+    "# may start the first turn before pct listed its tools) nor the approval line that\n"
+    "# `codex exec` needs: add both to the [mcp_servers.pct] table it writes, or use\n"
+    "# alternative 2 instead.\n"
 )
 _CODEX_TABLE_NOTE = "# Alternative 2 - or put this table in ~/.codex/config.toml"
+# Codex refuses an MCP call in `codex exec` unless the server's tools are approved; pct asks
+# its own approvals (console, elicitation), so the table lets Codex pass its calls through.
+_CODEX_APPROVE = (
+    "# pct asks its own approvals (patches, command policy): Codex passes its calls through\n"
+    'default_tools_approval_mode = "approve"\n'
+)
 
 
 def snippet(
@@ -101,7 +108,7 @@ def snippet(
                 "# Codex wait for pct's tools before the first turn):\n"
                 f"[mcp_servers.pct]\ncommand = {json.dumps(command)}\n"
                 f"args = {json.dumps(list(SERVE_ARGS))}\n"
-                f"{env}required = true\ntool_timeout_sec = 120\n"
+                f"{env}required = true\ntool_timeout_sec = 120\n{_CODEX_APPROVE}"
             )
         return (
             f"{_CODEX_ONE_LINER_NOTE}"
@@ -110,6 +117,7 @@ def snippet(
             "# from PCT_TOKEN; required = true makes Codex wait for pct's tools):\n"
             f"[mcp_servers.pct]\nurl = {json.dumps(url)}\n"
             'bearer_token_env_var = "PCT_TOKEN"\nrequired = true\ntool_timeout_sec = 120\n'
+            f"{_CODEX_APPROVE}"
         )
     if agent == "claude":
         if url is None:

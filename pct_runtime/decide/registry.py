@@ -404,7 +404,7 @@ class CapabilityRow:
     #: Its items of the console's `/pct config` menu.
     menu: tuple[MenuEntry, ...] = ()
     #: Whether a session under this plan keeps what the capability built: otherwise a
-    #: sync fences its new starts and runs its descriptor's cleanup (`runtime/apply.py`).
+    #: sync fences its new starts and runs its descriptor's cleanup (`runtime/descriptors.py`).
     kept: Callable[[Decision, ExecutionRoutes], bool] = lambda decision, routes: True
 
 

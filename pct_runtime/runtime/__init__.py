@@ -1,9 +1,9 @@
 """The runtime core: one config store, one host, many sessions — the one API for every UI.
 
-Modules import one way, bottom to top: `ui`, `services` → `projection`, `sandbox` →
-`managers`, `discovery`, `apply`, `contracts`, `inputs` → `bindings`, `payload` → `session` →
-`core`. This package's namespace re-exports the public names (`Runtime`,
-`RuntimeSession`, ...), so callers import from `pct_runtime.runtime`.
+Modules import one way, bottom to top: `ui`, `projection` → `context` → `calls`, `apply`,
+`journaling`, `contracts`, `inputs` → `bindings`, `payload` → `session` → `core`. This
+package's namespace re-exports the public names (`Runtime`, `RuntimeSession`, ...), so
+callers import from `pct_runtime.runtime`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pct_runtime.invocation import InvocationHooks
-    from pct_runtime.runtime.bindings import default_bindings
+    from pct_runtime.runtime.context import CapabilityBinding, SessionContext
     from pct_runtime.runtime.core import (
         EMBEDDER_OWNER,
         ReloadOutcome,
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
         UnknownModelError,
         native_names,
     )
+    from pct_runtime.runtime.descriptors import default_bindings
     from pct_runtime.runtime.projection import ModelRef, Projection
-    from pct_runtime.runtime.services import CapabilityBinding, SessionServices
     from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
 
 # Names load on first use, so `pct status` can plan its inputs without importing the
@@ -30,16 +30,16 @@ if TYPE_CHECKING:
 _HOME: dict[str, str] = {
     "EMBEDDER_OWNER": "pct_runtime.runtime.core",
     "RUNTIME_EVENTS_CHANNEL": "pct_runtime.runtime.session",
-    "CapabilityBinding": "pct_runtime.runtime.services",
+    "CapabilityBinding": "pct_runtime.runtime.context",
     "InvocationHooks": "pct_runtime.invocation",
     "ModelRef": "pct_runtime.runtime.projection",
     "Projection": "pct_runtime.runtime.projection",
     "ReloadOutcome": "pct_runtime.runtime.core",
     "Runtime": "pct_runtime.runtime.core",
     "RuntimeSession": "pct_runtime.runtime.session",
-    "SessionServices": "pct_runtime.runtime.services",
+    "SessionContext": "pct_runtime.runtime.context",
     "UnknownModelError": "pct_runtime.runtime.core",
-    "default_bindings": "pct_runtime.runtime.bindings",
+    "default_bindings": "pct_runtime.runtime.descriptors",
     "native_names": "pct_runtime.runtime.core",
 }
 
@@ -53,7 +53,7 @@ __all__ = [
     "ReloadOutcome",
     "Runtime",
     "RuntimeSession",
-    "SessionServices",
+    "SessionContext",
     "UnknownModelError",
     "default_bindings",
     "native_names",

@@ -1,7 +1,7 @@
 """What a session needs of its runtime, as a Protocol.
 
 `RuntimeSession` (and the payload hooks) depend on this seam instead of on `Runtime`
-itself, so the package's import order runs one way: services → session → core.
+itself, so the package's import order runs one way: context → session → core.
 `Runtime` satisfies it structurally.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from pct_runtime.capabilities.base import Tool
+from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.config.errors import ConfigReadError
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
@@ -23,8 +23,8 @@ from pct_runtime.host.sandbox import SandboxSettings
 from pct_runtime.host.session import SessionKind
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
+from pct_runtime.runtime.context import CapabilityBinding
 from pct_runtime.runtime.journaling import RuntimeJournal
-from pct_runtime.runtime.services import CapabilityBinding
 
 
 class RuntimeHost(Protocol):
@@ -47,7 +47,7 @@ class RuntimeHost(Protocol):
     def console_ui(self) -> UIPort | None: ...
 
     @property
-    def extra_tools(self) -> Sequence[Tool]: ...
+    def extra_tools(self) -> Sequence[Tool | CallableTool]: ...
 
     @property
     def bindings(self) -> Sequence[CapabilityBinding]: ...

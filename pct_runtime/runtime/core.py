@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from pct_runtime.capabilities.base import Tool
+from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.config import default_config
 from pct_runtime.config.errors import ConfigReadError, reload_message
 from pct_runtime.config.paths import CONFIG_FILE_NAME
@@ -46,11 +46,11 @@ from pct_runtime.host.session import SessionKind
 from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
-from pct_runtime.runtime.bindings import default_bindings
+from pct_runtime.runtime.context import CapabilityBinding
+from pct_runtime.runtime.descriptors import default_bindings
 from pct_runtime.runtime.inputs import plan_inputs as host_plan_inputs
 from pct_runtime.runtime.journaling import RuntimeJournal
 from pct_runtime.runtime.projection import ModelRef, Projection
-from pct_runtime.runtime.services import CapabilityBinding
 from pct_runtime.runtime.session import RUNTIME_EVENTS_CHANNEL, RuntimeSession
 
 __all__ = [
@@ -111,7 +111,7 @@ class Runtime:
         model: str | Model | None = None,
         allowlist: Sequence[str] | None = None,
         hooks: InvocationHooks | None = None,
-        extra_tools: Sequence[Tool] = (),
+        extra_tools: Sequence[Tool | CallableTool] = (),
         bindings: Sequence[CapabilityBinding] | None = None,
         cwd: Path | None = None,
         platform: str | None = None,
@@ -169,7 +169,7 @@ class Runtime:
         return registry
 
     @property
-    def extra_tools(self) -> list[Tool]:
+    def extra_tools(self) -> list[Tool | CallableTool]:
         return list(self._extra_tools)
 
     @property

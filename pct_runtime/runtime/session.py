@@ -1,47 +1,55 @@
 """`RuntimeSession`: one agent conversation — its model, projection, tools and running work.
 
 A sync plans the projection with the decision layer (`plan_projection`), applies it —
-start fence, then owned-resource cleanups (`runtime.apply`) — and commits it through the
+start fence, then owned-resource cleanups (`runtime.descriptors`) — and commits it through the
 runtime's `ProjectionSync` (newest sync wins; diagnostics are published on commit). A
 failed cleanup rejects the sync: the previous projection stays, status shows `Apply
 error:`, and the next reload or model change retries. A call is admitted against the
-committed projection and the start fence, passes the invocation hooks (shell and patch
-tools, direct and nested alike), then runs in the capability's executor with a
-`CallContext` whose UI routes console → the session's own port → none.
+committed projection and the start fence and runs through the call pipeline
+(`runtime.calls`, the same one Code Mode's nested calls take) with a `CallContext` whose UI
+routes console → the session's own port → none.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast, get_args
+from typing import TYPE_CHECKING, Literal, cast
 
-import pct_runtime.runtime.payload as payload_hooks
+import pct_runtime.runtime.descriptors as payload_hooks
 from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 from pct_runtime.capabilities.base import (
+    Approval,
     CallContext,
+    CallObservation,
+    Prepared,
     ProgressSink,
     Tool,
     ToolError,
     ToolResult,
     ToolSpec,
+    as_tool,
 )
+from pct_runtime.capabilities.context import Slots
 from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.models import Model
 from pct_runtime.host.names import OWNED_TOOL_NAMES
 from pct_runtime.host.session import HostSession, SessionKind
-from pct_runtime.host.ui import UIPort
-from pct_runtime.invocation import InvocationCall, InvocationTool, invoke_hooks, runs_own_hooks
+from pct_runtime.host.ui import Answering, UIPort
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
-from pct_runtime.runtime.apply import MAX_APPLY_PASSES, apply_cleanups, transition_of
+from pct_runtime.runtime.calls import CallPipeline
+from pct_runtime.runtime.context import SessionContext
 from pct_runtime.runtime.contracts import RuntimeHost
+from pct_runtime.runtime.descriptors import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
-from pct_runtime.runtime.services import SessionServices
 from pct_runtime.runtime.ui import RoutedUI
 from pct_runtime.status import sandbox_lines
 from pct_runtime.status import status_text as render_status
@@ -55,9 +63,6 @@ _log = logging.getLogger(__name__)
 #: `session-client`, `session-closed`, `projection-changed`, `model-changed`, `reloaded`,
 #: `call-started`, `call-finished`). Never carries command, patch or program text.
 RUNTIME_EVENTS_CHANNEL = "pct.runtime"
-
-#: The names the invocation hooks see (`invocation.InvocationTool`, the one list).
-_HOOKED_TOOLS: frozenset[str] = frozenset(get_args(InvocationTool))
 
 Listener = Callable[["RuntimeSession"], None]
 
@@ -90,41 +95,32 @@ class RuntimeSession:
         self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[object]] = set()
         self._calls: set[asyncio.Task[object]] = set()
-        self.services = SessionServices(
-            session_id=self.id,
-            cwd=cwd,
-            ui=self.ui,
-            nested=self._nested_dispatch,
-            agent_dir=runtime.agent_dir,
-            plan=lambda: self.plan,
-            plan_now=lambda: None if self.closed else self.plan_now(),
-            describe=self._describe,
-            discovered=self.host.discovered,
-            resync=self.sync,
-            hooks=runtime.hooks,
-            admit=self._admit_path,
-            admitted=lambda: (*self.projection.visible, *self.projection.nested_only),
-            config=lambda: runtime.config,
-            model=lambda: self.host.model,
-            models=lambda: runtime.models,
+        #: Where apply_patch's workspace locks live (`CallContext.patch_locks`).
+        self.patch_locks = locks_dir(runtime.agent_dir)
+        self._tools: dict[str, Tool] = {}
+        #: The Toolkit's own tools, which a Code Mode cell reaches (a foreign tool that
+        #: wins a direct name is never reached from a cell).
+        self._own_tools: dict[str, Tool] = {}
+        self.pipeline = CallPipeline(self._tools, hooks=runtime.hooks, nested=self._own_tools)
+        self.slots = Slots(
             on_built=lambda key: runtime.events.publish(
                 RUNTIME_EVENTS_CHANNEL, {"type": "service-built", "session": self.id, "key": key}
-            ),
-            debug=runtime.debug,
-            sandbox_settings=runtime.sandbox,
+            )
         )
-        self._tools: dict[str, Tool] = {}
+        #: What the session's capabilities see of it (their bindings are built from it).
+        self.context = SessionContext(self, runtime, self.pipeline, self.slots)
         self._foreign = frozenset(tool.spec.name for tool in runtime.extra_tools)
         for binding in runtime.bindings:
             try:
-                built = binding.build(self.services)
+                built = binding.build(self.context)
             except Exception:
                 _log.exception("capability %s failed to build; it stays off", binding.capability)
                 continue
             for tool in built:
-                self._tools.setdefault(tool.spec.name, tool)
+                self._own_tools.setdefault(tool.spec.name, as_tool(tool))
+        self._tools.update(self._own_tools)
         for tool in runtime.extra_tools:
-            self._tools[tool.spec.name] = tool  # a foreign registration wins its name
+            self._tools[tool.spec.name] = as_tool(tool)  # a foreign registration wins its name
 
     @property
     def model(self) -> Model | None:
@@ -139,7 +135,6 @@ class RuntimeSession:
     def set_fallback_ui(self, ui: UIPort | None) -> None:
         """Replace the session's own UI port (e.g. once an MCP client declared elicitation)."""
         self.ui = RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
-        self.services.ui = self.ui
         # Viewers learn the client's name and version from the port (stdio: first request).
         self.runtime.events.publish(
             RUNTIME_EVENTS_CHANNEL,
@@ -187,7 +182,7 @@ class RuntimeSession:
             for attempt in range(MAX_APPLY_PASSES):
                 transition = transition_of(plan, runtime.config)
                 self.denied_starts = transition.denied_starts  # before any await
-                failures = await apply_cleanups(transition, self.services, pending=cleanup_pending)
+                failures = await apply_cleanups(transition, self.slots, pending=cleanup_pending)
                 if failures:
                     sync.reject(ticket)
                     return False
@@ -295,7 +290,17 @@ class RuntimeSession:
         """Specs of the visible tools, in projection order."""
         return [self._tools[name].spec for name in self.projection.visible]
 
-    def _describe(self, name: str) -> str | None:
+    @property
+    def discovered(self) -> set[str]:
+        """Deferred names `find_tools` loaded in this session (never persisted)."""
+        return self.host.discovered
+
+    def admitted(self) -> tuple[str, ...]:
+        """The names admitted right now (visible plus nested-only)."""
+        return (*self.projection.visible, *self.projection.nested_only)
+
+    def describe(self, name: str) -> str | None:
+        """The description of one of the session's own tools; None without such a tool."""
         tool = self._tools.get(name)
         return tool.spec.description if tool is not None else None
 
@@ -320,31 +325,10 @@ class RuntimeSession:
         `ui` is this call's own fallback port (an MCP request's elicitation channel); the
         console still answers first when one is attached. `origin` (transport, MCP client)
         goes into the journal; without it the call counts as the console's or embedder's.
-        Every call, refused ones included, is journaled here.
+        Every call, refused ones included, is journaled (by the pipeline).
         """
-        trace = self.runtime.journal.trace(
-            tool=name,
-            args=args,
-            session_id=self.id,
-            origin=origin or self._default_origin,
-            model=self.host.model.key if self.host.model else None,
-            path=path,
-        )
-        if trace is None:
-            return await self._call(name, args, tool_call_id, progress, ui, path, cell_id, None)
-        try:
-            result = await self._call(name, args, tool_call_id, progress, ui, path, cell_id, trace)
-        except ToolError as exc:
-            trace.finish(outcome="error", error_code=exc.code, text=exc.message)
-            raise
-        except asyncio.CancelledError:
-            trace.finish(outcome="cancelled", error_code="cancelled")
-            raise
-        except Exception as exc:
-            trace.finish(outcome="error", error_code="internal-error", text=repr(exc))
-            raise
-        trace.finish(outcome="ok", text=result.text, details=result.details)
-        return result
+        gate = _DirectGate(self, path, origin, ui, progress, cell_id, tool_call_id)
+        return await self.pipeline.call(name, args or {}, gate)
 
     def record_action(
         self,
@@ -375,90 +359,6 @@ class RuntimeSession:
     def _default_origin(self) -> CallOrigin:
         return CallOrigin("embedded" if self.kind == "embedded" else "console")
 
-    async def _call(
-        self,
-        name: str,
-        args: JSONMapping | None,
-        tool_call_id: str,
-        progress: ProgressSink | None,
-        ui: UIPort | None,
-        path: Literal["direct", "nested"],
-        cell_id: str | None,
-        trace: CallTrace | None,
-    ) -> ToolResult:
-        self._admit(name, path)
-        tool = self._tools[name]
-        env: Mapping[str, str] | None = None
-        hooks = self.runtime.hooks
-        hooked = name in _HOOKED_TOOLS and hooks is not None and not hooks.empty
-        if hooked and not runs_own_hooks(tool):
-            # A foreign tool on a hooked name: the hooks still run, before it sees the call.
-            record: InvocationCall = {
-                "tool": name,  # type: ignore[typeddict-item]  # narrowed by _HOOKED_TOOLS
-                "path": path,
-                "cwd": str(self._call_cwd(name, args)),
-            }
-            if cell_id is not None:
-                record["cellId"] = cell_id
-            env = await invoke_hooks(hooks, record, lambda: self._admit(name, path))
-        call_ui: UIPort = (
-            self.ui
-            if ui is None
-            else RoutedUI(lambda: self.runtime.console_ui, ui, session_id=self.id)
-        )
-        ctx = CallContext(
-            cwd=self.cwd,
-            path=path,
-            session_id=self.id,
-            tool_call_id=tool_call_id or f"call-{uuid.uuid4().hex[:12]}",
-            ui=call_ui,
-            env_overlay=env,
-            progress=progress,
-            cell_id=cell_id,
-            patch_witness=trace.patch_witness if trace is not None else None,
-            patch_locks=locks_dir(self.runtime.agent_dir),
-            observer=trace.nested() if trace is not None else None,
-        )
-        task = asyncio.current_task()
-        if task is not None:
-            self._calls.add(task)
-        events = self.runtime.events
-        events.publish(
-            RUNTIME_EVENTS_CHANNEL,
-            {
-                "type": "call-started",
-                "session": self.id,
-                "tool": name,
-                "path": path,
-                "call": ctx.tool_call_id,
-            },
-        )
-        outcome = "error"
-        try:
-            if tool.spec.sequential:
-                async with self._sequential:
-                    result = await tool(dict(args or {}), ctx)
-            else:
-                result = await tool(dict(args or {}), ctx)
-            outcome = "ok"
-            return result
-        except asyncio.CancelledError:
-            outcome = "cancelled"
-            raise
-        finally:
-            if task is not None:
-                self._calls.discard(task)
-            events.publish(
-                RUNTIME_EVENTS_CHANNEL,
-                {
-                    "type": "call-finished",
-                    "session": self.id,
-                    "tool": name,
-                    "call": ctx.tool_call_id,
-                    "outcome": outcome,
-                },
-            )
-
     def _admit(self, name: str, path: Literal["direct", "nested"]) -> None:
         if self.closed:
             raise ToolError(
@@ -478,35 +378,6 @@ class RuntimeSession:
         refusal = self.projection.refusal(name) or f"{name} is not available in this session."
         raise ToolError("not-enabled", refusal)
 
-    def _admit_path(self, name: str, path: str) -> None:
-        self._admit(name, "nested" if path == "nested" else "direct")
-
-    def _call_cwd(self, name: str, args: JSONMapping | None) -> Path:
-        if name == "exec_command" and args:
-            raw = args.get("workdir", args.get("cwd"))
-            if isinstance(raw, str) and raw:
-                return (self.cwd / os.path.expanduser(raw)).resolve()
-        return self.cwd
-
-    async def _nested_dispatch(
-        self,
-        name: str,
-        args: JSONMapping,
-        *,
-        cell_id: str,
-        progress: ProgressSink | None = None,
-        tool_call_id: str = "",
-    ) -> ToolResult:
-        """How Code Mode cells reach the patch tool and the shell pair: same gates, nested."""
-        return await self.call(
-            name,
-            args,
-            path="nested",
-            cell_id=cell_id,
-            progress=progress,
-            tool_call_id=tool_call_id,
-        )
-
     # ----------------------------------------------------------------- end
     async def close(self) -> None:
         """End the session: cancel its calls; clean up shell jobs, code cells, recovery files."""
@@ -520,9 +391,140 @@ class RuntimeSession:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-        errors = await self.services.aclose()
+        errors = await self.context.aclose()
         self._listeners.clear()
         self.runtime.events.publish(
             RUNTIME_EVENTS_CHANNEL,
             {"type": "session-closed", "session": self.id, "cleanupErrors": len(errors)},
+        )
+
+
+@dataclass
+class _DirectGate:
+    """A call the session's client (or the console, or an embedder) makes: the session's
+    journal row, admission, call context, runtime events and sequential lock."""
+
+    session: RuntimeSession
+    path: Literal["direct", "nested"]
+    origin: CallOrigin | None
+    ui: UIPort | None
+    progress: ProgressSink | None
+    cell_id: str | None
+    tool_call_id: str
+
+    def trace(self, name: str, args: JSONMapping) -> CallObservation | None:
+        session = self.session
+        return session.runtime.journal.trace(
+            tool=name,
+            args=args,
+            session_id=session.id,
+            origin=self.origin or session._default_origin,
+            model=session.host.model.key if session.host.model else None,
+            path=self.path,
+        )
+
+    def context(self, trace: CallObservation | None) -> CallContext:
+        session = self.session
+        call_ui: UIPort = (
+            session.ui
+            if self.ui is None
+            else RoutedUI(lambda: session.runtime.console_ui, self.ui, session_id=session.id)
+        )
+        return CallContext(
+            cwd=session.cwd,
+            path=self.path,
+            session_id=session.id,
+            tool_call_id=self.tool_call_id or f"call-{uuid.uuid4().hex[:12]}",
+            ui=call_ui,
+            progress=self.progress,
+            cell_id=self.cell_id,
+            patch_witness=trace.patch_witness if trace is not None else None,
+            patch_locks=session.patch_locks,
+            observer=trace.nested() if isinstance(trace, CallTrace) else None,
+        )
+
+    def admit(self, name: str) -> None:
+        self.session._admit(name, self.path)
+
+    def recheck(self, name: str) -> None:
+        self.session._admit(name, self.path)
+
+    def running(self, name: str, ctx: CallContext) -> _Running:
+        return _Running(self.session, self.path, name, ctx.tool_call_id)
+
+    def hold(self, tool: Tool, prepared: Prepared) -> AbstractAsyncContextManager[object]:
+        """A sequential tool waits for the session's other sequential calls."""
+        return self.session._sequential if tool.spec.sequential else _NO_HOLD
+
+    def asks(self, name: str, approval: Approval) -> bool:
+        return True  # whatever a tool's prepare says must be approved is asked
+
+    def asking(self, name: str, note: Answering) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+    def unavailable(self, name: str) -> str:
+        return (
+            f"{name} needs the user's approval, but no interactive UI can ask in this "
+            "session. Nothing ran."
+        )
+
+    def denied(self, name: str, note: Answering) -> str:
+        return f"{name} was not approved. Nothing ran; do not retry it without asking the user."
+
+    def executing(self) -> None:
+        return None
+
+    def settled(self) -> None:
+        return None
+
+
+_NO_HOLD: AbstractAsyncContextManager[object] = contextlib.nullcontext()
+
+
+class _Running:
+    """A direct call's task is the session's until it ends (close cancels it), and viewers
+    see it start and finish (`call-started`, `call-finished`)."""
+
+    def __init__(self, session: RuntimeSession, path: str, name: str, call_id: str) -> None:
+        self._session = session
+        self._path = path
+        self._name = name
+        self._call_id = call_id
+        self._task: asyncio.Task[object] | None = None
+
+    def __enter__(self) -> None:
+        session = self._session
+        self._task = task = asyncio.current_task()
+        if task is not None:
+            session._calls.add(task)
+        session.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "call-started",
+                "session": session.id,
+                "tool": self._name,
+                "path": self._path,
+                "call": self._call_id,
+            },
+        )
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        session = self._session
+        if self._task is not None:
+            session._calls.discard(self._task)
+        if kind is None:
+            outcome = "ok"
+        elif issubclass(kind, asyncio.CancelledError):
+            outcome = "cancelled"
+        else:
+            outcome = "error"
+        session.runtime.events.publish(
+            RUNTIME_EVENTS_CHANNEL,
+            {
+                "type": "call-finished",
+                "session": session.id,
+                "tool": self._name,
+                "call": self._call_id,
+                "outcome": outcome,
+            },
         )

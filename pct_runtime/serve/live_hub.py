@@ -26,7 +26,7 @@ from pct_runtime.host.events import (
 from pct_runtime.journal.recorder import CallOrigin
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
-from pct_runtime.runtime.managers import built_code, built_shell
+from pct_runtime.runtime.context import built_code, built_shell
 from pct_runtime.serve.live_approvals import RemoteApprovals
 from pct_runtime.serve.live_conn import FLUSH_INTERVAL, LiveConnection
 from pct_runtime.serve.live_output import CellView, ShellJob, TrackedWork, WorkLog
@@ -271,13 +271,13 @@ class LiveHub:
         """Subscribe to the session's shell and code managers, once per manager object."""
         watched = self._watched.setdefault(session.id, {})
         sid = session.id
-        shell = built_shell(session.services)
+        shell = built_shell(session.context)
         if shell is not None and watched.get("shell") is not shell:
             watched["shell"] = shell
             self._unsubscribe.append(shell.subscribe(lambda job: self._add_job(sid, job)))
             for job in shell.jobs():
                 self._add_job(sid, job)
-        code = built_code(session.services)
+        code = built_code(session.context)
         if code is not None and watched.get("code") is not code:
             watched["code"] = code
             self._unsubscribe.append(code.subscribe(lambda cell: self._add_cell(sid, cell)))

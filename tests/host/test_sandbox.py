@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.capabilities.apply_patch.readonly import READ_ONLY_PATCH_MESSAGE
-from pct_runtime.capabilities.code.readonly import ReadOnlyPatchAdapter
+from pct_runtime.capabilities.apply_patch.readonly import READ_ONLY_PATCH_MESSAGE, ReadOnlyPatchTool
 from pct_runtime.config.store import ConfigStore
 from pct_runtime.host.sandbox import (
     Sandbox,
@@ -158,11 +157,11 @@ def test_macos_profile_denies_writes_outside_the_roots_and_the_network(
     assert argv[3:] == [*params, "-D", f"MASKED_0={masked}", "--", "/bin/sh", "-c", "x"]
 
 
-async def test_read_only_patch_adapter_refuses_before_anything() -> None:
+async def test_read_only_patch_refuses_at_prepare_before_anything() -> None:
     from pct_runtime.capabilities.base import ToolError
 
     with pytest.raises(ToolError) as caught:
-        await ReadOnlyPatchAdapter().prepare({"patch": "x"}, None)  # type: ignore[arg-type]
+        await ReadOnlyPatchTool(None).prepare({"patch": "x"}, None)  # type: ignore[arg-type]
     assert caught.value.code == "sandbox-read-only"
     assert caught.value.message == READ_ONLY_PATCH_MESSAGE
 

@@ -1,8 +1,8 @@
-"""The invocation hooks run once per call, in one place: the tool decides whether it runs them.
+"""The invocation hooks run once per call, in one place: the runtime's call pipeline.
 
-A tool marked `runs_invocation_hooks` runs them itself (after normalizing its arguments) or,
-like the `read-only` apply_patch, refuses before any hook; any other tool on a hooked name
-gets them from the runtime — whatever its binding says.
+They see the call after the tool's `prepare` (normalized arguments), so a tool that refuses
+there, like the `read-only` apply_patch, refuses before any hook; a one-phase tool on a
+hooked name gets them too, before it sees the call.
 """
 
 from __future__ import annotations
@@ -55,12 +55,12 @@ async def test_read_only_patch_is_refused_before_any_hook(agent_dir: Path) -> No
         assert patch.contexts == []
 
 
-async def test_a_tool_without_the_marker_gets_the_hooks_once_from_the_runtime(
+async def test_a_one_phase_tool_gets_the_hooks_once_from_the_pipeline(
     agent_dir: Path,
 ) -> None:
     patch = FakeApplyPatch()
     calls: list[dict[str, Any]] = []
-    # The fake tool is not marked runs_invocation_hooks, so the runtime runs them.
+    # A one-phase tool: the pipeline still runs the hooks, once, before it sees the call.
     binding = CapabilityBinding("apply_patch", ("apply_patch",), lambda s: [patch])
     async with Runtime(
         agent_dir=agent_dir, hooks=_recording_hooks(calls), bindings=[binding], cwd=agent_dir

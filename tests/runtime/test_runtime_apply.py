@@ -19,6 +19,9 @@ from typing import Any
 import pytest
 
 from pct_runtime.capabilities.base import ToolError
+from pct_runtime.capabilities.code.descriptor import CODE
+from pct_runtime.capabilities.computer_use.descriptor import LIFECYCLE
+from pct_runtime.capabilities.shell.descriptor import SHELL
 from pct_runtime.decide.sync import APPLY_ERROR_TEXT
 from pct_runtime.host.events import EXECUTION_DIAGNOSTICS_CHANNEL
 from pct_runtime.host.ui import Question
@@ -64,9 +67,12 @@ def diagnostics(runtime: Runtime) -> list[dict[str, Any]]:
     return records
 
 
+KEYS: dict[str, Any] = {"shell": SHELL, "code": CODE}
+
+
 def built(session: RuntimeSession, key: str) -> Any:
     """The session's shared manager for `key` (it must have been built)."""
-    manager = session.services.peek(key)
+    manager = session.slots.peek(KEYS[key])
     assert manager is not None
     return manager
 
@@ -104,7 +110,7 @@ async def test_disabling_shell_stops_the_job_and_keeps_its_recovery_file_until_s
 
     write_config(agent, SHELL_AND_CODE)
     assert (await runtime.reload()).ok
-    assert session.services.peek("shell") is manager  # reopened: viewers stay subscribed
+    assert session.slots.peek(SHELL) is manager  # reopened: viewers stay subscribed
     again = await session.call("exec_command", {"cmd": "echo again"})
     assert again.details["stdout"] == "again\n"
 
@@ -171,7 +177,7 @@ async def test_disabling_code_closes_cells_but_a_shell_the_cell_started_keeps_ru
     assert (await runtime.reload()).ok
     assert old_code.closed
     assert old_code.worker_pids() == []
-    assert session.services.peek("code") is None  # dropped: a re-enable binds a fresh one
+    assert session.slots.peek(CODE) is None  # dropped: a re-enable binds a fresh one
     with pytest.raises(ToolError) as info:
         await session.call("exec", {"code": "print(1)"})
     assert info.value.message == "Code Mode is not enabled."
@@ -182,7 +188,7 @@ async def test_disabling_code_closes_cells_but_a_shell_the_cell_started_keeps_ru
     assert (await runtime.reload()).ok
     fresh = await session.call("exec", {"code": "print(6 * 7)"})
     assert fresh.text.rstrip().endswith("42")
-    assert session.services.peek("code") is not old_code
+    assert session.slots.peek(CODE) is not old_code
     stop = await session.call("write_stdin", {"session_id": sid, "terminate": True})
     assert stop.details["status"] == "terminated"
     await session.close()
@@ -271,10 +277,10 @@ async def test_unconfirmed_code_cleanup_is_reported_fenced_and_retried_by_a_mode
     runtime: Runtime, agent: Path, diagnostics: list[dict[str, Any]]
 ) -> None:
     session = await runtime.open_session("mcp")
-    real: Any = session.services.drop("code")
+    real: Any = session.slots.drop(CODE)
     await real.close()
     stuck = StuckCode()
-    session.services.shared("code", lambda: stuck)
+    session.slots.get(CODE, lambda: stuck)
 
     write_config(agent, {"shellSessions": {"enabled": True}})
     assert (await runtime.reload()).ok
@@ -302,10 +308,10 @@ async def test_unconfirmed_code_cleanup_is_reported_fenced_and_retried_by_a_mode
     assert stuck.close_calls == 3
     assert "Apply error" not in session.status_text()
     assert diagnostics[-1]["cleanupPending"] is False
-    assert session.services.peek("code") is None
+    assert session.slots.peek(CODE) is None
     fresh = await session.call("exec", {"code": "print('rebound')"})  # a fresh manager
     assert "rebound" in fresh.text
-    assert session.services.peek("code") is not stuck
+    assert session.slots.peek(CODE) is not stuck
     await session.close()
 
 
@@ -328,10 +334,10 @@ async def test_a_superseded_sync_publishes_nothing(
     runtime: Runtime, agent: Path, diagnostics: list[dict[str, Any]]
 ) -> None:
     session = await runtime.open_session("mcp")
-    real: Any = session.services.drop("code")
+    real: Any = session.slots.drop(CODE)
     await real.close()
     gated = GatedCode()
-    session.services.shared("code", lambda: gated)
+    session.slots.get(CODE, lambda: gated)
     diagnostics.clear()
 
     write_config(agent, {"shellSessions": {"enabled": True}})
@@ -404,7 +410,7 @@ async def test_computer_use_client_resets_on_mode_change_and_disable_not_on_relo
             probe=FakeProbe(),
             client_factory=lambda runtime, mode: FakeClient(mode),  # type: ignore[arg-type,return-value]
         )
-        session.services.shared("computer_use", lambda: lifecycle)
+        session.slots.get(LIFECYCLE, lambda: lifecycle)
         first = lifecycle.client()
         assert isinstance(first, FakeClient)
 
@@ -453,7 +459,7 @@ async def test_computer_use_client_resets_on_mode_change_and_disable_not_on_relo
 async def test_the_start_fence_follows_the_routes(
     tmp_path: Path, config: dict[str, Any], model: str, denied: set[str]
 ) -> None:
-    from pct_runtime.runtime.apply import transition_of
+    from pct_runtime.runtime.descriptors import transition_of
 
     agent = tmp_path / "agent"
     (agent / "extensions").mkdir(parents=True)

@@ -179,9 +179,8 @@ async def test_the_default_stream_is_stderr(
 
 async def test_compaction_and_computer_use_get_the_runtime_sink(tmp_path: Path) -> None:
     from pct_runtime.capabilities.openai.factory import session_compaction
-    from pct_runtime.runtime.port import SessionPort
 
     async with Runtime(agent_dir=agent_dir(tmp_path, True), model="openai/gpt-5") as runtime:
         session = await runtime.open_session("embedded")
-        assert session.services.debug is runtime.debug
-        assert session_compaction(SessionPort(session.services))._debug is runtime.debug
+        assert session.context.debug is runtime.debug
+        assert session_compaction(session.context)._debug is runtime.debug

@@ -138,7 +138,7 @@ async def test_nested_calls_get_the_same_hooks_with_cell_id(agent_dir: Path) -> 
         agent_dir=agent_dir, hooks=InvocationHooks(policy=policy), bindings=[patch_binding(patch)]
     ) as runtime:
         session = await runtime.open_session("embedded")
-        await session.services.nested("apply_patch", {"patch": "p"}, cell_id="cell-1")
+        await session.call("apply_patch", {"patch": "p"}, path="nested", cell_id="cell-1")
         assert seen[0]["path"] == "nested"
         assert seen[0]["cellId"] == "cell-1"
         assert patch.contexts[0].path == "nested"

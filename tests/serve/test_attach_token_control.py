@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import stat
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +46,17 @@ def test_http_snippets_say_the_server_chooses_the_sandbox(
 
 
 def test_codex_one_liners_say_they_do_not_set_required() -> None:
-    """`codex mcp add` cannot set `required = true`; the snippet says so next to it."""
+    """`codex mcp add` cannot set `required = true` or the approval mode `codex exec` needs
+    to let a call through; the snippet says so next to it, and its table sets both."""
     for url in (None, "http://127.0.0.1:8765/mcp"):
         codex = snippet("codex", url, "pct")
-        one_liner = codex.split("\n\n", 1)[0]
-        assert "it does not set required = true" in one_liner
-        assert "required = true\ntool_timeout_sec = 120" in codex.split("\n\n", 1)[1]
+        one_liner, table = codex.split("\n\n", 1)
+        assert "it sets neither required = true" in one_liner
+        assert "approval line" in one_liner
+        parsed = tomllib.loads(table[table.index("[mcp_servers.pct]") :])["mcp_servers"]["pct"]
+        assert parsed["required"] is True
+        assert parsed["tool_timeout_sec"] == 120
+        assert parsed["default_tools_approval_mode"] == "approve"
     assert (
         "\ncodex mcp add pct --url http://127.0.0.1:8765/mcp --bearer-token-env-var PCT_TOKEN\n"
         in (snippet("codex", "http://127.0.0.1:8765/mcp", "pct"))

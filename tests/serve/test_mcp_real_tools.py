@@ -10,6 +10,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from pct_runtime.capabilities.shell.descriptor import SHELL
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime import Runtime
 from pct_runtime.serve.server import PctMCPServer
@@ -118,7 +119,7 @@ async def test_shell_jobs_end_with_the_connection(workdir: Path) -> None:
         started = await client.call_tool("exec_command", {"cmd": "sleep 30", "yield_time_ms": 100})
         assert not started.is_error, text_of(started)
         session = runtime.sessions[0]
-        manager = session.services._shared["shell"]
+        manager = session.slots.peek(SHELL)
         assert manager.unsettled_count == 1
     assert manager.closed
     assert manager.unsettled_count == 0

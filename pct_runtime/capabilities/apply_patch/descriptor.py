@@ -3,41 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from pct_runtime.capabilities.apply_patch.readonly import ReadOnlyPatchTool
 from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec, create_apply_patch_tool
 from pct_runtime.capabilities.base import Tool, ToolSpec
+from pct_runtime.capabilities.context import CapabilityContext
 from pct_runtime.capabilities.descriptor import Descriptor
 from pct_runtime.host.names import APPLY_PATCH_TOOL
-from pct_runtime.invocation import InvocationHooks
-
-
-class PatchServices(Protocol):
-    """What the `apply_patch` binding asks of its session."""
-
-    @property
-    def hooks(self) -> InvocationHooks | None: ...
-
-    def admit(self, name: str, path: str) -> None: ...
-
-    def read_only(self) -> bool:
-        """The session runs under `--sandbox read-only` (every patch is refused)."""
-        ...
 
 
 def _specs() -> Sequence[ToolSpec]:
     return [apply_patch_spec()]
 
 
-def _bind(services: PatchServices) -> Sequence[Tool]:
-    def admission() -> None:
-        services.admit(APPLY_PATCH_TOOL, "direct")
-
-    tool = create_apply_patch_tool(hooks=services.hooks, admission=admission)
-    return [ReadOnlyPatchTool(tool) if services.read_only() else tool]
+def _bind(context: CapabilityContext) -> Sequence[Tool]:
+    tool = create_apply_patch_tool()
+    return [ReadOnlyPatchTool(tool) if context.read_only() else tool]
 
 
-DESCRIPTORS: tuple[Descriptor[PatchServices], ...] = (
+DESCRIPTORS: tuple[Descriptor, ...] = (
     Descriptor("apply_patch", _specs, _bind, starts=(APPLY_PATCH_TOOL,)),
 )

@@ -2,16 +2,22 @@
 
 Shell jobs and Code Mode workers are confined by the kernel (`host.sandbox`); `apply_patch`
 runs inside pct itself, so under `read-only` it is refused before it reads anything — the
-direct tool here, the nested Code Mode call by its own adapter with this refusal —
+direct and the nested call alike, at `prepare`, before any hook or question —
 instead of failing halfway through a patch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
-from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    Prepared,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from pct_runtime.jsontypes import JSONMapping
 
 READ_ONLY_PATCH_MESSAGE = (
@@ -28,14 +34,19 @@ def refuse_read_only() -> ToolError:
 
 @dataclass(frozen=True)
 class ReadOnlyPatchTool:
-    """The direct `apply_patch` under `read-only`: same spec, every call refused."""
+    """`apply_patch` under `read-only`: same spec, every call refused at `prepare`."""
 
-    runs_invocation_hooks: ClassVar[bool] = True  # refused before any hook, like nested
     inner: Tool
 
     @property
     def spec(self) -> ToolSpec:
         return self.inner.spec
+
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Prepared:
+        raise refuse_read_only()
+
+    async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
+        raise refuse_read_only()
 
     async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
         raise refuse_read_only()

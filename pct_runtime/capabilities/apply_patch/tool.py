@@ -1,20 +1,20 @@
 """The `apply_patch` tool: one `patch` string in, `Applied patch:` out.
 
-Blocking filesystem work runs in a worker thread. An optional approval hook (Code Mode's
-nested calls) sees the validated operations and the patch text after every check that can
-run before a change and before anything is written; a denial changes nothing. Whether the
-tool is enabled at all is decided by the runtime before it calls us.
+Blocking filesystem work runs in a worker thread. `prepare` validates the arguments; for
+a call from a Code Mode cell it also runs every check that can run before a change and
+returns the approval question (the operations, the patch text, the diffs), which the
+runtime's call pipeline asks before `execute` writes anything. A direct call is read after
+the invocation hooks, in `execute`. Whether the tool is enabled at all is decided by the
+runtime before it calls us.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import (
@@ -25,20 +25,24 @@ from pct_runtime.capabilities.apply_patch.executor import (
     prepare_patch,
 )
 from pct_runtime.capabilities.apply_patch.grammar import grammar_text
+from pct_runtime.capabilities.apply_patch.preview import question_diffs
 from pct_runtime.capabilities.base import (
+    Approval,
     CallContext,
     PatchWitness,
+    Prepared,
     ToolError,
     ToolResult,
     ToolSpec,
+    run_once,
 )
-from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping
 
 TOOL_NAME = "apply_patch"
 TOOL_LABEL = "Apply Patch"
 GRAMMAR_META_KEY = "pct/grammar"
 APPROVAL_PREVIEW_BYTES = 800
+APPROVAL_TITLE = "Code Mode: apply patch?"
 
 MINIMAL_ENVELOPE = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
 
@@ -110,9 +114,6 @@ class PatchApprovalRequest:
             return text
         cut = data[: max(0, limit - len("…".encode()))].decode("utf-8", errors="ignore")
         return cut + "…"
-
-
-ApprovalHook = Callable[[PatchApprovalRequest], Awaitable[bool] | bool]
 
 
 def apply_patch_spec() -> ToolSpec:
@@ -195,60 +196,53 @@ async def commit_prepared_async(
         raise
 
 
+@dataclass(frozen=True)
+class PatchCall:
+    """A prepared `apply_patch`: the patch text, and its preflight once it was read."""
+
+    patch: str
+    preflight: PreparedPatch | None = None
+
+
 class ApplyPatchTool:
-    """Implements the `Tool` protocol.
+    """Implements the `Tool` protocol."""
 
-    `hooks` are the embedder's invocation hooks, run after argument normalization and before
-    the patch is parsed, so a hook sees the call's final shape; `admission` is called after
-    an awaited hook and raises `ToolError` when Apply Patch was disabled meanwhile.
-    """
-
-    runs_invocation_hooks: ClassVar[bool] = True  # hooks see the normalized call
-
-    def __init__(
-        self,
-        approval: ApprovalHook | None = None,
-        hooks: InvocationHooks | None = None,
-        admission: Callable[[], None] | None = None,
-    ):
-        self._approval = approval
-        self._hooks = hooks
-        self._admission = admission
+    def __init__(self) -> None:
         self._spec = apply_patch_spec()
 
     @property
     def spec(self) -> ToolSpec:
         return self._spec
 
-    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Prepared:
         patch = patch_argument(args)
-        call: InvocationCall = {"tool": "apply_patch", "path": ctx.path, "cwd": str(ctx.cwd)}
-        if ctx.cell_id:
-            call["cellId"] = ctx.cell_id
-        await invoke_hooks(self._hooks, call, self._admission)
+        if ctx.path != "nested":
+            # The hooks see the call before the patch is read; `execute` reads it.
+            return Prepared(PatchCall(patch))
         try:
-            prepared = await prepare_patch_async(patch, ctx.cwd)
+            preflight = await prepare_patch_async(patch, ctx.cwd)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
-        if self._approval is not None:
-            request = PatchApprovalRequest(prepared.summary, patch, prepared.cwd, ctx)
-            verdict = self._approval(request)
-            allowed = await verdict if inspect.isawaitable(verdict) else verdict
-            if not allowed:
-                raise ToolError(
-                    "approval-denied", "Apply Patch was not approved. Nothing was changed."
-                )
+        preview = PatchApprovalRequest(preflight.summary, patch, preflight.cwd, ctx).preview()
+        approval = Approval(APPROVAL_TITLE, preview, lambda: question_diffs(preflight))
+        return Prepared(PatchCall(patch, preflight), approval=approval)
+
+    async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
+        call = prepared.args
+        assert isinstance(call, PatchCall)
         try:
-            result = await commit_prepared_async(prepared, ctx.patch_witness, ctx.patch_locks)
+            preflight = call.preflight or await prepare_patch_async(call.patch, ctx.cwd)
+            # A stop cannot take back a rename already in flight: the commit stops at its
+            # next abort check and is awaited, so the effect is settled before we return.
+            result = await commit_prepared_async(preflight, ctx.patch_witness, ctx.patch_locks)
         except ApplyPatchError as exc:
             raise to_tool_error(exc) from None
         return to_tool_result(result)
 
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
+        return await run_once(self, args, ctx)
 
-def create_apply_patch_tool(
-    approval: ApprovalHook | None = None,
-    hooks: InvocationHooks | None = None,
-    admission: Callable[[], None] | None = None,
-) -> ApplyPatchTool:
-    """The `apply_patch` tool; `approval` is consulted after validation, before any change."""
-    return ApplyPatchTool(approval, hooks, admission)
+
+def create_apply_patch_tool() -> ApplyPatchTool:
+    """The `apply_patch` tool."""
+    return ApplyPatchTool()

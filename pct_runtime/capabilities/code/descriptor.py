@@ -4,37 +4,17 @@ shell manager it drives, a declared seam) and what a sync does to it."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Protocol, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
-from pct_runtime.capabilities.code.adapters import CodeAdapter, create_adapters
 from pct_runtime.capabilities.code.manager import CodeManager
-from pct_runtime.capabilities.code.readonly import ReadOnlyPatchAdapter
 from pct_runtime.capabilities.code.tools import create_code_tools
-from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
-from pct_runtime.capabilities.shell.descriptor import ShellServices, session_shell
-from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
+from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
+from pct_runtime.capabilities.shell.descriptor import session_shell
 from pct_runtime.host.names import CODE_MODE_TOOLS
 
-#: The session's shared-store key of its Code Mode manager (viewers peek at it).
-SHARED_KEY = "code"
-
-
-class CodeServices(ShellServices, Protocol):
-    """What the Code Mode binding asks of its session."""
-
-    def config(self) -> ToolkitConfig: ...
-
-    def read_only(self) -> bool: ...
-
-    def admitted(self) -> tuple[str, ...]:
-        """The session's names admitted right now (visible plus nested-only)."""
-        ...
-
-    def refusal(self, name: str) -> str | None:
-        """The refusal a direct call to `name` gets under the committed plan (why a nested
-        call to it is not admitted); None before a sync."""
-        ...
+#: The session's Code Mode manager (viewers peek at it).
+CODE: Key[CodeManager] = Key("code")
 
 
 async def _close(manager: CodeManager) -> None:
@@ -43,30 +23,25 @@ async def _close(manager: CodeManager) -> None:
     await manager.close()
 
 
-def session_code(services: CodeServices) -> CodeManager:
+def session_code(context: CapabilityContext) -> CodeManager:
     """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
 
     def make() -> CodeManager:
-        shell = session_shell(services)  # output, shell, code: closed in reverse order
+        session_shell(context)  # output, shell, code: closed in reverse order
 
         def approval_mode() -> str:
-            return services.config().code_mode.approval_mode
+            return context.config().code_mode.approval_mode
 
-        confined = services.read_only()
-        adapters: list[CodeAdapter] = create_adapters(shell, apply_patch=not confined)
-        if confined:
-            adapters.append(ReadOnlyPatchAdapter())
         return CodeManager(
-            services.output(),
-            adapters,
-            admitted=services.admitted,
-            refusal=services.refusal,
+            context.output(),
+            context.calls,
+            admitted=context.admitted,
+            refusal=context.refusal,
             approval_mode=approval_mode,
-            hooks=services.hooks,
-            sandbox=services.sandbox(),
+            sandbox=context.sandbox(),
         )
 
-    return services.shared(SHARED_KEY, make, _close)
+    return context.slots.get(CODE, make, _close)
 
 
 def _busy(manager: CodeManager) -> bool:
@@ -75,15 +50,14 @@ def _busy(manager: CodeManager) -> bool:
     return bool(manager.cells() or manager.worker_pids())
 
 
-async def _cleanup(store: SessionStore, kept: bool, settings: Hashable) -> bool:
+async def _cleanup(slots: Slots, kept: bool, settings: Hashable) -> bool:
     """Closed when Code is no longer routed and busy (or a previous close did not confirm);
     a confirmed close drops it, so the next call binds a fresh manager."""
-    # The store holds what `shared` built under this key (a test may put a double there).
-    code = cast("CodeManager | None", store.peek(SHARED_KEY))
+    code = slots.peek(CODE)
     if code is None or not (code.closed or (not kept and _busy(code))):
         return False
     await code.close()
-    store.drop(SHARED_KEY)
+    slots.drop(CODE)
     return True
 
 
@@ -96,12 +70,12 @@ def _specs() -> Sequence[ToolSpec]:
     return [tool.spec for tool in create_code_tools(_no_manager)]
 
 
-def _bind(services: CodeServices) -> Sequence[Tool]:
-    session_code(services)  # built with the session, as before: output, shell, code
-    return create_code_tools(lambda: session_code(services), services.sandbox())
+def _bind(context: CapabilityContext) -> Sequence[Tool]:
+    session_code(context)  # built with the session, as before: output, shell, code
+    return create_code_tools(lambda: session_code(context), context.sandbox())
 
 
-DESCRIPTORS: tuple[Descriptor[CodeServices], ...] = (
+DESCRIPTORS: tuple[Descriptor, ...] = (
     Descriptor(
         "code_mode",
         _specs,

@@ -1,7 +1,8 @@
 """Nested calls: how a cell's `tools.<name>(...)` request becomes an executor call and a reply.
 
-Order of one dispatch: declared and admitted at dispatch → the tool's own validation → a
-concurrency slot (4, Patch sequential) → recheck → invocation hooks (path "nested") →
+A dispatch runs through the runtime's call pipeline (`NestedCalls`) with this module's
+`NestedGate` as its path: declared and admitted at dispatch → the tool's own validation →
+a concurrency slot (4, Patch sequential) → recheck → invocation hooks (path "nested") →
 recheck → Patch approval (mode `confirm`) → recheck → executor. Every recheck stops a call
 the cell (stopping), the manager (closed) or admission (live config) no longer allows.
 
@@ -15,17 +16,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
 
-from pct_runtime.capabilities.base import CallContext, ToolError
-from pct_runtime.capabilities.code.adapters import CodeAdapter, PreparedCall, nested_details
+from pct_runtime.capabilities.base import (
+    Approval,
+    CallContext,
+    CallObservation,
+    CallPath,
+    NestedCalls,
+    Prepared,
+    Tool,
+    ToolError,
+    ToolResult,
+)
 from pct_runtime.capabilities.code.bridge import PAYLOAD_BYTES, encode_json
 from pct_runtime.capabilities.code.cell import Cell
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES
 from pct_runtime.capabilities.code.render import CLOSED_MESSAGE
-from pct_runtime.host.ui import Answering, Question, UIUnavailableError, answering
-from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
+from pct_runtime.host.ui import Answering
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 from pct_runtime.output import truncate_text
 
@@ -47,39 +56,47 @@ _CONTROL_FIELDS = (
 )
 
 
-class NestedDispatcher:
-    """Admission, slots, hooks, approval and replies for the nested calls of every cell.
+def nested_details(result: ToolResult) -> JSONObject:
+    """The value a cell receives: the same details MCP carries in `_meta["pct/details"]`."""
+    details = dict(result.details)
+    if "text" not in details and "stdout" not in details:
+        details["text"] = result.text  # shell details already carry stdout/stderr
+    return details
 
-    `adapters` is shared with the manager (same dict). `admitted()`: the adapter names
-    admitted right now; `None` admits every adapter. `refusal(name)`: the exact text a direct
-    call to `name` gets when it is not admitted, or None. `approval_mode()`: `"confirm"` or
-    `"always"`. `closed()`: whether the manager is closed.
+
+class NestedDispatcher:
+    """Bridge accounting, admission and replies for the nested calls of every cell; the
+    call itself runs through the runtime's pipeline (`calls`).
+
+    `admitted()`: the adapter names admitted right now; `None` admits every tool `calls`
+    reaches. `refusal(name)`: the exact text a direct call to `name` gets when it is not
+    admitted, or None. `approval_mode()`: `"confirm"` or `"always"`. `closed()`: whether
+    the manager is closed.
     """
 
     def __init__(
         self,
-        adapters: dict[str, CodeAdapter],
+        calls: NestedCalls,
         *,
         admitted: Callable[[], Iterable[str]] | None,
         refusal: Callable[[str], str | None] | None,
         approval_mode: Callable[[], str] | str,
-        hooks: InvocationHooks | None,
         closed: Callable[[], bool],
     ) -> None:
-        self._adapters = adapters
+        self.calls = calls
         self._admitted = admitted
         self._refusal = refusal
         self._approval_mode = approval_mode
-        self._hooks = hooks
         self._closed = closed
-        self._slots = asyncio.Semaphore(ADAPTER_SLOTS)
-        self._patch_lock = asyncio.Lock()
+        self.slots = asyncio.Semaphore(ADAPTER_SLOTS)
+        self.patch_lock = asyncio.Lock()
 
     # -- admission --------------------------------------------------------------------------
     def admitted_now(self) -> set[str]:
+        names = self.calls.nested_names()
         if self._admitted is None:
-            return set(self._adapters)
-        return {n for n in self._admitted() if n in self._adapters}
+            return set(names)
+        return {n for n in self._admitted() if n in names}
 
     def _not_admitted(self, cell: Cell, name: str, *, earlier: bool = False) -> ToolError:
         """`adapter-disabled` for a real adapter the session does not admit, with the cause."""
@@ -100,14 +117,14 @@ class NestedDispatcher:
             f"tools.{name} is {when} admitted in this session ({cause}); nothing ran.",
         )
 
-    def _undispatchable(self, cell: Cell, name: str) -> ToolError:
+    def undispatchable(self, cell: Cell, name: str) -> ToolError:
         """The refusal for a call to a name that is not declared or not admitted.
 
         Declared but not admitted, and neither declared nor admitted, both name the
         admission cause (declaring the name would not help); admitted but not declared
         says how to declare it; a name that is no adapter at all lists the ones that exist.
         """
-        if name not in ADAPTER_NAMES and name not in self._adapters:
+        if name not in ADAPTER_NAMES and name not in self.calls.nested_names():
             return ToolError(
                 "unknown-adapter",
                 f"tools.{name} is not a nested tool; only exec_command, write_stdin and "
@@ -123,7 +140,7 @@ class NestedDispatcher:
             "starts, in a new exec; nothing ran.",
         )
 
-    def _recheck(self, cell: Cell, name: str, *, passed: bool = True) -> None:
+    def recheck(self, cell: Cell, name: str, *, passed: bool = True) -> None:
         """Stop a dispatch the cell, the manager or admission no longer allows.
 
         `passed=False` for the first check of a dispatch: the name was not yet seen admitted.
@@ -135,7 +152,7 @@ class NestedDispatcher:
         if name not in self.admitted_now():
             raise self._not_admitted(cell, name, earlier=passed)
 
-    def _direct(self, name: str) -> bool:
+    def direct(self, name: str) -> bool:
         """Whether the model can call `name` directly in this session (not only in a cell)."""
         if self._refusal is None:
             return True  # no session to ask: a standalone manager beside the direct tools
@@ -143,7 +160,7 @@ class NestedDispatcher:
             return self._refusal(name) is None
         return False
 
-    def _mode(self) -> str:
+    def mode(self) -> str:
         mode = self._approval_mode
         return mode() if callable(mode) else mode
 
@@ -192,57 +209,14 @@ class NestedDispatcher:
     async def _dispatch(
         self, cell: Cell, call_id: object, name: str, args: JSONObject, size: int
     ) -> None:
-        dispatched = False
-        session: str | None = None
+        gate = NestedGate(self, cell, call_id)
         _progress(cell, name, "start")
-        observer = cell.ctx.observer
-        trace = observer.start(name, args, cell_id=cell.id) if observer is not None else None
         try:
-            adapter = self._adapters.get(name)
-            if adapter is None or name not in cell.declared:
-                raise self._undispatchable(cell, name)
-            self._recheck(cell, name, passed=False)
-            nested_ctx = CallContext(
-                cwd=cell.ctx.cwd,
-                path="nested",
-                session_id=cell.ctx.session_id,
-                tool_call_id=f"{cell.ctx.tool_call_id}/{cell.id}/{call_id}",
-                ui=cell.ctx.ui,
-                cell_id=cell.id,
-                patch_witness=trace.patch_witness if trace is not None else None,
-                patch_locks=cell.ctx.patch_locks,
-            )
-            prepared: PreparedCall = await adapter.prepare(args, nested_ctx)
-            session = prepared.session_id
-            async with self._slots:
-                lock = self._patch_lock if adapter.sequential else contextlib.nullcontext()
-                async with lock:
-                    self._recheck(cell, name)
-                    call: InvocationCall = {
-                        "tool": name,  # type: ignore[typeddict-item]
-                        "path": "nested",
-                        "cwd": prepared.cwd or str(cell.ctx.cwd),
-                        "cellId": cell.id,
-                    }
-                    if session:
-                        call["sessionId"] = session
-                    env = await invoke_hooks(self._hooks, call)
-                    self._recheck(cell, name)
-                    if prepared.approval is not None and self._mode() != "always":
-                        _progress(cell, name, "approval", **_sid(session))
-                        await _approve(cell, name, prepared, direct=self._direct(name))
-                        self._recheck(cell, name)
-                    dispatched = True
-                    cell.counts.unsettled += 1
-                    result = await adapter.execute(prepared, replace(nested_ctx, env_overlay=env))
-                    cell.counts.unsettled -= 1
-                    dispatched = False  # settled: no longer an unknown effect
-            if trace is not None:
-                trace.finish(outcome="ok", text=result.text, details=result.details)
+            result = await self.calls.call(name, args, gate)
             details = nested_details(result)
             sid = details.get("session_id")
             if name in ("exec_command", "write_stdin") and isinstance(sid, str):
-                session = sid
+                gate.session = sid
                 running = details.get("status") == "running" or details.get("running") is True
                 if running:
                     cell.shells[sid] = "running"
@@ -262,65 +236,113 @@ class NestedDispatcher:
                 )
             cell.counts.completed += 1
             cell.channel.send({"t": "r", "i": call_id, "ok": True, "v": details})
-            _progress(cell, name, "end", ok=True, **_sid(session))
+            _progress(cell, name, "end", ok=True, **_sid(gate.session))
         except ToolError as exc:
-            if trace is not None:  # no-op when the call itself succeeded (reply too big)
-                trace.finish(outcome="error", error_code=exc.code, text=exc.message)
-            if dispatched:
-                cell.counts.unsettled -= 1
             cell.counts.failed += 1
             _reply_error(cell, call_id, exc)
-            _progress(cell, name, "end", ok=False, code=exc.code, **_sid(session))
+            _progress(cell, name, "end", ok=False, code=exc.code, **_sid(gate.session))
         except asyncio.CancelledError:
-            if trace is not None:
-                trace.finish(outcome="cancelled", error_code="aborted")
-            if not dispatched:
+            if not gate.dispatched:
                 cell.counts.cancelled += 1
             # a dispatched call stays counted as unsettled: its effect is unknown
-            _progress(cell, name, "end", ok=False, code="aborted", **_sid(session))
+            _progress(cell, name, "end", ok=False, code="aborted", **_sid(gate.session))
         except Exception as exc:  # an executor bug must not hang the cell
-            if trace is not None:
-                trace.finish(outcome="error", error_code="unavailable", text=repr(exc))
-            if dispatched:
-                cell.counts.unsettled -= 1
             cell.counts.failed += 1
             _reply_error(
                 cell,
                 call_id,
                 ToolError("unavailable", f"tools.{name} failed unexpectedly: {exc}"),
             )
-            _progress(cell, name, "end", ok=False, code="unavailable", **_sid(session))
+            _progress(cell, name, "end", ok=False, code="unavailable", **_sid(gate.session))
         finally:
             cell.outstanding -= 1
             cell.outstanding_bytes -= size
 
 
-async def _approve(cell: Cell, name: str, prepared: PreparedCall, *, direct: bool) -> None:
-    """Ask the user of the calling tool call before a nested Patch; refuse without a UI.
+@dataclass
+class NestedGate:
+    """One nested call's path through the runtime's pipeline (`capabilities.base.CallGate`):
+    the cell's journal row, context, admission, slots, approval and unsettled count."""
 
-    While the question is pending the cell lists it (a yielded read says who was asked).
-    """
-    ui = cell.ctx.ui
-    unavailable = ToolError("approval-unavailable", unavailable_message(name, direct=direct))
-    if not ui.available:
-        raise unavailable
-    preview, _ = truncate_text(prepared.approval or "", 800)
-    question = Question("Code Mode: apply patch?", preview, diffs=await prepared.read_diffs())
-    pending: tuple[str, Answering] | None = None
-    try:
-        with answering() as note:
-            pending = (name, note)
-            cell.approvals.append(pending)
-            ok = await ui.confirm(question)
-    except UIUnavailableError:
-        raise unavailable from None
-    finally:
-        if pending is not None:
-            cell.approvals.remove(pending)
-    if not ok:
-        raise ToolError(
-            "approval-denied", denied_message(name, note), {"approval": note.to_details()}
+    dispatcher: NestedDispatcher
+    cell: Cell
+    call_id: object
+    #: The shell session the call reads or started (progress records name it).
+    session: str | None = None
+    #: The effect started and has not settled: a stop leaves its outcome unknown.
+    dispatched: bool = False
+
+    @property
+    def path(self) -> CallPath:
+        return "nested"
+
+    def trace(self, name: str, args: JSONMapping) -> CallObservation | None:
+        observer = self.cell.ctx.observer
+        return observer.start(name, args, cell_id=self.cell.id) if observer else None
+
+    def context(self, trace: CallObservation | None) -> CallContext:
+        parent = self.cell.ctx
+        return CallContext(
+            cwd=parent.cwd,
+            path="nested",
+            session_id=parent.session_id,
+            tool_call_id=f"{parent.tool_call_id}/{self.cell.id}/{self.call_id}",
+            ui=parent.ui,
+            cell_id=self.cell.id,
+            patch_witness=trace.patch_witness if trace is not None else None,
+            patch_locks=parent.patch_locks,
         )
+
+    def admit(self, name: str) -> None:
+        if name not in self.cell.declared or name not in self.dispatcher.calls.nested_names():
+            raise self.dispatcher.undispatchable(self.cell, name)
+        self.dispatcher.recheck(self.cell, name, passed=False)
+
+    def recheck(self, name: str) -> None:
+        self.dispatcher.recheck(self.cell, name)
+
+    def running(self, name: str, ctx: CallContext) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, tool: Tool, prepared: Prepared) -> AsyncIterator[None]:
+        self.session = prepared.session_id
+        async with self.dispatcher.slots:
+            if tool.spec.sequential:
+                async with self.dispatcher.patch_lock:
+                    yield
+            else:
+                yield
+
+    def asks(self, name: str, approval: Approval) -> bool:
+        if self.dispatcher.mode() == "always":
+            return False
+        _progress(self.cell, name, "approval", **_sid(self.session))
+        return True
+
+    @contextlib.contextmanager
+    def asking(self, name: str, note: Answering) -> Iterator[None]:
+        # While the question is pending the cell lists it (a yielded read says who was asked).
+        pending = (name, note)
+        self.cell.approvals.append(pending)
+        try:
+            yield
+        finally:
+            self.cell.approvals.remove(pending)
+
+    def unavailable(self, name: str) -> str:
+        return unavailable_message(name, direct=self.dispatcher.direct(name))
+
+    def denied(self, name: str, note: Answering) -> str:
+        return denied_message(name, note)
+
+    def executing(self) -> None:
+        self.dispatched = True
+        self.cell.counts.unsettled += 1
+
+    def settled(self) -> None:
+        self.dispatched = False
+        self.cell.counts.unsettled -= 1
 
 
 def unavailable_message(name: str, *, direct: bool) -> str:

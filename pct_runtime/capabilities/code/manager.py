@@ -8,8 +8,8 @@ fences unsent nested work and aborts unsettled dispatches; a program that report
 kill lands keeps its own result. Nested shells are never stopped by a cell.
 
 This module owns the lifecycle (start, observe, stop, prune, close) and the worker pump;
-the cell record and its reads live in `cell`, nested-call dispatch (admission, slots,
-hooks, approval, bridge bounds, progress) in `dispatch`.
+the cell record and its reads live in `cell`, nested-call dispatch (bridge bounds,
+admission, slots, progress; the runtime's pipeline runs each call) in `dispatch`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
-from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
-from pct_runtime.capabilities.code.adapters import CodeAdapter
+from pct_runtime.capabilities.base import CallContext, NestedCalls, ToolError, ToolResult
 from pct_runtime.capabilities.code.bridge import (
     MEMORY_LIMIT_BYTES,
     CellChannel,
@@ -50,7 +49,6 @@ from pct_runtime.capabilities.code.render import (
     unknown_cell_message,
 )
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.invocation import InvocationHooks
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.output import OutputOwner
 
@@ -77,40 +75,34 @@ EXIT_GRACE_SECONDS = 5.0
 class CodeManager:
     """Cells of one runtime session. Gating (enabled, decisions) is the runtime's job.
 
-    `adapters`: the nested adapters by name. `admitted()`: the adapter names admitted right
-    now (live config, decisions, ownership); `None` admits every adapter. `refusal(name)`:
-    why `name` is not admitted right now, as the exact text a direct call to it gets (e.g.
-    `Shell Sessions are not enabled.`), or None when unknown; a refused nested call quotes it
-    so the model learns the cause instead of being told to fix its `uses`.
-    `approval_mode()`: `"confirm"` or `"always"` for nested Patch approval.
+    `calls`: the runtime's call pipeline, which runs a cell's nested calls. `admitted()`:
+    the adapter names admitted right now (live config, decisions, ownership); `None` admits
+    every adapter `calls` reaches. `refusal(name)`: why `name` is not admitted right now, as
+    the exact text a direct call to it gets (e.g. `Shell Sessions are not enabled.`), or
+    None when unknown; a refused nested call quotes it so the model learns the cause
+    instead of being told to fix its `uses`. `approval_mode()`: `"confirm"` or `"always"`
+    for nested Patch approval.
     """
 
     def __init__(
         self,
         output_owner: OutputOwner,
-        adapters: Mapping[str, CodeAdapter] | Iterable[CodeAdapter],
+        calls: NestedCalls,
         *,
         admitted: Callable[[], Iterable[str]] | None = None,
         refusal: Callable[[str], str | None] | None = None,
         approval_mode: Callable[[], str] | str = "confirm",
-        hooks: InvocationHooks | None = None,
         memory_limit: int = MEMORY_LIMIT_BYTES,
         sandbox: Sandbox | None = None,
     ) -> None:
         self._owner = output_owner
         #: The session's `--sandbox` confinement, applied to the zygote and so every cell.
         self.sandbox = sandbox
-        if isinstance(adapters, Mapping):
-            self._adapters: dict[str, CodeAdapter] = dict(adapters)
-        else:
-            self._adapters = {a.name: a for a in adapters}
-        # The dispatcher reads this same dict, so an adapter bound later is dispatched too.
         self._nested = NestedDispatcher(
-            self._adapters,
+            calls,
             admitted=admitted,
             refusal=refusal,
             approval_mode=approval_mode,
-            hooks=hooks,
             closed=lambda: self._closed,
         )
         self._zygote = Zygote(memory_limit, sandbox=sandbox)

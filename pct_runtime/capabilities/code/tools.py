@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import CallContext, SimpleTool, Tool, ToolResult, ToolSpec
 from pct_runtime.capabilities.code.bridge import MEMORY_LIMIT_BYTES
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES, PRAGMA_EXAMPLE
 from pct_runtime.capabilities.code.manager import CodeManager
@@ -186,7 +186,7 @@ def _current(ref: ManagerRef) -> CodeManager:
     return ref if isinstance(ref, CodeManager) else ref()
 
 
-class _CellTool:
+class _CellTool(SimpleTool):
     """`exec` or `wait`: its spec, and the manager method it calls on the current manager."""
 
     def __init__(

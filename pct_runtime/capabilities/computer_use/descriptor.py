@@ -7,8 +7,8 @@ that never uses Computer Use starts nothing.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolSpec
 from pct_runtime.capabilities.computer_use import eligibility
@@ -17,39 +17,24 @@ from pct_runtime.capabilities.computer_use.tools import (
     create_computer_use_tools,
     tool_spec,
 )
-from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
+from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
+from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
-from pct_runtime.debug import DebugSink
 from pct_runtime.host.models import Model
 
 if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
     from pct_runtime.capabilities.computer_use.client import ComputerUseClient
     from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 
-T = TypeVar("T")
-
-#: The session's shared-store key of its lifecycle (the sync's cleanup reads it).
-SHARED_KEY = "computer_use"
-
-
-class ComputerUseServices(Protocol):
-    """What the Computer Use binding asks of its session."""
-
-    @property
-    def debug(self) -> DebugSink: ...
-
-    def config(self) -> ToolkitConfig: ...
-
-    def on_close(self, closer: Callable[[], Awaitable[None]]) -> None: ...
-
-    def shared(self, key: str, factory: Callable[[], T]) -> T: ...
+#: The session's slot of its lifecycle (the sync's cleanup reads it).
+LIFECYCLE: Key[ComputerUseLifecycle] = Key("computer_use")
 
 
 def _specs() -> Sequence[ToolSpec]:
     return [tool_spec(method) for method in METHODS]
 
 
-def _bind(services: ComputerUseServices) -> Sequence[Tool]:
+def _bind(services: CapabilityContext) -> Sequence[Tool]:
     # The bridge loads when a session binds the tools: `pct status` only probes.
     from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 
@@ -59,7 +44,7 @@ def _bind(services: ComputerUseServices) -> Sequence[Tool]:
         return lifecycle
 
     async def provider(ctx: CallContext) -> ComputerUseClient | None:
-        lifecycle = services.shared(SHARED_KEY, make)
+        lifecycle = services.slots.get(LIFECYCLE, make)
         config: ToolkitConfig | None = services.config()
         mode = config.computer_use.approval_mode if config is not None else None
         return await lifecycle.acquire(mode)
@@ -71,11 +56,10 @@ def _approval_mode(config: ToolkitConfig | None) -> ApprovalMode:
     return config.computer_use.approval_mode if config is not None else "confirm"
 
 
-async def _cleanup(store: SessionStore, kept: bool, mode: Hashable) -> bool:
+async def _cleanup(slots: Slots, kept: bool, mode: Hashable) -> bool:
     """Reset the client when the decision is no longer active or deferred (off,
     ineligible, conflict); otherwise apply the current approval mode."""
-    # The store holds what `shared` built under this key (a test may put a double there).
-    lifecycle = cast("ComputerUseLifecycle | None", store.peek(SHARED_KEY))
+    lifecycle = slots.peek(LIFECYCLE)
     if lifecycle is None:
         return False
     if not kept:
@@ -105,7 +89,7 @@ def _probe(
     return asyncio.run(eligibility.ComputerUseProbe().probe())
 
 
-DESCRIPTORS: tuple[Descriptor[ComputerUseServices], ...] = (
+DESCRIPTORS: tuple[Descriptor, ...] = (
     Descriptor(
         "computer_use",
         _specs,

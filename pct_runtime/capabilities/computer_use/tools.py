@@ -16,7 +16,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    SimpleTool,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from pct_runtime.capabilities.computer_use.templates import ComputerUseMethod
 from pct_runtime.host.ui import UIPort
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -306,7 +313,7 @@ def validate_arguments(method: ComputerUseMethod, args: JSONMapping) -> JSONObje
 
 
 @dataclass(frozen=True)
-class ComputerUseTool:
+class ComputerUseTool(SimpleTool):
     """One of the six tools; `Tool` protocol of `capabilities.base`."""
 
     method: ComputerUseMethod

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
+from pct_runtime.capabilities.context import CapabilityContext, SessionCatalog
 from pct_runtime.capabilities.descriptor import Descriptor
 from pct_runtime.capabilities.discovery.catalog import default_description
 from pct_runtime.capabilities.discovery.search import CatalogEntry
-from pct_runtime.capabilities.discovery.services import DiscoveryServices, SessionCatalog
 from pct_runtime.capabilities.discovery.tool import FindToolsTool, LoadOutcome, find_tools_spec
 
 
@@ -36,10 +36,8 @@ def _specs() -> Sequence[ToolSpec]:
     return [find_tools_spec()]
 
 
-def _bind(services: DiscoveryServices) -> Sequence[Tool]:
-    return [FindToolsTool(_Backend(services.discovery()))]
+def _bind(context: CapabilityContext) -> Sequence[Tool]:
+    return [FindToolsTool(_Backend(context.discovery()))]
 
 
-DESCRIPTORS: tuple[Descriptor[DiscoveryServices], ...] = (
-    Descriptor("tool_discovery", _specs, _bind),
-)
+DESCRIPTORS: tuple[Descriptor, ...] = (Descriptor("tool_discovery", _specs, _bind),)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import CallContext, SimpleTool, ToolError, ToolResult, ToolSpec
 from pct_runtime.capabilities.discovery.search import (
     MAX_MATCHES,
     SUMMARY_LIMIT,
@@ -168,7 +168,7 @@ def format_load(outcome: LoadOutcome) -> str:
     return "\n".join(parts)
 
 
-class FindToolsTool:
+class FindToolsTool(SimpleTool):
     """`find_tools` over one session's `DiscoveryBackend`."""
 
     def __init__(self, backend: DiscoveryBackend) -> None:

@@ -11,7 +11,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pct_runtime.capabilities.base import CallContext, ImagePart, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    ImagePart,
+    SimpleTool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
 from pct_runtime.capabilities.image.generate import (
     QUALITIES,
     ImageGenerationError,
@@ -91,7 +98,7 @@ def _validated(args: JSONMapping) -> tuple[str, str | None, str | None]:
     return prompt, size, quality
 
 
-class OpenAIImageTool:
+class OpenAIImageTool(SimpleTool):
     """`resolve_route` returns the selected image route with a fresh credential or raises
     `RouteUnavailable`; `model_has_vision` says whether the calling model can see images
     (None = unknown, e.g. over MCP)."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
 from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
+from pct_runtime.capabilities.context import CapabilityContext, Key
 from pct_runtime.capabilities.descriptor import ActiveDecisions, Descriptor
 from pct_runtime.capabilities.image.tool import OpenAIImageTool, image_spec
 from pct_runtime.capabilities.openai.pipeline import transform_provider_request
@@ -35,8 +36,6 @@ from pct_runtime.host.models import Model, ModelRegistry
 
 if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
     import httpx
-
-T = TypeVar("T")
 
 #: Returns the model to use, or a status reason code when there is none.
 ModelPicker = Callable[[], Model | str]
@@ -154,42 +153,19 @@ def build_remote_compaction(
 # -- Descriptors ---------------------------------------------------------------------------
 
 
-class OpenAIServices(Protocol):
-    """What the Web Search and Image Generation bindings and the payload hooks ask of
-    their session."""
-
-    @property
-    def agent_dir(self) -> Path: ...
-
-    @property
-    def debug(self) -> DebugSink: ...
-
-    def config(self) -> ToolkitConfig: ...
-
-    def model(self) -> Model | None: ...
-
-    def models(self) -> ModelRegistry: ...
-
-    def image_executor(self) -> Model | str:
-        """The decision layer's image model (current route → Codex → API key), or why none."""
-        ...
-
-    def shared(self, key: str, factory: Callable[[], T]) -> T: ...
-
-
 # -- Payload hooks of an embedded session ------------------------------------------------
 # Remote Compaction's replay and native Web Search, acting on the session's committed
 # decisions handed in as plain facts: native search only while Web Search is active with
 # the native backend; checkpoints only while Remote Compaction is active.
 
-#: The session's shared-store key of its `RemoteCompaction`.
-SHARED_KEY = "remote_compaction"
+#: The session's slot of its `RemoteCompaction`.
+COMPACTION: Key[RemoteCompaction] = Key("remote_compaction")
 #: Decision keys (`decide.registry`) the hooks act on.
 _SEARCH = "web_search"
 _COMPACTION = "remote_compaction"
 
 
-def session_compaction(services: OpenAIServices) -> RemoteCompaction:
+def session_compaction(services: CapabilityContext) -> RemoteCompaction:
     """The session's one `RemoteCompaction`, bound to its current model (built on use)."""
 
     def make() -> RemoteCompaction:
@@ -201,10 +177,10 @@ def session_compaction(services: OpenAIServices) -> RemoteCompaction:
             debug=services.debug,
         )
 
-    return services.shared(SHARED_KEY, make)
+    return services.slots.get(COMPACTION, make)
 
 
-async def _current_route(services: OpenAIServices) -> ResolvedRoute | None:
+async def _current_route(services: CapabilityContext) -> ResolvedRoute | None:
     model = services.model()
     if model is None:
         return None
@@ -220,7 +196,7 @@ class OpenAIPayload:
 
     async def before_provider_request(
         self,
-        services: OpenAIServices,
+        services: CapabilityContext,
         payload: object,
         active: ActiveDecisions,
         newest_details: object,
@@ -244,7 +220,7 @@ class OpenAIPayload:
         )
 
     async def before_compact(
-        self, services: OpenAIServices, preparation: object
+        self, services: CapabilityContext, preparation: object
     ) -> CompactionResult | None:
         """A result that replaces the agent's own summary, or None (compact natively)."""
         prepared = cast(CompactionPreparation, preparation)  # the embedder's own object
@@ -255,7 +231,7 @@ def _web_search_specs() -> Sequence[ToolSpec]:
     return [web_search_spec()]
 
 
-def _bind_web_search(services: OpenAIServices) -> Sequence[Tool]:
+def _bind_web_search(services: CapabilityContext) -> Sequence[Tool]:
     return [
         build_web_search_tool(
             config=services.config,
@@ -270,7 +246,7 @@ def _image_specs() -> Sequence[ToolSpec]:
     return [image_spec()]
 
 
-def _bind_image(services: OpenAIServices) -> Sequence[Tool]:
+def _bind_image(services: CapabilityContext) -> Sequence[Tool]:
     def has_vision() -> bool | None:
         model = services.model()
         return None if model is None else model.has_image_input
@@ -286,7 +262,7 @@ def _bind_image(services: OpenAIServices) -> Sequence[Tool]:
     ]
 
 
-DESCRIPTORS: tuple[Descriptor[OpenAIServices], ...] = (
+DESCRIPTORS: tuple[Descriptor, ...] = (
     # The payload hooks ride on Web Search's record: Remote Compaction has no tools, so
     # no descriptor of its own (the registry's rows with tools are the descriptors).
     Descriptor("web_search", _web_search_specs, _bind_web_search, payload=OpenAIPayload()),

@@ -3,70 +3,41 @@ manager (shared with Code Mode's nested calls) and what a sync does to it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable, Sequence
-from typing import Protocol, TypeVar, cast
+from collections.abc import Hashable, Sequence
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
-from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
+from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
+from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.capabilities.shell.tools import (
     EXEC_COMMAND_SPEC,
     WRITE_STDIN_SPEC,
     create_shell_tools,
 )
-from pct_runtime.host.names import SHELL_TOOLS
-from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.invocation import InvocationHooks
-from pct_runtime.output import OutputOwner
 
-T = TypeVar("T")
-
-#: The session's shared-store key of its shell manager (viewers peek at it).
-SHARED_KEY = "shell"
-
-
-class ShellServices(Protocol):
-    """What the shell binding asks of its session."""
-
-    @property
-    def hooks(self) -> InvocationHooks | None: ...
-
-    def admit(self, name: str, path: str) -> None: ...
-
-    def output(self) -> OutputOwner:
-        """The session's output owner (recovery files live until the session ends)."""
-        ...
-
-    def sandbox(self) -> Sandbox | None: ...
-
-    def shared(
-        self,
-        key: str,
-        factory: Callable[[], T],
-        close: Callable[[T], Awaitable[None]] | None = None,
-    ) -> T: ...
+#: The session's one shell manager, shared by the direct tools and Code Mode (viewers peek).
+SHELL: Key[ShellManager] = Key("shell")
 
 
 async def _close(manager: ShellManager) -> None:
     await manager.close()
 
 
-def session_shell(services: ShellServices) -> ShellManager:
+def session_shell(context: CapabilityContext) -> ShellManager:
     """The session's one `ShellManager`, shared by the direct tools and Code Mode."""
 
     def make() -> ShellManager:
-        output = services.output()  # created first, so it is closed after the manager
-        return ShellManager(output, sandbox=services.sandbox())
+        output = context.output()  # created first, so it is closed after the manager
+        return ShellManager(output, sandbox=context.sandbox())
 
-    return services.shared(SHARED_KEY, make, _close)
+    return context.slots.get(SHELL, make, _close)
 
 
-async def _cleanup(store: SessionStore, kept: bool, settings: Hashable) -> bool:
+async def _cleanup(slots: Slots, kept: bool, settings: Hashable) -> bool:
     """Closed while the plan no longer needs a shell backend (or a previous close did not
     confirm), reopened once it does: the manager keeps its identity, so viewers stay
     subscribed, and the output owner stays, so recovery files live on."""
-    # The store holds what `shared` built under this key (a test may put a double there).
-    shell = cast("ShellManager | None", store.peek(SHARED_KEY))
+    shell = slots.peek(SHELL)
     if shell is None or (kept and not shell.closed):
         return False
     await shell.close()
@@ -79,15 +50,11 @@ def _specs() -> Sequence[ToolSpec]:
     return [EXEC_COMMAND_SPEC, WRITE_STDIN_SPEC]
 
 
-def _bind(services: ShellServices) -> Sequence[Tool]:
-    def admission() -> None:
-        for name in SHELL_TOOLS:
-            services.admit(name, "direct")
-
-    return create_shell_tools(session_shell(services), services.hooks, admission)
+def _bind(context: CapabilityContext) -> Sequence[Tool]:
+    return create_shell_tools(session_shell(context))
 
 
-DESCRIPTORS: tuple[Descriptor[ShellServices], ...] = (
+DESCRIPTORS: tuple[Descriptor, ...] = (
     Descriptor(
         "shell_sessions",
         _specs,

@@ -1,17 +1,24 @@
 """The two Shell Sessions tools, `exec_command` and `write_stdin`, as `Tool` objects.
 
-Each call runs: normalization (both spellings, limits, rejections) → ownership check →
-invocation seam (`context` then `policy` hooks) → admission recheck after an awaited hook →
-the manager. Gating (whether Shell Sessions is enabled at all) is the runtime's job.
+`prepare` normalizes (both spellings, limits, rejections) and, for `write_stdin`, checks
+that the session is ours; `execute` hands the call to the manager. What runs between the
+two (invocation hooks, admission rechecks) and whether Shell Sessions is enabled at all is
+the runtime's call pipeline's job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import ClassVar
 
-from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import (
+    CallContext,
+    Prepared,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+    run_once,
+)
 from pct_runtime.capabilities.shell.dialect import (
     OUTPUT_DEFAULT_BYTES,
     OUTPUT_MAX_BYTES,
@@ -21,13 +28,14 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_DEFAULT_MS,
     YIELD_MAX_MS,
     YIELD_MIN_MS,
+    ExecCommandArgs,
+    WriteStdinArgs,
     normalize_exec_command_args,
     normalize_write_stdin_args,
     resolve_workdir,
 )
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 _NO_SANDBOX = (
@@ -144,8 +152,6 @@ WRITE_STDIN_SPEC = ToolSpec(
     input_schema=WRITE_STDIN_SCHEMA,
 )
 
-Admission = Callable[[], None]
-
 
 def exec_command_description(sandbox: Sandbox) -> str:
     """The description under `--sandbox`: what a command may write and reach, and what a
@@ -158,20 +164,19 @@ def exec_command_description(sandbox: Sandbox) -> str:
     )
 
 
-def _merge_env(*overlays: Mapping[str, str] | None) -> dict[str, str] | None:
-    merged: dict[str, str] = {}
-    for overlay in overlays:
-        if overlay:
-            merged.update(overlay)
-    return merged or None
+def _invalid(exc: ToolError, ctx: CallContext) -> ToolError:
+    """A cell sees bad arguments as `invalid-arguments` (the tool's code in details); a
+    direct call keeps the tool's own code."""
+    if ctx.path != "nested":
+        return exc
+    details = dict(exc.details)
+    details.setdefault("toolCode", exc.code)
+    return ToolError("invalid-arguments", exc.message, details)
 
 
 @dataclass(frozen=True)
 class ExecCommandTool:
-    runs_invocation_hooks: ClassVar[bool] = True  # hooks see the normalized call
     manager: ShellManager
-    hooks: InvocationHooks | None = None
-    admission: Admission | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -180,55 +185,51 @@ class ExecCommandTool:
             return EXEC_COMMAND_SPEC
         return replace(EXEC_COMMAND_SPEC, description=exec_command_description(sandbox))
 
-    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
-        parsed = normalize_exec_command_args(args)
-        workdir = resolve_workdir(ctx.cwd, parsed.workdir)
-        call: InvocationCall = {"tool": "exec_command", "path": ctx.path, "cwd": str(workdir)}
-        if ctx.cell_id:
-            call["cellId"] = ctx.cell_id
-        env = await invoke_hooks(self.hooks, call, self.admission)
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Prepared:
+        try:
+            parsed = normalize_exec_command_args(args)
+            workdir = resolve_workdir(ctx.cwd, parsed.workdir)
+        except ToolError as exc:
+            raise _invalid(exc, ctx) from None
+        # The resolved directory is the one the hooks are told about and the one it runs in.
+        return Prepared(replace(parsed, workdir=str(workdir)), cwd=workdir)
+
+    async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
+        parsed = prepared.args
+        assert isinstance(parsed, ExecCommandArgs)
         return await self.manager.start(
-            replace(parsed, workdir=str(workdir)),  # the directory the hooks were told about
-            cwd=ctx.cwd,
-            env_overlay=_merge_env(ctx.env_overlay, env),
-            path=ctx.path,
+            parsed, cwd=ctx.cwd, env_overlay=ctx.env_overlay, path=ctx.path
         )
+
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
+        return await run_once(self, args, ctx)
 
 
 @dataclass(frozen=True)
 class WriteStdinTool:
-    runs_invocation_hooks: ClassVar[bool] = True  # after the ownership check
     manager: ShellManager
-    hooks: InvocationHooks | None = None
-    admission: Admission | None = None
 
     @property
     def spec(self) -> ToolSpec:
         return WRITE_STDIN_SPEC
 
-    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
-        parsed = normalize_write_stdin_args(args)
-        self.manager.check_session(parsed.session_id)
-        call: InvocationCall = {
-            "tool": "write_stdin",
-            "path": ctx.path,
-            "cwd": str(ctx.cwd),
-            "sessionId": parsed.session_id,
-        }
-        if ctx.cell_id:
-            call["cellId"] = ctx.cell_id
-        await invoke_hooks(self.hooks, call, self.admission)
+    async def prepare(self, args: JSONMapping, ctx: CallContext) -> Prepared:
+        try:
+            parsed = normalize_write_stdin_args(args)
+        except ToolError as exc:
+            raise _invalid(exc, ctx) from None
+        self.manager.check_session(parsed.session_id)  # stale/unknown: the Shell's own error
+        return Prepared(parsed, session_id=parsed.session_id)
+
+    async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
+        parsed = prepared.args
+        assert isinstance(parsed, WriteStdinArgs)
         return await self.manager.write(parsed, path=ctx.path)
 
+    async def __call__(self, args: JSONMapping, ctx: CallContext) -> ToolResult:
+        return await run_once(self, args, ctx)
 
-def create_shell_tools(
-    manager: ShellManager,
-    hooks: InvocationHooks | None = None,
-    admission: Admission | None = None,
-) -> list[Tool]:
-    """`[exec_command, write_stdin]` bound to one session's manager.
 
-    `hooks` are the embedder's invocation hooks; `admission` is called after an awaited hook
-    and raises `ToolError` when the capability was disabled (or the session replaced) meanwhile.
-    """
-    return [ExecCommandTool(manager, hooks, admission), WriteStdinTool(manager, hooks, admission)]
+def create_shell_tools(manager: ShellManager) -> list[Tool]:
+    """`[exec_command, write_stdin]` bound to one session's manager."""
+    return [ExecCommandTool(manager), WriteStdinTool(manager)]

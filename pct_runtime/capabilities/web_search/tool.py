@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult, ToolSpec
+from pct_runtime.capabilities.base import CallContext, SimpleTool, ToolError, ToolResult, ToolSpec
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable, route_problem
 from pct_runtime.capabilities.web_search.native import SearchSettings
 from pct_runtime.capabilities.web_search.sidecar import SidecarError, run_sidecar_search
@@ -66,7 +66,7 @@ def _validated_query(args: JSONMapping) -> str:
     return query
 
 
-class OpenAIWebSearchTool:
+class OpenAIWebSearchTool(SimpleTool):
     """`resolve_route` returns the selected executor's route with a fresh credential, or
     raises `RouteUnavailable(reason)`; `settings` supplies `mode` and `context_size`."""
 

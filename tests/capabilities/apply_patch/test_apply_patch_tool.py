@@ -101,46 +101,38 @@ async def test_rejection_maps_to_tool_error_with_line(tmp_path: Path) -> None:
     assert info.value.details == {"line": 1}
 
 
-async def test_approval_sees_validated_operations_and_can_deny(tmp_path: Path) -> None:
+async def test_nested_prepare_validates_and_says_what_to_approve(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("a\n")
-    seen: list[PatchApprovalRequest] = []
-
-    def deny(request: PatchApprovalRequest) -> bool:
-        seen.append(request)
-        return False
-
     patch = envelope("*** Update File: f", "*** Move to: g", "-a", "+b")
     before = snapshot(tmp_path)
-    with pytest.raises(ToolError) as info:
-        await create_apply_patch_tool(deny)({"patch": patch}, CallContext(tmp_path, path="nested"))
-    assert info.value.code == "approval-denied"
-    assert info.value.message == "Apply Patch was not approved. Nothing was changed."
-    assert snapshot(tmp_path) == before
-    (request,) = seen
-    assert [op.text for op in request.operations] == ["- move f -> g"]
-    assert request.patch == patch
-    assert request.ctx.path == "nested"
-    assert request.preview().startswith("- move f -> g\n\n*** Begin Patch")
-
-
-async def test_async_approval_allows(tmp_path: Path) -> None:
-    async def allow(request: PatchApprovalRequest) -> bool:
-        await asyncio.sleep(0)
-        return True
-
-    result = await create_apply_patch_tool(allow)(
-        {"patch": envelope("*** Add File: a", "+x")}, CallContext(tmp_path)
+    prepared = await create_apply_patch_tool().prepare(
+        {"patch": patch}, CallContext(tmp_path, path="nested")
     )
+    assert snapshot(tmp_path) == before  # prepare changes nothing
+    approval = prepared.approval
+    assert approval is not None
+    assert approval.title == "Code Mode: apply patch?"
+    assert approval.preview.startswith("- move f -> g\n\n*** Begin Patch")
+    assert approval.diffs is not None
+    assert [d.operation for d in approval.diffs()] == ["move"]
+
+
+async def test_a_direct_call_has_nothing_to_approve_and_applies(tmp_path: Path) -> None:
+    tool = create_apply_patch_tool()
+    ctx = CallContext(tmp_path)
+    prepared = await tool.prepare({"patch": envelope("*** Add File: a", "+x")}, ctx)
+    assert prepared.approval is None
+    result = await tool.execute(prepared, ctx)
     assert result.text == "Applied patch:\n- add a"
 
 
-async def test_approval_is_not_asked_for_an_invalid_patch(tmp_path: Path) -> None:
-    asked: list[object] = []
-    with pytest.raises(ToolError):
-        await create_apply_patch_tool(lambda r: asked.append(r) or True)(
-            {"patch": envelope("*** Update File: missing", "-a")}, CallContext(tmp_path)
+async def test_an_invalid_nested_patch_fails_at_prepare(tmp_path: Path) -> None:
+    with pytest.raises(ToolError) as info:
+        await create_apply_patch_tool().prepare(
+            {"patch": envelope("*** Update File: missing", "-a")},
+            CallContext(tmp_path, path="nested"),
         )
-    assert asked == []
+    assert info.value.code != "approval-denied"
 
 
 def test_preview_is_bounded_in_utf8_bytes() -> None:

@@ -7,8 +7,25 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pct_runtime.capabilities.base import CallContext, ToolError, ToolResult
-from pct_runtime.capabilities.code import PreparedCall
+from pct_runtime.capabilities.apply_patch.tool import create_apply_patch_tool
+from pct_runtime.capabilities.base import (
+    Approval,
+    CallContext,
+    Prepared,
+    Tool,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+)
+from pct_runtime.capabilities.shell import ShellManager, create_shell_tools
+
+
+def nested_tools(shell: ShellManager | None, *, apply_patch: bool = True) -> list[Tool]:
+    """The tools a session's cells reach: the shell pair over `shell`, and Apply Patch."""
+    tools: list[Tool] = [*create_shell_tools(shell)] if shell is not None else []
+    if apply_patch:
+        tools.append(create_apply_patch_tool())
+    return tools
 
 
 def process_alive(pid: int) -> bool:
@@ -31,7 +48,7 @@ def wait_gone(pids: list[int], timeout: float = 5.0) -> list[int]:
 
 
 class FakeAdapter:
-    """An adapter whose behaviour a test scripts; records what it saw."""
+    """A nested tool whose behaviour a test scripts; records what it saw."""
 
     def __init__(
         self,
@@ -43,7 +60,7 @@ class FakeAdapter:
         sequential: bool = False,
     ) -> None:
         self.name = name
-        self.sequential = sequential
+        self.spec = ToolSpec(name, name, "test double", {"type": "object"}, sequential=sequential)
         self._result = result
         self.gate = gate
         self._approval = approval
@@ -51,13 +68,14 @@ class FakeAdapter:
         self.executed: list[CallContext] = []
         self.cancelled = 0
 
-    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> PreparedCall:
+    async def prepare(self, args: Mapping[str, Any], ctx: CallContext) -> Prepared:
         if "bad" in args:
             raise ToolError("invalid-arguments", f"{self.name}: bad is not a field")
         self.prepared.append(dict(args))
-        return PreparedCall(self.name, dict(args), approval=self._approval)
+        asked = Approval("Code Mode: apply patch?", self._approval) if self._approval else None
+        return Prepared(dict(args), approval=asked)
 
-    async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
+    async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
         self.executed.append(ctx)
         try:
             if self.gate is not None:
@@ -65,5 +83,6 @@ class FakeAdapter:
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
-        value = self._result(prepared.args) if self._result else {"echo": prepared.args}
+        args: Any = prepared.args
+        value = self._result(args) if self._result else {"echo": args}
         return ToolResult(text="ok", details=value)

@@ -12,7 +12,9 @@ from code_helpers import wait_gone
 
 from pct_runtime.capabilities.base import CallContext
 from pct_runtime.capabilities.code import CodeManager
+from pct_runtime.invocation import InvocationHooks
 from pct_runtime.output import OutputOwner
+from pct_runtime.runtime.calls import CallPipeline
 
 
 @pytest.fixture
@@ -31,8 +33,12 @@ def ctx(tmp_path: Path) -> CallContext:
 async def make_manager(owner: OutputOwner) -> AsyncIterator[Callable[..., CodeManager]]:
     made: list[CodeManager] = []
 
-    def factory(adapters: Any = (), **kwargs: Any) -> CodeManager:
-        manager = CodeManager(owner, list(adapters), **kwargs)
+    def factory(
+        tools: Any = (), hooks: InvocationHooks | None = None, **kwargs: Any
+    ) -> CodeManager:
+        # The runtime's pipeline over just these tools: what a session's cells reach.
+        calls = CallPipeline({tool.spec.name: tool for tool in tools}, hooks=hooks)
+        manager = CodeManager(owner, calls, **kwargs)
         made.append(manager)
         return manager
 

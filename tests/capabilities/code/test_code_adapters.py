@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from code_helpers import nested_tools
 
-from pct_runtime.capabilities.base import CallContext
-from pct_runtime.capabilities.code import CodeManager, create_adapters
+from pct_runtime.capabilities.base import CallContext, Prepared, ToolSpec
+from pct_runtime.capabilities.code import CodeManager
 from pct_runtime.capabilities.shell import ShellManager
 from pct_runtime.host.ui import NotifyLevel, NoUI, Question
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
@@ -60,7 +61,7 @@ def _ctx(tmp_path: Path, ui: Any = None) -> CallContext:
 async def test_nested_shell_returns_structured_details(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(shell))
+    manager = make_manager(nested_tools(shell))
     code = (
         "r = await tools.exec_command(cmd='echo hi; exit 3')\n"
         "[r['exit_code'], 'exitCode' in r, r['session_id'].startswith('pct-shell-'), "
@@ -77,7 +78,7 @@ async def test_nested_shell_relative_workdir_resolves_once(
 ) -> None:
     """`workdir="sub"` runs in <cwd>/sub, exactly as the direct tool does (not <cwd>/sub/sub)."""
     (tmp_path / "sub").mkdir()
-    manager = make_manager(create_adapters(shell))
+    manager = make_manager(nested_tools(shell))
     code = "r = await tools.exec_command(cmd='pwd', workdir='sub')\nr['stdout']"
     r = await manager.exec({"code": code}, _ctx(tmp_path))
     assert r.details["result"] == f"{tmp_path / 'sub'}\n", r.text
@@ -86,7 +87,7 @@ async def test_nested_shell_relative_workdir_resolves_once(
 async def test_nested_shell_outlives_its_cell(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(shell))
+    manager = make_manager(nested_tools(shell))
     code = (
         "r = await tools.exec_command(command='read line; echo got $line', yield_time_ms=0)\n"
         "r['session_id']"
@@ -105,7 +106,7 @@ async def test_nested_shell_outlives_its_cell(
 async def test_stopping_a_cell_ends_its_nested_poll_not_the_shell(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(shell))
+    manager = make_manager(nested_tools(shell))
     ctx = _ctx(tmp_path)
     code = (
         "r = await tools.exec_command(cmd='read line; echo got $line', yield_time_ms=0)\n"
@@ -126,7 +127,7 @@ async def test_stopping_a_cell_ends_its_nested_poll_not_the_shell(
 async def test_nested_shell_bad_arguments_run_nothing(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(shell))
+    manager = make_manager(nested_tools(shell))
     code = (
         "try:\n    await tools.exec_command(cmd='echo a', tty=True)\n"
         "except ToolError as e:\n    text(e.code)\n"
@@ -143,7 +144,7 @@ async def test_nested_patch_approved(
     make_manager: Callable[..., CodeManager], tmp_path: Path, form: str
 ) -> None:
     ui = ScriptedUI(True)
-    manager = make_manager(create_adapters(None))
+    manager = make_manager(nested_tools(None))
     r = await manager.exec({"code": f"P = {PATCH!r}\nr = await {form}\nr"}, _ctx(tmp_path, ui))
     assert r.details["status"] == "completed", r.text
     assert (tmp_path / "notes" / "todo.md").read_text() == "first line\n"
@@ -158,7 +159,7 @@ async def test_nested_patch_denied_changes_nothing(
     make_manager: Callable[..., CodeManager], tmp_path: Path
 ) -> None:
     ui = ScriptedUI(False)
-    manager = make_manager(create_adapters(None))
+    manager = make_manager(nested_tools(None))
     r = await manager.exec({"code": f"await tools.apply_patch({PATCH!r})"}, _ctx(tmp_path, ui))
     assert "(ToolError code: approval-denied)" in r.text
     assert not (tmp_path / "notes").exists()
@@ -168,7 +169,7 @@ async def test_nested_patch_denied_changes_nothing(
 async def test_nested_patch_headless_is_unavailable_before_any_change(
     make_manager: Callable[..., CodeManager], tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(None))
+    manager = make_manager(nested_tools(None))
     r = await manager.exec({"code": "text('no patch here')"}, _ctx(tmp_path))
     assert r.details["status"] == "completed"  # headless confirm cells run while Patch is unused
     r = await manager.exec({"code": f"await tools.apply_patch({PATCH!r})"}, _ctx(tmp_path))
@@ -179,7 +180,7 @@ async def test_nested_patch_headless_is_unavailable_before_any_change(
 async def test_always_mode_skips_only_the_question(
     make_manager: Callable[..., CodeManager], tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(None), approval_mode="always")
+    manager = make_manager(nested_tools(None), approval_mode="always")
     r = await manager.exec({"code": f"await tools.apply_patch({PATCH!r})"}, _ctx(tmp_path))
     assert r.details["status"] == "completed", r.text
     assert (tmp_path / "notes" / "todo.md").exists()
@@ -193,7 +194,7 @@ async def test_invalid_patch_is_rejected_before_approval(
     make_manager: Callable[..., CodeManager], tmp_path: Path
 ) -> None:
     ui = ScriptedUI(True)
-    manager = make_manager(create_adapters(None))
+    manager = make_manager(nested_tools(None))
     code = "await tools.apply_patch('*** Begin Patch\\n*** Bogus\\n*** End Patch')"
     r = await manager.exec({"code": code}, _ctx(tmp_path, ui))
     assert r.details["status"] == "failed"
@@ -219,7 +220,7 @@ async def test_invocation_hooks_apply_to_nested_calls_before_approval(
 
     ui = ScriptedUI(True)
     hooks = InvocationHooks(context=context, policy=policy)
-    manager = make_manager(create_adapters(shell), hooks=hooks)
+    manager = make_manager(nested_tools(shell), hooks=hooks)
     code = (
         "r = await tools.exec_command(cmd='printf %s \"$PCT_CTX\"')\n"
         f"try:\n    await tools.apply_patch({PATCH!r})\n"
@@ -241,7 +242,7 @@ async def test_invocation_hooks_apply_to_nested_calls_before_approval(
 async def test_concurrent_patch_calls_all_apply(
     make_manager: Callable[..., CodeManager], tmp_path: Path
 ) -> None:
-    manager = make_manager(create_adapters(None), approval_mode="always")
+    manager = make_manager(nested_tools(None), approval_mode="always")
     patches = [f"*** Begin Patch\n*** Add File: f{i}.txt\n+{i}\n*** End Patch" for i in range(5)]
     code = (
         "import asyncio\n"
@@ -258,15 +259,12 @@ class ConcurrencyProbe:
     """Counts how many executions overlap."""
 
     def __init__(self, name: str, sequential: bool) -> None:
-        self.name = name
-        self.sequential = sequential
+        self.spec = ToolSpec(name, name, "probe", {"type": "object"}, sequential=sequential)
         self.active = 0
         self.peak = 0
 
     async def prepare(self, args: Any, ctx: CallContext) -> Any:
-        from pct_runtime.capabilities.code import PreparedCall
-
-        return PreparedCall(self.name, args)
+        return Prepared(args)
 
     async def execute(self, prepared: Any, ctx: CallContext) -> Any:
         from pct_runtime.capabilities.base import ToolResult
@@ -321,7 +319,7 @@ async def test_exec_description_names_only_keys_a_nested_result_has(
     make_manager: Callable[..., CodeManager], shell: ShellManager, tmp_path: Path
 ) -> None:
     """A model that reads `r[<key>]` for a key the description names never gets KeyError."""
-    manager = make_manager(create_adapters(shell), approval_mode="always")
+    manager = make_manager(nested_tools(shell), approval_mode="always")
     code = (
         "done = await tools.exec_command(cmd='echo hi')\n"
         "live = await tools.exec_command(cmd='read line; echo got $line', yield_time_ms=0)\n"

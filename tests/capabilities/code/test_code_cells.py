@@ -108,7 +108,7 @@ async def test_memory_ceiling(manager: CodeManager, ctx: CallContext) -> None:
 async def test_yield_then_wait_resumes_and_releases(manager: CodeManager, ctx: CallContext) -> None:
     gate = asyncio.Event()
     fake = FakeAdapter("exec_command", gate=gate, result=lambda a: {"n": a["n"]})
-    manager._adapters["exec_command"] = fake
+    manager._nested.calls.tools["exec_command"] = fake
     r = await run(
         manager,
         ctx,
@@ -285,7 +285,7 @@ async def test_close_with_an_unconfirmed_stop_reports_cleanup_incomplete(
 
 async def test_running_cell_limit(manager: CodeManager, ctx: CallContext) -> None:
     gate = asyncio.Event()
-    manager._adapters["exec_command"] = FakeAdapter("exec_command", gate=gate)
+    manager._nested.calls.tools["exec_command"] = FakeAdapter("exec_command", gate=gate)
     ids = []
     for _ in range(4):
         r = await run(manager, ctx, "await tools.exec_command()", yield_time_ms=0)

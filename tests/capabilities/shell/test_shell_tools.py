@@ -1,21 +1,80 @@
-"""The two tools: specs, descriptions, the invocation seam, admission and cancellation."""
+"""The two tools: specs, descriptions, the invocation seam, admission and cancellation.
+
+Hooks and admission rechecks are the runtime's call pipeline's; these tests run the tools
+through it with a gate that has no session around it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pct_runtime.capabilities.base import CallContext, ToolError
+from pct_runtime.capabilities.base import CallContext, Tool, ToolError, ToolResult
 from pct_runtime.capabilities.shell import ShellManager, create_shell_tools
 from pct_runtime.invocation import InvocationHooks, PolicyDecision
+from pct_runtime.runtime.calls import CallPipeline
+
+
+class _Gate:
+    """A call outside any session: no journal, no events, `admission` as the recheck."""
+
+    def __init__(self, ctx: CallContext, admission: Any) -> None:
+        self.path = ctx.path
+        self._ctx = ctx
+        self._admission = admission
+
+    def trace(self, name: str, args: Any) -> None:
+        return None
+
+    def context(self, trace: Any) -> CallContext:
+        return self._ctx
+
+    def admit(self, name: str) -> None:
+        return None
+
+    def recheck(self, name: str) -> None:
+        if self._admission is not None:
+            self._admission()
+
+    def running(self, name: str, ctx: CallContext) -> Any:
+        return contextlib.nullcontext()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, tool: Any, prepared: Any) -> AsyncIterator[None]:
+        yield
+
+    def asks(self, name: str, approval: Any) -> bool:
+        return False
+
+    def executing(self) -> None:
+        return None
+
+    def settled(self) -> None:
+        return None
+
+
+class _Piped:
+    """One tool called through the pipeline."""
+
+    def __init__(self, pipeline: CallPipeline, tool: Tool, admission: Any) -> None:
+        self.spec = tool.spec
+        self._pipeline = pipeline
+        self._admission = admission
+
+    async def __call__(self, args: Mapping[str, Any], ctx: CallContext) -> ToolResult:
+        gate: Any = _Gate(ctx, self._admission)
+        return await self._pipeline.call(self.spec.name, args, gate)
 
 
 def _tools(manager: ShellManager, hooks: InvocationHooks | None = None, admission: Any = None):
-    exec_tool, write_tool = create_shell_tools(manager, hooks, admission)
+    tools = create_shell_tools(manager)
+    pipeline = CallPipeline({tool.spec.name: tool for tool in tools}, hooks=hooks)
+    exec_tool, write_tool = (_Piped(pipeline, tool, admission) for tool in tools)
     return exec_tool, write_tool
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pct_runtime.runtime import Runtime, RuntimeSession
-from pct_runtime.runtime.managers import built_code, built_shell
+from pct_runtime.runtime.context import built_code, built_shell
 from pct_tui.work import LocalWork
 
 CONSOLE_LINE = (
@@ -33,7 +33,7 @@ async def test_a_shell_job_stopped_from_the_console_says_so(tmp_path: Path) -> N
     try:
         started = await session.call("exec_command", {"cmd": "sleep 60", "yield_time_ms": 100})
         job_id = started.details["session_id"]
-        shell = built_shell(session.services)
+        shell = built_shell(session.context)
         assert shell is not None
         (job,) = shell.jobs()
         await LocalWork(session.id, "shell", job.id, job=job).stop()
@@ -51,7 +51,7 @@ async def test_the_models_own_terminate_keeps_the_plain_result(tmp_path: Path) -
     try:
         started = await session.call("exec_command", {"cmd": "sleep 60", "yield_time_ms": 100})
         job_id = started.details["session_id"]
-        shell = built_shell(session.services)
+        shell = built_shell(session.context)
         assert shell is not None
         (job,) = shell.jobs()
         stopping = asyncio.ensure_future(
@@ -78,7 +78,7 @@ async def test_a_code_cell_stopped_from_the_console_says_so(tmp_path: Path) -> N
         )
         assert started.details["status"] == "running", started.text
         cell_id = started.details["cell_id"]
-        code = built_code(session.services)
+        code = built_code(session.context)
         assert code is not None
         (view,) = code.cells()
         await LocalWork(session.id, "code", view.id, cell=view).stop()

@@ -11,12 +11,47 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from pct_runtime.cli_commands.errors import CliError
 
-__all__ = ["CliError", "build_parser", "main"]
+__all__ = ["CliError", "build_parser", "entry", "main"]
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _columns() -> int:
+    """The terminal's width as `shutil.get_terminal_size` finds it (COLUMNS, then stdout)."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, given its width: argparse builds one for every argument
+    it adds and, left to itself, imports shutil (and its compression modules) to ask."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The parser of `pct` and of each subcommand (subparsers inherit the class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
 
 def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,7 +132,7 @@ _REGISTRAR_OF: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentP
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every command, or only for `command` when it names a known one."""
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
     )
@@ -134,22 +169,44 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return _run(argv)[0]
+
+
+def entry() -> NoReturn:
+    """The `pct` console script: `main`, then, for a command that asks for it
+    (`quick_exit`), the process ends without the interpreter's teardown once its output
+    is flushed: freeing every module and object is ~9 ms of a ~70 ms `pct apply-patch`.
+    Only commands that leave no thread, atexit work or unflushed file behind ask."""
+    code, quick = _run(None)
+    if quick:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            code = 141
+        os._exit(code)
+    sys.exit(code)
+
+
+def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """(exit code, whether the command allows an exit without teardown)."""
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
     args = parse(parser, words)
     handler: Handler = args.handler
+    quick = bool(getattr(args, "quick_exit", False))
     try:
-        return handler(args)
+        return handler(args), quick
     except CliError as exc:
         print(f"pct: {exc}", file=sys.stderr)
-        return exc.code
+        return exc.code, quick
     except KeyboardInterrupt:
-        return 130
+        return 130, False
     except BrokenPipeError:
         # `pct config show | head`: the reader left; silence the flush at interpreter exit.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        return 141, False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,14 +13,16 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pct_runtime.capabilities.base import NestedCalls
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.host.models import Model, ModelRegistry
 from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.output import OutputOwner
+
+if TYPE_CHECKING:  # annotations only: `pct status` loads no output capture (nor asyncio)
+    from pct_runtime.output import OutputOwner
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--cwd", default=".", help="working directory (default: current)")
     parser.add_argument("file", nargs="?", metavar="FILE", help="patch file (default: stdin)")
-    parser.set_defaults(handler=run)
+    # Nothing is left to run at exit: the journal's row is spooled before `run` returns.
+    parser.set_defaults(handler=run, quick_exit=True)
 
 
 class _PatchInputError(Exception):
@@ -41,6 +42,16 @@ def _read_patch(file: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pct_runtime.capabilities.apply_patch.collector import collector_paused
+
+    # The journal's row is built right after the apply, while the patch's objects are still
+    # alive: with the collector back on, its passes would walk them all (a few ms) only to
+    # find no cycle. Everything dies by reference counting or at exit.
+    with collector_paused():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
     from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
     from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir

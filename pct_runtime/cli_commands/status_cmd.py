@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
 
     add_sandbox_arguments(parser)
-    parser.set_defaults(handler=run)
+    # Read-only, and any probe's helper is closed before `run` returns: nothing runs at exit.
+    parser.set_defaults(handler=run, quick_exit=True)
 
 
 def parse_tools_arg(value: str | None) -> list[str] | None:

@@ -14,7 +14,7 @@ subclass naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
@@ -46,14 +46,12 @@ class JournalConfigError(PctSettingError):
     """`pct.journal` has a value pct cannot use."""
 
 
-@dataclass(frozen=True)
-class SandboxFields:
+class SandboxFields(NamedTuple):
     mode: str = DEFAULT_SANDBOX_MODE
     network: bool = False
 
 
-@dataclass(frozen=True)
-class JournalFields:
+class JournalFields(NamedTuple):
     enabled: bool = True
     max_bytes: int = DEFAULT_JOURNAL_MAX_BYTES
     max_age_days: float = DEFAULT_JOURNAL_MAX_AGE_DAYS
@@ -111,8 +109,7 @@ def journal_fields(raw: JSONMapping) -> JournalFields:
     return JournalFields(enabled, max_bytes, float(max_age))
 
 
-@dataclass(frozen=True)
-class Subsection:
+class Subsection(NamedTuple):
     """One subsection of `pct`: its key, its known fields with their defaults (what
     `pct config show` prints and the typo check knows) and its parser."""
 

@@ -19,7 +19,7 @@ Check order (first failure wins), the same as the original Toolkit:
 from __future__ import annotations
 
 import copy
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
@@ -122,7 +122,7 @@ class ToolkitConfig(CapabilitySections):
 
 def default_config() -> ToolkitConfig:
     """The configuration of a new file: everything off, no `execution`."""
-    return ToolkitConfig()
+    return ToolkitConfig.model_construct()
 
 
 # -- Validation --------------------------------------------------------------------------
@@ -143,7 +143,9 @@ def _execution_rule(value: object, path: str) -> ExecutionRule:
     patch, shell, code = (value.get(key) for key in ("patch", "shell", "code"))
     if type(patch) is not bool or type(shell) is not bool or type(code) is not bool:
         raise ConfigValidationError(path, expected)
-    return ExecutionRule(id=rule_id, match=match.strip(), patch=patch, shell=shell, code=code)
+    return ExecutionRule.model_construct(
+        id=rule_id, match=match.strip(), patch=patch, shell=shell, code=code
+    )
 
 
 def _execution(document: JSONMapping) -> ExecutionConfig | None:
@@ -168,7 +170,7 @@ def _execution(document: JSONMapping) -> ExecutionConfig | None:
             raise ConfigValidationError(f"{path}.id", "be unique")
         seen.add(rule.id)
         rules.append(rule)
-    return ExecutionConfig(version=1, rules=rules)
+    return ExecutionConfig.model_construct(version=1, rules=rules)
 
 
 def parse_config(obj: object) -> ToolkitConfig:
@@ -189,7 +191,7 @@ def parse_config(obj: object) -> ToolkitConfig:
         else:
             sections[key] = {}
     execution = _execution(obj)
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {  # model_construct takes its fields as keywords
         section.KEY: section.parse(sections[section.JSON_KEY]) for section in SECTIONS
     }
     fields["execution"] = execution
@@ -198,7 +200,7 @@ def parse_config(obj: object) -> ToolkitConfig:
         check_pct_section(obj)
     except PctSettingError as exc:
         raise ConfigValidationError(exc.path, exc.requirement) from None
-    return ToolkitConfig.model_validate(fields)
+    return ToolkitConfig.model_construct(**fields)
 
 
 # -- Serialization -----------------------------------------------------------------------

@@ -101,7 +101,7 @@ class SectionModel(Frozen):
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         """The section from its raw object; raises the first failing field's error."""
-        return cls.model_validate({"enabled": boolean(section, cls.JSON_KEY, "enabled", False)})
+        return cls.model_construct(enabled=boolean(section, cls.JSON_KEY, "enabled", False))
 
     def known(self, stored: JSONObject) -> JSONObject:
         """The known fields, written over the stored section `stored` (a copy)."""
@@ -135,9 +135,7 @@ def _sidecar_model(section: JSONMapping) -> SidecarModel | None:
         raise ConfigValidationError(path, expected)
     if provider == "openai" and thinking != "auto":
         raise ConfigValidationError(f"{path}.thinkingLevel", "be auto for provider openai")
-    return SidecarModel.model_validate(
-        {"provider": provider, "model": model, "thinking_level": thinking}
-    )
+    return SidecarModel.model_construct(provider=provider, model=model, thinking_level=thinking)
 
 
 class WebSearchConfig(SectionModel):
@@ -152,14 +150,12 @@ class WebSearchConfig(SectionModel):
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         path = cls.JSON_KEY
-        return cls.model_validate(
-            {
-                "enabled": boolean(section, path, "enabled", False),
-                "backend": choice(section, path, "backend", _BACKENDS, "auto"),
-                "mode": choice(section, path, "mode", _MODES, "live"),
-                "context_size": choice(section, path, "contextSize", _CONTEXT_SIZES, "medium"),
-                "sidecar_model": _sidecar_model(section),
-            }
+        return cls.model_construct(
+            enabled=boolean(section, path, "enabled", False),
+            backend=choice(section, path, "backend", _BACKENDS, "auto"),
+            mode=choice(section, path, "mode", _MODES, "live"),
+            context_size=choice(section, path, "contextSize", _CONTEXT_SIZES, "medium"),
+            sidecar_model=_sidecar_model(section),
         )
 
     def known(self, stored: JSONObject) -> JSONObject:
@@ -211,11 +207,9 @@ class _Approving(SectionModel):
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         path = cls.JSON_KEY
-        return cls.model_validate(
-            {
-                "enabled": boolean(section, path, "enabled", False),
-                "approval_mode": choice(section, path, "approvalMode", ApprovalModes, "confirm"),
-            }
+        return cls.model_construct(
+            enabled=boolean(section, path, "enabled", False),
+            approval_mode=choice(section, path, "approvalMode", ApprovalModes, "confirm"),
         )
 
     def known(self, stored: JSONObject) -> JSONObject:
@@ -268,7 +262,7 @@ class ToolDiscoveryConfig(SectionModel):
 
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
-        return cls(
+        return cls.model_construct(
             enabled=boolean(section, cls.JSON_KEY, "enabled", False), deferred=_deferred(section)
         )
 
@@ -290,16 +284,23 @@ SECTIONS: tuple[type[SectionModel], ...] = (
 
 
 class CapabilitySections(Frozen):
-    """The typed capability fields of `ToolkitConfig`, one per row of `SECTIONS`."""
+    """The typed capability fields of `ToolkitConfig`, one per row of `SECTIONS`.
 
-    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig)
-    remote_compaction: RemoteCompactionConfig = Field(default_factory=RemoteCompactionConfig)
-    image_generation: ImageGenerationConfig = Field(default_factory=ImageGenerationConfig)
-    apply_patch: ApplyPatchConfig = Field(default_factory=ApplyPatchConfig)
-    computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig)
-    shell_sessions: ShellSessionsConfig = Field(default_factory=ShellSessionsConfig)
-    code_mode: CodeModeConfig = Field(default_factory=CodeModeConfig)
-    tool_discovery: ToolDiscoveryConfig = Field(default_factory=ToolDiscoveryConfig)
+    Defaults are constructed, not validated (see `Frozen`): a section's defaults are valid.
+    """
+
+    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig.model_construct)
+    remote_compaction: RemoteCompactionConfig = Field(
+        default_factory=RemoteCompactionConfig.model_construct
+    )
+    image_generation: ImageGenerationConfig = Field(
+        default_factory=ImageGenerationConfig.model_construct
+    )
+    apply_patch: ApplyPatchConfig = Field(default_factory=ApplyPatchConfig.model_construct)
+    computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig.model_construct)
+    shell_sessions: ShellSessionsConfig = Field(default_factory=ShellSessionsConfig.model_construct)
+    code_mode: CodeModeConfig = Field(default_factory=CodeModeConfig.model_construct)
+    tool_discovery: ToolDiscoveryConfig = Field(default_factory=ToolDiscoveryConfig.model_construct)
 
     def section(self, key: str) -> SectionModel:
         """The section under attribute `key` (a row's `KEY`)."""

@@ -34,9 +34,14 @@ class Frozen(BaseModel):
 
     Edit a draft with `model_copy(update={...})`. Unknown JSON fields are not kept here;
     the store keeps the raw document beside the model and merges into it on save.
+
+    The readers below check every field of a file with the spec's exact texts, so parsing
+    builds its models with `model_construct`; pydantic's own validators are built only when
+    a caller needs them (a picker's value, a JSON Schema), never at import: building them
+    for every model was a third of `pct status`'s start-up.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def is_object(value: object) -> bool:

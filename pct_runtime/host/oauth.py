@@ -21,11 +21,13 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.host.credentials import OAuthCredential, chatgpt_account_id, parse_auth
 from pct_runtime.jsontypes import JSONObject
+
+if TYPE_CHECKING:  # httpx (and the rich it loads) is imported where a request is made
+    import httpx
 
 CODEX_PROVIDER = "openai-codex"
 CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
@@ -172,6 +174,8 @@ def _write_entry(path: Path, entry: JSONObject) -> None:
 async def _request_refresh(
     refresh_token: str, transport: httpx.AsyncBaseTransport | None
 ) -> tuple[str, str, int]:
+    import httpx
+
     form = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": CLIENT_ID}
     try:
         async with (

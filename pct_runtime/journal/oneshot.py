@@ -15,14 +15,17 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
-from pct_runtime.capabilities.base import PatchWitness
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.redact import Redactor
 from pct_runtime.journal.settings import JournalSettings, settings_for
 from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT, summarize
+
+if TYPE_CHECKING:  # only an annotation: the tool contract is not loaded by `pct apply-patch`
+    from pct_runtime.capabilities.base import PatchWitness
 
 #: When this many rows wait in the spool, the process that adds one inserts them all, names
 #: their images and applies retention itself (rarely: a machine where only `pct apply-patch`

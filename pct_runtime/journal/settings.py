@@ -10,8 +10,8 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pct_runtime.config import pct_section
 from pct_runtime.config.pct_section import JournalConfigError
@@ -31,8 +31,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class JournalSettings:
+class JournalSettings(NamedTuple):
+    """The journal's settings (a named tuple: `pct apply-patch` loads no dataclasses)."""
+
     enabled: bool = True
     max_bytes: int = DEFAULT_MAX_BYTES
     max_age_days: float = DEFAULT_MAX_AGE_DAYS

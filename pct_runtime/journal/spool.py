@@ -28,9 +28,8 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import NamedTuple, Protocol, cast
 
 from pct_runtime.journal.blobs import OPEN_CLOEXEC, OPEN_NOFOLLOW, write_all
 
@@ -245,8 +244,7 @@ def count(state_dir: Path) -> int:
 
 
 # ------------------------------------------------------------------ reading
-@dataclass(frozen=True)
-class Spooled:
+class Spooled(NamedTuple):
     """One spool file: its row when it passed every check, else why it failed."""
 
     name: str

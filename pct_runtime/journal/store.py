@@ -20,7 +20,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -354,7 +353,7 @@ class Journal:
         for item in found:
             record = row_record(item.row) if item.row is not None else None
             if record is None:
-                failed.append(item if item.problem else replace(item, problem="wrong type"))
+                failed.append(item if item.problem else item._replace(problem="wrong type"))
             else:
                 good.append((item.name, record))
         moved = [item for item in failed if folder.quarantine(item.name)]

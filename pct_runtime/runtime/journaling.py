@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from pct_runtime.capabilities.base import CallPath
@@ -47,7 +46,7 @@ class RuntimeJournal:
         if settings.enabled and self.writer is None:
             problem = await asyncio.to_thread(state_problem, self.agent_dir, create=False)
             if problem is not None:  # `pct serve` says it once, with the control registry
-                settings = replace(settings, enabled=False, off_reason=problem)
+                settings = settings._replace(enabled=False, off_reason=problem)
         self.off_reason = settings.off_reason or None
         self.settings = settings
         if self.writer is not None:

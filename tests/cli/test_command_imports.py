@@ -67,6 +67,16 @@ def test_apply_patch_imports_only_the_patch_engine(tmp_path: Path, agent: Path) 
         "mcp",
         "lark",
         "uuid",  # imports `platform`
+        "httpx",
+        # Each cost more than the apply: dataclasses (with inspect, ast, dis), the tool
+        # contract, threading, shutil (argparse's help width, with bz2 and lzma), hashlib.
+        "dataclasses",
+        "inspect",
+        "threading",
+        "shutil",
+        "hashlib",
+        "pct_runtime.capabilities.base",
+        "pct_runtime.host.ui",
         "pct_runtime.cli_commands.log_cmd",
         "pct_runtime.cli_commands.sandbox_opts",
         "pct_runtime.output.capture",
@@ -83,6 +93,10 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "pct_tui",
         "sqlite3",
         "mcp",
+        "httpx",
+        "pydantic.plugin._loader",  # loaded when a validator is built: config models are not
+        "asyncio",  # the Computer Use probe starts a loop only on macOS with the app
+        "pct_runtime.capabilities.computer_use.client",
         "pct_runtime.journal.store",
         "pct_runtime.runtime.session",
         "pct_runtime.runtime.core",
@@ -95,7 +109,15 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
 def test_log_does_not_import_the_event_loop(tmp_path: Path, agent: Path) -> None:
     names = _imported(["log"], tmp_path, agent)
     assert "pct_runtime.cli_commands.log_cmd" in names
-    for package in ("textual", "pct_tui", "asyncio", "pydantic", "mcp", "pct_runtime.runtime"):
+    for package in (
+        "textual",
+        "pct_tui",
+        "asyncio",
+        "pydantic",
+        "mcp",
+        "httpx",
+        "pct_runtime.runtime",
+    ):
         assert not _loaded(names, package), package
 
 
@@ -103,5 +125,14 @@ def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path)
     # End of input right away: the server starts, sees EOF and exits 0.
     names = _imported(["serve"], tmp_path, agent)
     assert "pct_runtime.serve.server" in names
-    for package in ("textual", "pct_tui", "pct_runtime.cli_commands.log_cmd"):
+    for package in (
+        "textual",
+        "pct_tui",
+        "pct_runtime.cli_commands.log_cmd",
+        # httpx loads rich for its own command line: the OpenAI capabilities import it where
+        # a request is made; pct's HTTP transport loads only for --http.
+        "httpx",
+        "rich",
+        "pct_runtime.serve.http",
+    ):
         assert not _loaded(names, package), package

@@ -11,12 +11,14 @@ when the last one ends.
 
 from __future__ import annotations
 
+import _thread
 import gc
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_lock = threading.Lock()
+# `_thread`'s lock is `threading.Lock` itself, without importing threading into every
+# `pct apply-patch` process.
+_lock = _thread.allocate_lock()
 _depth = 0
 _was_enabled = False
 

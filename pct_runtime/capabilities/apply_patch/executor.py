@@ -31,11 +31,9 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from pct_runtime.capabilities import base
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
     ApplyPatchError,
@@ -76,14 +74,21 @@ from pct_runtime.capabilities.apply_patch.workspace_lock import (
 )
 from pct_runtime.jsontypes import JSONObject
 
+if TYPE_CHECKING:  # only annotations: the tool contract is not loaded by `pct apply-patch`
+    from pct_runtime.capabilities import base
+
 OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
 
 _NEW_FILE_MODE = 0o666
 
 
-@dataclass(frozen=True)
-class OperationSummary:
+# Named tuples and slotted classes, not dataclasses: `pct apply-patch` is a whole process per
+# patch, and importing dataclasses and building its classes cost more than applying a
+# 400-hunk patch to a 100,000-line file.
+
+
+class OperationSummary(NamedTuple):
     """One line of the result: what happened to which path (`from_path` only for a move)."""
 
     operation: OperationName
@@ -103,8 +108,7 @@ class OperationSummary:
         return out
 
 
-@dataclass(frozen=True)
-class ApplyResult:
+class ApplyResult(NamedTuple):
     operations: tuple[OperationSummary, ...]
 
     @property
@@ -116,29 +120,58 @@ class ApplyResult:
         return {"operations": [op.to_details() for op in self.operations]}
 
 
-@dataclass
 class _Plan:
     """One operation. Paths are for messages and the journal; the file work uses the held
     folders: `target_name` goes in `stage` (or, with `missing` folders, in the last of
     them, created at commit), the staging file in `stage`, the source is `source_name` in
     `source_folder`."""
 
-    summary: OperationSummary
-    kind: Literal["add", "update", "delete", "rename"]
-    target: str  # absolute path written (or unlinked for a delete)
-    source: str | None  # absolute path read (update/move/delete)
-    content: bytes | Rewrite | None  # a Rewrite is written piece by piece while staging
-    mode: int | None  # exact mode for the staged file; None → new-file default
-    stage: Key
-    target_name: str
-    missing: tuple[str, ...] = ()
-    source_folder: Key | None = None
-    source_name: str | None = None
-    source_identity: tuple[int, int, int, int] | None = None
-    staged: str | None = None  # the staging file's name in `stage`
+    __slots__ = (
+        "content",
+        "kind",
+        "missing",
+        "mode",
+        "source",
+        "source_folder",
+        "source_identity",
+        "source_name",
+        "stage",
+        "staged",
+        "summary",
+        "target",
+        "target_name",
+    )
+
+    def __init__(
+        self,
+        summary: OperationSummary,
+        kind: Literal["add", "update", "delete", "rename"],
+        target: str,  # absolute path written (or unlinked for a delete)
+        source: str | None,  # absolute path read (update/move/delete)
+        content: bytes | Rewrite | None,  # a Rewrite is written piece by piece while staging
+        mode: int | None,  # exact mode for the staged file; None → new-file default
+        stage: Key,
+        target_name: str,
+        missing: tuple[str, ...] = (),
+        source_folder: Key | None = None,
+        source_name: str | None = None,
+        source_identity: tuple[int, int, int, int] | None = None,
+    ) -> None:
+        self.summary = summary
+        self.kind = kind
+        self.target = target
+        self.source = source
+        self.content = content
+        self.mode = mode
+        self.stage = stage
+        self.target_name = target_name
+        self.missing = missing
+        self.source_folder = source_folder
+        self.source_name = source_name
+        self.source_identity = source_identity
+        self.staged: str | None = None  # the staging file's name in `stage`
 
 
-@dataclass
 class PreparedPatch:
     """A fully validated patch: every check done, nothing written yet.
 
@@ -147,11 +180,14 @@ class PreparedPatch:
     garbage collector closes them otherwise).
     """
 
-    cwd: str
-    patch: str
-    parsed: Patch
-    folders: HeldFolders = field(repr=False)
-    plans: list[_Plan] = field(default_factory=list)
+    __slots__ = ("cwd", "folders", "parsed", "patch", "plans")
+
+    def __init__(self, cwd: str, patch: str, parsed: Patch, folders: HeldFolders) -> None:
+        self.cwd = cwd
+        self.patch = patch
+        self.parsed = parsed
+        self.folders = folders
+        self.plans: list[_Plan] = []
 
     @property
     def summary(self) -> tuple[OperationSummary, ...]:

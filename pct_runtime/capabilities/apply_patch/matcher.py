@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, compress, tee
 
 from pct_runtime.capabilities.apply_patch.errors import EXPECTED_LINES, MatchError
@@ -71,10 +70,14 @@ Key = str | bytes
 Edit = tuple[int, int, list[str]]
 
 
-@dataclass
 class _Tier:
-    key: Callable[[str], str]
-    index: dict[Key, int | list[int]] | None = None
+    """One tier's key function and its line index, built on first use."""
+
+    __slots__ = ("index", "key")
+
+    def __init__(self, key: Callable[[str], str]) -> None:
+        self.key = key
+        self.index: dict[Key, int | list[int]] | None = None
 
 
 def _decoded(line: bytes) -> str:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError, PathConflictError
 
@@ -31,9 +30,12 @@ SECTION_PREFIX = "*** "
 
 LineKind = Literal[" ", "-", "+"]
 
+# The parsed patch is made of named tuples, not dataclasses: immutable values either way,
+# but `pct apply-patch` is a whole process per patch, and importing dataclasses and building
+# its classes cost more than applying a 400-hunk patch to a 100,000-line file.
 
-@dataclass(frozen=True)
-class PatchPath:
+
+class PatchPath(NamedTuple):
     """A validated relative path: `raw` as written; `parts` without `.` and empty segments."""
 
     raw: str
@@ -50,14 +52,12 @@ class PatchPath:
         return unicodedata.normalize("NFC", unicodedata.normalize("NFC", self.display).casefold())
 
 
-@dataclass(frozen=True)
-class Locator:
+class Locator(NamedTuple):
     text: str
     line: int
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One hunk of an Update: optional `@@` locators, then context/removed/added lines."""
 
     locators: tuple[Locator, ...]
@@ -79,8 +79,7 @@ class Chunk:
         return [text for kind, text in zip(self.kinds, self.texts, strict=True) if kind != "-"]
 
 
-@dataclass(frozen=True)
-class AddFile:
+class AddFile(NamedTuple):
     path: PatchPath
     lines: tuple[str, ...]
 
@@ -89,8 +88,7 @@ class AddFile:
         return self.path.line
 
 
-@dataclass(frozen=True)
-class DeleteFile:
+class DeleteFile(NamedTuple):
     path: PatchPath
 
     @property
@@ -98,8 +96,7 @@ class DeleteFile:
         return self.path.line
 
 
-@dataclass(frozen=True)
-class UpdateFile:
+class UpdateFile(NamedTuple):
     path: PatchPath
     move_to: PatchPath | None
     chunks: tuple[Chunk, ...]
@@ -112,8 +109,7 @@ class UpdateFile:
 Operation = AddFile | DeleteFile | UpdateFile
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(NamedTuple):
     operations: tuple[Operation, ...]
 
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal, NamedTuple, NoReturn
 
 from pct_runtime.capabilities.apply_patch.errors import PreflightError
 
@@ -29,8 +28,7 @@ Purpose = Literal["update", "delete"]
 _DECODE_PIECE = 1 << 20
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """A validated source: `data` as read; its lines start at `start` (after any BOM)."""
 
     data: bytes
@@ -110,8 +108,7 @@ class Source:
         return iter(pieces)
 
 
-@dataclass(frozen=True)
-class Rewrite:
+class Rewrite(NamedTuple):
     """A source and the edits the matcher computed for it: the new content, not yet built."""
 
     source: Source

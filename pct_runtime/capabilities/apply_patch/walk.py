@@ -17,8 +17,7 @@ import io
 import os
 import stat
 import weakref
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pct_runtime.capabilities.apply_patch.errors import PreflightError
 from pct_runtime.capabilities.apply_patch.parser import PatchPath
@@ -153,8 +152,7 @@ def _byte_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogateescape"))
 
 
-@dataclass
-class Walk:
+class Walk(NamedTuple):
     stat: os.stat_result | None  # final component, None when missing
     existing: int  # how many leading components exist (all directories but maybe the last)
     folder: Key  # the deepest folder reached: the final component's parent when it exists
@@ -252,8 +250,7 @@ def read_source(
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class NewPath:
+class NewPath(NamedTuple):
     """A destination that does not exist yet: `folder` is its deepest existing folder (held),
     `missing` the names of the folders to create below it, `name` the file's own name."""
 

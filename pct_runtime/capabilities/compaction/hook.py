@@ -11,8 +11,7 @@ newest checkpoint only when it is enabled and the route is identical.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.compaction.remote import (
     FEATURE,
@@ -25,6 +24,9 @@ from pct_runtime.capabilities.compaction.remote import (
 )
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable, route_problem
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
+
+if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
+    import httpx
 
 RouteResolver = Callable[[], Awaitable[ResolvedRoute]]
 

@@ -18,8 +18,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.openai.http import open_client, request_id
 from pct_runtime.capabilities.openai.routes import (
@@ -31,6 +30,9 @@ from pct_runtime.capabilities.openai.routes import (
 from pct_runtime.capabilities.openai.sse import SSEDecodeError, SSEDecoder
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+if TYPE_CHECKING:  # httpx (and the rich it loads) is imported where a request is made
+    import httpx
 
 KIND = "pi-codex-toolkit.remote-compaction-v2"
 MARKER_PREFIX = f"[{KIND}:"
@@ -392,6 +394,8 @@ def _consume(event: JSONMapping, state: _StreamResult) -> None:
 
 
 async def _read_checkpoint(response: httpx.Response) -> _StreamResult:
+    import httpx
+
     state = _StreamResult()
     decoder = SSEDecoder()
     try:
@@ -421,6 +425,8 @@ async def create_checkpoint(
 ) -> CompactionResult | None:
     """Create a checkpoint. None = this history is not eligible (use native compaction);
     raises `RemoteCompactionError` when the remote request fails."""
+    import httpx
+
     identity = compatibility_for(route)
     if identity is None:
         return None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pct_runtime.capabilities.computer_use.approval import (
     APPROVAL_TITLE,
     ApprovalMode,
     validate_elicitation,
 )
-from pct_runtime.capabilities.computer_use.client import ComputerUseClient
 from pct_runtime.capabilities.computer_use.eligibility import (
     CHATGPT_RESOURCES,
     ComputerUseProbe,
@@ -19,7 +20,6 @@ from pct_runtime.capabilities.computer_use.eligibility import (
     real_codex_home,
 )
 from pct_runtime.capabilities.computer_use.errors import ComputerUseClientError
-from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 from pct_runtime.capabilities.computer_use.tools import (
     COMPUTER_USE_TOOL_NAMES,
     INACTIVE_TEXT,
@@ -28,6 +28,25 @@ from pct_runtime.capabilities.computer_use.tools import (
     create_computer_use_tools,
     validate_arguments,
 )
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
+
+def __getattr__(name: str) -> object:
+    """The bridge's client and lifecycle (asyncio under them) load on first use: `pct status`
+    imports this package for its probe, which needs neither."""
+    if name == "ComputerUseClient":
+        from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+
+        return ComputerUseClient
+    if name == "ComputerUseLifecycle":
+        from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
+        return ComputerUseLifecycle
+    raise AttributeError(name)
+
 
 __all__ = [
     "APPROVAL_TITLE",

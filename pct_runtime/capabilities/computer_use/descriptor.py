@@ -7,13 +7,11 @@ that never uses Computer Use starts nothing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolSpec
 from pct_runtime.capabilities.computer_use import eligibility
-from pct_runtime.capabilities.computer_use.client import ComputerUseClient
-from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 from pct_runtime.capabilities.computer_use.tools import (
     METHODS,
     create_computer_use_tools,
@@ -24,6 +22,10 @@ from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
 from pct_runtime.host.models import Model
 
+if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
+    from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
 #: The session's slot of its lifecycle (the sync's cleanup reads it).
 LIFECYCLE: Key[ComputerUseLifecycle] = Key("computer_use")
 
@@ -33,6 +35,9 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: CapabilityContext) -> Sequence[Tool]:
+    # The bridge loads when a session binds the tools: `pct status` only probes.
+    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
     def make() -> ComputerUseLifecycle:
         lifecycle = ComputerUseLifecycle(debug=services.debug)
         services.on_close(lifecycle.close)
@@ -79,6 +84,8 @@ def _probe(
         return None
     if model is None or not model.has_image_input:
         return None
+    import asyncio  # only here: a status on Linux or without the app never starts a loop
+
     return asyncio.run(eligibility.ComputerUseProbe().probe())
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from pct_runtime.capabilities.computer_use.client import ComputerUseClient
 from pct_runtime.capabilities.computer_use.paths import (
     ComputerUseRuntime as ComputerUseRuntime,  # re-exported from its former home
 )
@@ -155,6 +154,9 @@ class ComputerUseProbe:
     def _make_client(self, runtime: ComputerUseRuntime) -> TargetProbeClient:
         if self._client_factory is not None:
             return self._client_factory(runtime)
+        # The bridge's client (and asyncio under it) loads only for an explicit probe.
+        from pct_runtime.capabilities.computer_use.client import ComputerUseClient
+
         return ComputerUseClient(runtime, env=self._env)
 
 

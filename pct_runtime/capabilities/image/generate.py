@@ -17,8 +17,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.openai.http import open_client, request_id
 from pct_runtime.capabilities.openai.routes import (
@@ -28,6 +27,9 @@ from pct_runtime.capabilities.openai.routes import (
     endpoint_host,
 )
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
+
+if TYPE_CHECKING:  # httpx (and the rich it loads) is imported where a request is made
+    import httpx
 
 IMAGE_MODEL = "gpt-image-2"
 IMAGE_TIMEOUT_S = 300.0
@@ -150,6 +152,8 @@ async def generate_image(
     timeout_s: float = IMAGE_TIMEOUT_S,
 ) -> GeneratedImage:
     """Generate one image. Raises `ImageGenerationError`; cancellation propagates."""
+    import httpx
+
     endpoint = IMAGE_ENDPOINTS[route.credential_kind]
     started = time.monotonic()
     status: int | None = None

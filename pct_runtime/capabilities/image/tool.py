@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.base import (
     CallContext,
@@ -28,6 +27,9 @@ from pct_runtime.capabilities.image.generate import (
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable, route_problem
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.jsontypes import JSONMapping
+
+if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
+    import httpx
 
 IMAGE_TOOL_NAME = "openai_generate_image"
 IMAGE_DESCRIPTION = (

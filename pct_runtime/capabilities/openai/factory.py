@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import cast
-
-import httpx
+from typing import TYPE_CHECKING, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
@@ -35,6 +33,9 @@ from pct_runtime.capabilities.web_search.tool import (
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.host.models import Model, ModelRegistry
+
+if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
+    import httpx
 
 #: Returns the model to use, or a status reason code when there is none.
 ModelPicker = Callable[[], Model | str]

@@ -8,13 +8,18 @@ transport that carries the same requests to a local fake server on 127.0.0.1.
 from __future__ import annotations
 
 import platform
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # httpx (and the rich it loads) is imported where a request is made
+    import httpx
+
 
 USER_AGENT = f"pi ({platform.system().lower()} {platform.release()}; {platform.machine()})"
 
 
 def open_client(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
+    import httpx
+
     return httpx.AsyncClient(
         transport=transport,
         follow_redirects=False,

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.openai.routes import (
     CredentialKind,
@@ -23,6 +22,9 @@ from pct_runtime.capabilities.openai.routes import (
 from pct_runtime.host.credentials import Credentials
 from pct_runtime.host.models import Model
 from pct_runtime.host.oauth import CODEX_PROVIDER, OAuthRefreshError, fresh_codex_credential
+
+if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
+    import httpx
 
 _KINDS: dict[str, CredentialKind] = {"openai": "api-key", CODEX_PROVIDER: "codex-oauth"}
 

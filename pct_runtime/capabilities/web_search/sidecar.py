@@ -14,9 +14,8 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from pct_runtime.capabilities.openai.http import USER_AGENT, open_client, request_id
 from pct_runtime.capabilities.openai.routes import (
@@ -33,6 +32,9 @@ from pct_runtime.capabilities.web_search.native import (
 )
 from pct_runtime.debug import DISABLED, DebugRecord, DebugSink
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+if TYPE_CHECKING:  # httpx (and the rich it loads) is imported where a request is made
+    import httpx
 
 SIDECAR_TIMEOUT_S = 30.0
 SIDECAR_SOURCE_LIMIT = 20
@@ -289,6 +291,8 @@ class _Meta:
 
 
 async def _read_stream(response: httpx.Response) -> _Parsed:
+    import httpx
+
     decoder = SSEDecoder()
     collector = _StreamCollector()
     try:
@@ -312,6 +316,8 @@ async def _dispatch(
     thinking_level: str,
     meta: _Meta,
 ) -> _Parsed:
+    import httpx
+
     url = RESPONSES_ENDPOINTS[route.credential_kind]
     headers = {"authorization": f"Bearer {route.token}", "content-type": "application/json"}
     if route.credential_kind == "codex-oauth":
@@ -371,6 +377,8 @@ async def run_sidecar_search(
     timeout_s: float = SIDECAR_TIMEOUT_S,
 ) -> SidecarResult:
     """Run one sidecar search. Raises `SidecarError`; cancellation propagates as-is."""
+    import httpx
+
     started = time.monotonic()
     meta = _Meta()
 

@@ -8,8 +8,7 @@ refreshed and the route re-checked right before the request) and never falls bac
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.base import CallContext, SimpleTool, ToolError, ToolResult, ToolSpec
 from pct_runtime.capabilities.openai.routes import ResolvedRoute, RouteUnavailable, route_problem
@@ -17,6 +16,9 @@ from pct_runtime.capabilities.web_search.native import SearchSettings
 from pct_runtime.capabilities.web_search.sidecar import SidecarError, run_sidecar_search
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
+    import httpx
 
 WEB_SEARCH_TOOL_NAME = "openai_web_search"
 WEB_SEARCH_DESCRIPTION = (

@@ -40,11 +40,15 @@ import mcp_types as types  # noqa: E402
 from pct_runtime.capabilities.discovery import toolkit_specs  # noqa: E402
 from pct_runtime.config import parse_config  # noqa: E402
 from pct_runtime.decide.projection import ProjectionInputs, plan_projection  # noqa: E402
-from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential  # noqa: E402
-from pct_runtime.host.models import Model, ModelRegistry  # noqa: E402
-from pct_runtime.host.names import DEFAULT_DEFERRED_TOOLS, DEFERRABLE_TOOL_NAMES, OWNED_TOOL_NAMES  # noqa: E402
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry  # noqa: E402
-from pct_runtime.serve.server import tool_to_mcp  # noqa: E402
+from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential  # noqa: E402
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry  # noqa: E402
+from pct_runtime.host.pi.names import (  # noqa: E402
+    DEFAULT_DEFERRED_TOOLS,
+    DEFERRABLE_TOOL_NAMES,
+    OWNED_TOOL_NAMES,
+)
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry  # noqa: E402
+from pct_runtime.serve.mcp.server import tool_to_mcp  # noqa: E402
 
 BYTES_PER_TOKEN = 4
 
@@ -140,7 +144,7 @@ async def runtime_surface(cfg: Mapping[str, Any], loaded: Sequence[str]) -> tupl
     from mcp import Client
 
     from pct_runtime.runtime import Runtime
-    from pct_runtime.serve.server import PctMCPServer
+    from pct_runtime.serve.mcp.server import PctMCPServer
 
     with tempfile.TemporaryDirectory(prefix="pct-bench-discovery-") as tmp:
         root = Path(tmp)

@@ -44,8 +44,8 @@ from collections.abc import AsyncIterator
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import list_runtimes
 
 PCT = shutil.which("pct", path=str(Path(sys.executable).parent)) or "pct"
 

@@ -1,7 +1,7 @@
 """Benchmark: what refusing sandboxed peers costs a connection to pct's own ports.
 
 Every connection to the control channel and to the MCP HTTP endpoint is checked once, at
-accept, before a byte is read (`pct_runtime.host.peers`: its socket by one sock_diag
+accept, before a byte is read (`pct_runtime.host.system.peers`: its socket by one sock_diag
 query, /proc/net/tcp only without one; the processes holding it, their seccomp filter
 count). Rows, each beside the same path with
 the check switched off (the peer):
@@ -46,10 +46,11 @@ import uvicorn
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-from pct_runtime.host import peers
+from pct_runtime.host.system import peers
 from pct_runtime.jsontypes import JSONMapping
-from pct_runtime.serve import control, http_idle
-from pct_runtime.serve.control import ControlServer
+from pct_runtime.serve.live import control
+from pct_runtime.serve.live.control import ControlServer
+from pct_runtime.serve.mcp import http_idle
 
 TOKEN = "bench-token"
 

@@ -47,7 +47,7 @@ from pct_runtime.capabilities.shell import (  # noqa: E402
     ShellManager,
     create_shell_tools,
 )
-from pct_runtime.host.sandbox import Sandbox, SandboxSettings, unsupported_reason  # noqa: E402
+from pct_runtime.host.system.sandbox import Sandbox, SandboxSettings, unsupported_reason  # noqa: E402
 from pct_runtime.output import OutputOwner  # noqa: E402
 
 MB = 1_000_000

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pct_runtime.config.errors import ConfigReadError
+from pct_runtime.decide.capability_table import CAPABILITIES
 from pct_runtime.decide.decisions import DASH, Decision
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.decide.registry import CAPABILITIES
-from pct_runtime.host.sandbox import SandboxSettings, enforcement, writable_roots
+from pct_runtime.host.system.sandbox import SandboxSettings, enforcement, writable_roots
 
 SANDBOX_NOTE = "  covers every shell job and Code Mode worker; set with --sandbox or pct.sandbox."
 NO_SANDBOX_NOTE = (

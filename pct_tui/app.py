@@ -36,11 +36,10 @@ from pct_runtime.config.paths import agent_dir as default_agent_dir
 from pct_runtime.config.paths import config_path
 from pct_runtime.config.reload import not_regular_message
 from pct_runtime.config.typos import unknown_key_warnings
-from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.host.system.sandbox import SandboxSettings
 from pct_runtime.host.ui import NotifyLevel
 from pct_runtime.output.terminal_text import visible
 from pct_runtime.version import VersionAction
-from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
 from pct_tui.commands import PctCommands
 from pct_tui.console import Console, default_clock
 from pct_tui.facade import RuntimeFacade
@@ -57,7 +56,8 @@ from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen
 from pct_tui.screens.status import StatusScreen
 from pct_tui.serving import AttachInfo, EmbeddedServing, build_runtime, preload
-from pct_tui.watcher import watch_config
+from pct_tui.state.approvals import Answer, ApprovalQueue, ApprovalRequest, ConsoleUI
+from pct_tui.state.watcher import watch_config
 
 #: Header cells that are not its title: the icon on the left, the same room kept right.
 HEADER_MARGIN = 16

@@ -31,8 +31,13 @@ from pct_runtime.host.events import (
 )
 from pct_runtime.runtime import RUNTIME_EVENTS_CHANNEL, Runtime, RuntimeSession
 from pct_runtime.runtime.context import built_code, built_shell
-from pct_tui.drafts import APPLY_FAILED_MESSAGE, SAVE_FAILED_MESSAGE, SAVED_MESSAGE, ConfigDraft
-from pct_tui.work import LocalWork
+from pct_tui.state.drafts import (
+    APPLY_FAILED_MESSAGE,
+    SAVE_FAILED_MESSAGE,
+    SAVED_MESSAGE,
+    ConfigDraft,
+)
+from pct_tui.state.work import LocalWork
 
 if TYPE_CHECKING:
     from textual.app import App

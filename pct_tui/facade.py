@@ -23,18 +23,18 @@ from pct_runtime.config.typos import unknown_key_warnings
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
-from pct_runtime.host.models import Model, load_settings
+from pct_runtime.host.pi.model_registry import Model, load_settings
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console, SaveOutcome
-from pct_tui.drafts import ConfigDraft
 from pct_tui.fanout import ReloadResult, reload_others, summary
 from pct_tui.journal_access import JournalAccess
 from pct_tui.model import RuntimeView
 from pct_tui.own import OwnRuntime
-from pct_tui.planning import fresh_plan
 from pct_tui.remote import RemoteRuntimes
 from pct_tui.serving import AttachInfo
+from pct_tui.state.drafts import ConfigDraft
+from pct_tui.state.planning import fresh_plan
 
 __all__ = ["DEFERRABLE_TOOL_NAMES", "NO_MODEL_LINE", "Model", "RuntimeFacade", "describe_read"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pct_runtime.jsontypes import JSONMapping
-    from pct_runtime.serve.control import RuntimeEntry
+    from pct_runtime.serve.live.control import RuntimeEntry
     from pct_tui.remote import LiveBackend
 
 #: How long one runtime gets to answer: a reload resyncs its sessions.

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
 from pct_runtime.journal import (
     OUTCOMES,
     CallRecord,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from pct_runtime.serve.live_protocol import MAX_TYPED_BYTES, ActionResult
+from pct_runtime.serve.live.protocol import MAX_TYPED_BYTES, ActionResult
 
 __all__ = ["MAX_TYPED_BYTES", "ActionResult", "RuntimeView", "SessionView", "StatusPage", "Work"]
 

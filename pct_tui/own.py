@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
 from pct_runtime.host.ui import Question
 from pct_runtime.runtime import RuntimeSession
-from pct_tui.approvals import who_text
 from pct_tui.console import Console
 from pct_tui.model import ActionResult, StatusPage
-from pct_tui.planning import fresh_plan, fresh_status_text
 from pct_tui.serving import AttachInfo
-from pct_tui.work import LocalWork
+from pct_tui.state.approvals import who_text
+from pct_tui.state.planning import fresh_plan, fresh_status_text
+from pct_tui.state.work import LocalWork
 
 #: The Status screen's first line: what a fresh session of this runtime gets.
 FRESH_OPTION = "Fresh session (what a new client gets)"

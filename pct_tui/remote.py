@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pct_tui.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diffs, who_text
 from pct_tui.model import ActionResult, StatusPage
-from pct_tui.work import told_exit
+from pct_tui.state.approvals import Answer, ApprovalQueue, ApprovalRequest, drawn_diffs, who_text
+from pct_tui.state.work import told_exit
 
 if TYPE_CHECKING:
     from pct_runtime.jsontypes import JSONMapping
-    from pct_runtime.serve.control import RuntimeEntry
-    from pct_runtime.serve.live_client import (
+    from pct_runtime.serve.client.live_client import (
         ApprovalInfo,
         OutputChunk,
         RuntimeInfo,
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
         Update,
         WorkInfo,
     )
+    from pct_runtime.serve.live.control import RuntimeEntry
 
 _log = logging.getLogger(__name__)
 
@@ -92,22 +92,22 @@ class RegistryBackend:
         self, exclude_pid: int | None
     ) -> AsyncIterator[tuple[Literal["added", "removed"], RuntimeEntry]]:
         # Deferred for start-up time: the live-control stack loads after the first frame.
-        from pct_runtime.serve.live_client import watch_runtimes
+        from pct_runtime.serve.client.live_client import watch_runtimes
 
         return watch_runtimes(self.agent_dir, exclude_pid=exclude_pid)
 
     async def connect(self, entry: RuntimeEntry, role: Role) -> RemoteClient:
         # Deferred for start-up time, as above.
-        from pct_runtime.serve.live import control_token
-        from pct_runtime.serve.live_client import LiveClient
+        from pct_runtime.serve.client.live_client import LiveClient
+        from pct_runtime.serve.client.running import control_token
 
         token = await asyncio.to_thread(control_token, self.agent_dir)
         client: RemoteClient = await LiveClient.connect(entry, token, role=role)
         return client
 
     async def reload(self, entry: RuntimeEntry) -> JSONMapping:
-        from pct_runtime.serve.control import request  # deferred, as above
-        from pct_runtime.serve.live import control_token
+        from pct_runtime.serve.client.running import control_token
+        from pct_runtime.serve.live.control import request  # deferred, as above
 
         token = await asyncio.to_thread(control_token, self.agent_dir)
         return await request(entry, token, "reload")
@@ -309,7 +309,7 @@ class RemoteWork:
         work_id = self.id
 
         async def pump() -> None:
-            from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+            from pct_runtime.serve.client.live_client import LiveError  # deferred: start-up time
 
             offset = 0
             try:
@@ -352,7 +352,7 @@ class RemoteWork:
 
 
 async def _act(runtime: RemoteRuntime, call: Awaitable[ActionResult]) -> ActionResult:
-    from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+    from pct_runtime.serve.client.live_client import LiveError  # deferred: start-up time
 
     try:
         return await call
@@ -419,7 +419,7 @@ class RemoteRuntimes:
     # -- discovery ---------------------------------------------------------------------
     async def run(self, exclude_pid: int | None) -> None:
         """Follow the registry until closed: stay connected to each runtime in it."""
-        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+        from pct_runtime.serve.client.live_client import LiveError  # deferred: start-up time
 
         try:
             async for change, entry in self.backend.watch(exclude_pid):
@@ -447,7 +447,7 @@ class RemoteRuntimes:
     async def _link(self, key: str, entry: RuntimeEntry) -> None:
         """Stay connected to one runtime while it is registered: a runtime may drop a
         console that fell behind, and a loaded machine must not lose it from view."""
-        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+        from pct_runtime.serve.client.live_client import LiveError  # deferred: start-up time
 
         if entry.live < 1:  # its registry entry says it speaks no live control
             self._log("runtime", f"{entry.label} predates live control: restart it to see it here")
@@ -485,7 +485,7 @@ class RemoteRuntimes:
 
     async def _pump(self, runtime: RemoteRuntime) -> str:
         """Apply the runtime's updates until its connection ends; say why it ended."""
-        from pct_runtime.serve.live_client import LiveError  # deferred: start-up time
+        from pct_runtime.serve.client.live_client import LiveError  # deferred: start-up time
 
         try:
             async for update in runtime.client.updates():
@@ -513,7 +513,12 @@ class RemoteRuntimes:
     # -- updates -----------------------------------------------------------------------
     def _dispatch(self, runtime: RemoteRuntime, update: Update) -> None:
         # Deferred for start-up time (cached after the first update).
-        from pct_runtime.serve.live_client import ApprovalClosed, ApprovalInfo, EventInfo, Snapshot
+        from pct_runtime.serve.client.live_client import (
+            ApprovalClosed,
+            ApprovalInfo,
+            EventInfo,
+            Snapshot,
+        )
 
         if isinstance(update, Snapshot):
             self._on_snapshot(runtime, update)

@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.host.system.sandbox import SandboxSettings
 from pct_runtime.runtime import Runtime, default_bindings
 from pct_runtime.serve.token import TOKEN_ENV, token_path
 
 if TYPE_CHECKING:
-    from pct_runtime.serve.http import PctHttpServer
+    from pct_runtime.serve.mcp.http import PctHttpServer
+    from pct_runtime.serve.mcp.server import PctMCPServer
     from pct_runtime.serve.run import LiveControl
-    from pct_runtime.serve.server import PctMCPServer
 
 CONSOLE_KIND = "pct-tui"
 
@@ -44,7 +44,7 @@ def preload(serving: bool) -> None:
     it binds (its descriptors load on first use) and, when serving, the MCP/HTTP stack."""
     default_bindings()
     if serving:
-        for name in ("pct_runtime.serve.server", "pct_runtime.serve.http", "uvicorn"):
+        for name in ("pct_runtime.serve.mcp.server", "pct_runtime.serve.mcp.http", "uvicorn"):
             importlib.import_module(name)
 
 
@@ -97,9 +97,9 @@ class EmbeddedServing:
     async def start(self) -> AttachInfo:
         """Read config and models, bind the socket, register for live control."""
         # Deferred for start-up time: the MCP/HTTP stack loads in the boot thread (`_preload`).
-        from pct_runtime.serve.http import PctHttpServer
+        from pct_runtime.serve.mcp.http import PctHttpServer
+        from pct_runtime.serve.mcp.server import PctMCPServer
         from pct_runtime.serve.run import LiveControl
-        from pct_runtime.serve.server import PctMCPServer
         from pct_runtime.serve.token import load_or_create_token
 
         runtime = self.runtime

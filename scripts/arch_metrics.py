@@ -215,7 +215,7 @@ def largest_folder() -> tuple[str, int]:
 
 #: pct_tui modules whose classes are one side of a runtime (a screen testing for one of
 #: them with `isinstance` branches on local vs remote).
-RUNTIME_SIDES = ("pct_tui.console", "pct_tui.remote", "pct_tui.own", "pct_tui.work")
+RUNTIME_SIDES = ("pct_tui.console", "pct_tui.remote", "pct_tui.own", "pct_tui.state.work")
 #: What every work row answers; a class defining all of them is one.
 WORK_ROW_FACE = {"follow", "recovery_lines", "initial_text"}
 

@@ -42,7 +42,7 @@ from pct_runtime.config.schema import (
     default_config,
     to_json_obj,
 )
-from pct_runtime.host.sandbox.policy import DEFAULT_MODE, SANDBOX_MODES, SandboxSettings
+from pct_runtime.host.system.sandbox.policy import DEFAULT_MODE, SANDBOX_MODES, SandboxSettings
 from pct_runtime.journal.settings import JournalSettings
 from pct_tui.app import PctApp
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 from pct_runtime.capabilities.base import NestedCalls
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.system.sandbox import Sandbox
 
 if TYPE_CHECKING:  # annotations only: `pct status` loads no output capture (nor asyncio)
     from pct_runtime.output import OutputOwner

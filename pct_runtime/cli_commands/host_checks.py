@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from pct_runtime.cli_commands.errors import CliError
 
 if TYPE_CHECKING:
-    from pct_runtime.host.models import Model, ModelRegistry
+    from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def load_host_model(
     """Load Pi's registry and pick the model: `--model` (must be known, else `CliError`
     exit 2), or Pi's settings default (`<agent dir>/settings.json` with
     `<cwd>/.pi/settings.json` merged over it). Every file problem is a warning first."""
-    from pct_runtime.host.models import ModelRegistry, load_settings
+    from pct_runtime.host.pi.model_registry import ModelRegistry, load_settings
 
     ref = parse_model_arg(model_arg) if model_arg is not None else None
     registry = ModelRegistry.load(agent)
@@ -93,7 +93,7 @@ def warn_unknown_tools(allowlist: Sequence[str] | None, *, stream: TextIO | None
     """Warn about `--tools` names that match no pct or Pi native tool (a typo drops a tool)."""
     if allowlist is None:
         return
-    from pct_runtime.host.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
+    from pct_runtime.host.pi.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
 
     known = (*NATIVE_TOOLS, *OWNED_TOOL_NAMES)
     unknown = [name for name in allowlist if name not in known]

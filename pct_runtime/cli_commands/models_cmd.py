@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir
-    from pct_runtime.host.models import ModelRegistry
+    from pct_runtime.host.pi.model_registry import ModelRegistry
 
     registry = ModelRegistry.load(agent_dir())
     for problem in (registry.error, registry.credentials.error):

@@ -35,7 +35,7 @@ def reload_file(path: str | os.PathLike[str]) -> tuple[str, bool]:
 def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.typos import file_warnings
-    from pct_runtime.serve.live import reload_running
+    from pct_runtime.serve.client.running import reload_running
 
     # A typo is kept and ignored by every reader; say so before anyone reloads it.
     for warning in file_warnings(config_path()):

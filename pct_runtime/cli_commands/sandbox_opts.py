@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pct_runtime.host.sandbox import (
+from pct_runtime.host.system.sandbox import (
     SANDBOX_MODES,
     SandboxConfigError,
     SandboxSettings,

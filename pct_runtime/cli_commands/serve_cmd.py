@@ -142,7 +142,7 @@ def handle(args: argparse.Namespace) -> int:
     structured: bool = args.structured_content
     coro: Coroutine[object, object, int]
     if args.http is not None:
-        from pct_runtime.serve.http import parse_listen
+        from pct_runtime.serve.mcp.http import parse_listen
 
         try:
             host, port = parse_listen(args.http)

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                 "--live shows the running runtimes as they are; "
                 "--model, --tools, --headless and --session apply only without it"
             )
-        from pct_runtime.serve.live import status_running
+        from pct_runtime.serve.client.running import status_running
 
         return status_running(live_agent_dir())
     from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     from pct_runtime.config.store import ConfigStore, read_document
     from pct_runtime.config.typos import unknown_key_warnings
     from pct_runtime.decide.projection import plan_projection
-    from pct_runtime.host import platform as host_platform
-    from pct_runtime.host.names import OWNED_TOOL_NAMES
-    from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
+    from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
+    from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry
+    from pct_runtime.host.system import platform as host_platform
     from pct_runtime.runtime.inputs import plan_inputs
     from pct_runtime.status import status_text
 
@@ -129,8 +129,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _sandbox_block(args: argparse.Namespace, raw: dict[str, object]) -> list[str]:
     """What `pct serve` with the same flags would confine jobs with (flags > config)."""
-    from pct_runtime.host.sandbox import SandboxConfigError, resolve_settings
-    from pct_runtime.host.sandbox import settings_from_config as configured_sandbox
+    from pct_runtime.host.system.sandbox import SandboxConfigError, resolve_settings
+    from pct_runtime.host.system.sandbox import settings_from_config as configured_sandbox
     from pct_runtime.status import sandbox_lines
 
     problem = None

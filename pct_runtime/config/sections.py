@@ -4,7 +4,7 @@ One pydantic model per capability, in the spec's section order, each knowing its
 how to parse its raw object (the spec's exact first error) and how to write its known
 fields back. `schema.py` assembles the document from `SECTIONS` and names none of them;
 the config layer sits below the decision layer, so these rows live here rather than in
-`pct_runtime.decide.registry` (whose row keys are the `KEY`s below — a test keeps the
+`pct_runtime.decide.capability_table` (whose row keys are the `KEY`s below — a test keeps the
 two tables in step). See docs/ARCHITECTURE.md, "How to add a capability".
 """
 
@@ -308,7 +308,7 @@ class CapabilitySections(Frozen):
         assert isinstance(value, SectionModel), key
         return value
 
-    # -- The console's pickers (`pct_tui/drafts.py`): each returns a new config ----------
+    # -- The console's pickers (`pct_tui/state/drafts.py`): each returns a new config ----------
     def search_executor(self) -> SidecarModel | None:
         """The Web Search executor (None: not picked)."""
         return self.web_search.sidecar_model

@@ -1,7 +1,7 @@
 """What a capability's planner reads in one planning pass, and the Protocol it implements.
 
 `plan_projection` builds one `PlanContext` and hands it to every registry row's planner
-(`decide/registry.py`), so the projection and discovery iterate rows instead of naming
+(`decide/capability_table.py`), so the projection and discovery iterate rows instead of naming
 capabilities. The context is plain data plus the projection's shared readings (ownership,
 the discovery overlay, the execution routes); nothing here names a capability.
 """
@@ -16,9 +16,9 @@ from pct_runtime.config import ToolkitConfig
 from pct_runtime.decide.decisions import CONFLICT, Decision, overlay_deferred
 from pct_runtime.decide.execution import ExecutionRoutes, is_eager_replacement, is_nested_only
 from pct_runtime.decide.routes import RouteRegistry
-from pct_runtime.host.models import Model
-from pct_runtime.host.session import SessionKind
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolSnapshot
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolSnapshot
 
 # Discovery's stable reasons a planner may give (the spec's `find_tools` reasons).
 DISABLED = "disabled"

@@ -20,8 +20,8 @@ from pct_runtime.decide.routes import (
     inspect_remote_compaction_route,
     inspect_sidecar_executor,
 )
-from pct_runtime.host.models import Model
-from pct_runtime.host.session import SessionKind
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.session import SessionKind
 
 Effective = Literal["active", "deferred", "unavailable", "off"]
 NO_PAYLOAD_HOOK = "no-payload-hook"

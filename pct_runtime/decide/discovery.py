@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -19,7 +20,6 @@ from pct_runtime.decide.context import (
     ineligible,
 )
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
 
 __all__ = [
     "ATOMIC_GROUPS",

@@ -22,9 +22,9 @@ from pct_runtime.decide.decisions import (
     decide_rules_row,
     decide_shell_sessions_legacy,
 )
-from pct_runtime.host.models import Model
-from pct_runtime.host.names import APPLY_PATCH_TOOL, CODE_MODE_TOOLS, SHELL_TOOLS
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolSnapshot
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.names import APPLY_PATCH_TOOL, CODE_MODE_TOOLS, SHELL_TOOLS
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolSnapshot
 
 ExecutionSource = Literal["rules", "legacy", "unmatched"]
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
+from pct_runtime.decide.capability_table import CAPABILITIES as CAPABILITY_ROWS
+from pct_runtime.decide.capability_table import deferral, search_path_conflict
 from pct_runtime.decide.context import ActiveList, PlanContext, ProjectionInputs
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import (
@@ -24,10 +26,8 @@ from pct_runtime.decide.execution import (
     request_capabilities,
     resolve_routes,
 )
-from pct_runtime.decide.registry import CAPABILITIES as CAPABILITY_ROWS
-from pct_runtime.decide.registry import deferral, search_path_conflict
-from pct_runtime.host.models import Model
-from pct_runtime.host.names import (
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.names import (
     DEFERRABLE_TOOL_NAMES,
     EXECUTION_TOOL_NAMES,
     FIND_TOOLS_TOOL,
@@ -36,8 +36,8 @@ from pct_runtime.host.names import (
     NATIVE_WRITE,
     REPLACEABLE_NATIVES,
 )
-from pct_runtime.host.session import SessionKind
-from pct_runtime.host.tools import ToolSnapshot
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.pi.tool_registry import ToolSnapshot
 
 __all__ = [
     "CAPABILITIES",

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from pct_runtime.host.credentials import CredentialKind
-from pct_runtime.host.endpoints import (
+from pct_runtime.host.pi.credentials import CredentialKind
+from pct_runtime.host.pi.endpoints import (
     IMAGE_ENDPOINTS,
     OFFICIAL_ROUTES,
     RESPONSES_ENDPOINTS,
     official_route_problem,
 )
-from pct_runtime.host.models import Model, supported_thinking_levels
+from pct_runtime.host.pi.model_registry import Model, supported_thinking_levels
 
 
 class RouteRegistry(Protocol):

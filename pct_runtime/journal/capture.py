@@ -21,7 +21,7 @@ import stat
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from pct_runtime.host.folders import (
+from pct_runtime.host.system.folders import (
     FolderError,
     Identity,
     open_folder,

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pct_runtime.host.procs import process_tag
+from pct_runtime.host.system.procs import process_tag
 from pct_runtime.jsontypes import JSONObject
 from pct_runtime.output.root import (
     DIR_FLAGS,

@@ -8,7 +8,7 @@ folder — never recursively, never through a symlink. Every step is relative to
 descriptor (the capture root's, then the folder's, opened `O_NOFOLLOW`): a folder swapped or
 exchanged (`renameat2(RENAME_EXCHANGE)`) while the sweep runs can at worst make it delete
 inside its own folders, never outside. Folders without a process tag (older versions) are
-left alone. `host/lifeline_watch.py` keeps a stdlib-only copy of `remove_folder`.
+left alone. `host/system/lifeline_watch.py` keeps a stdlib-only copy of `remove_folder`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import re
 import stat
 from collections.abc import Callable
 
-from pct_runtime.host.procs import same_process_alive
+from pct_runtime.host.system.procs import same_process_alive
 from pct_runtime.output.capture import DIR_PREFIX
 from pct_runtime.output.root import DIR_FLAGS, CaptureRoot, open_given_root, process_capture_root
 

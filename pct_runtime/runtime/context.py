@@ -36,8 +36,8 @@ from pct_runtime.debug import DebugSink
 from pct_runtime.decide.discovery import discovery_state, load_names
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.routes import inspect_image_executor
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.sandbox import Sandbox, SandboxSettings
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.system.sandbox import Sandbox, SandboxSettings
 from pct_runtime.output import OutputOwner, capture_root
 from pct_runtime.runtime.projection import nested_only_message, refusal_for
 

@@ -18,9 +18,9 @@ from pct_runtime.debug import DebugSink
 from pct_runtime.decide.projection import ProjectionInputs
 from pct_runtime.decide.sync import ProjectionSync
 from pct_runtime.host.events import EventBus
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.sandbox import SandboxSettings
-from pct_runtime.host.session import SessionKind
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.system.sandbox import SandboxSettings
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime.context import CapabilityBinding

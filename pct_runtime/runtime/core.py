@@ -36,14 +36,14 @@ from pct_runtime.config.store import ConfigRead, ConfigStore
 from pct_runtime.debug import DebugSink
 from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
 from pct_runtime.decide.sync import ProjectionSync
-from pct_runtime.host import platform as host_platform
-from pct_runtime.host import sandbox as host_sandbox
 from pct_runtime.host.events import EventBus
-from pct_runtime.host.models import Model, ModelRegistry, load_settings
-from pct_runtime.host.names import NATIVE_TOOLS
-from pct_runtime.host.sandbox import SandboxSettings, SandboxUnavailableError
-from pct_runtime.host.session import SessionKind
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry, load_settings
+from pct_runtime.host.pi.names import NATIVE_TOOLS
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
+from pct_runtime.host.system import platform as host_platform
+from pct_runtime.host.system import sandbox as host_sandbox
+from pct_runtime.host.system.sandbox import SandboxSettings, SandboxUnavailableError
 from pct_runtime.host.ui import UIPort
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime.context import CapabilityBinding

@@ -1,6 +1,6 @@
 """What the runtime does through the capability descriptors, and nothing else.
 
-Nothing here names a capability: it iterates the descriptors (`capabilities/registry.py`).
+Nothing here names a capability: it iterates the descriptors (`capabilities/descriptor_table.py`).
 
 **Bindings.** A binding names the tools a capability provides (its registry row's, so the
 two cannot drift) and builds them for one session from that session's `SessionContext`.
@@ -43,11 +43,11 @@ from typing import Protocol
 from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.capabilities.context import Slots
 from pct_runtime.capabilities.descriptor import ActiveDecisions, Descriptor
-from pct_runtime.capabilities.registry import descriptors
+from pct_runtime.capabilities.descriptor_table import descriptors
 from pct_runtime.config.schema import ToolkitConfig
+from pct_runtime.decide.capability_table import BY_KEY, released
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.decide.registry import BY_KEY, released
-from pct_runtime.host.session import SessionKind
+from pct_runtime.host.pi.session import SessionKind
 from pct_runtime.runtime.context import CapabilityBinding, SessionContext
 
 _log = logging.getLogger(__name__)

@@ -8,13 +8,13 @@ descriptor (`Descriptor.probe`); the verdicts reach the decision layer by capabi
 
 from __future__ import annotations
 
-from pct_runtime.capabilities.registry import host_probes
+from pct_runtime.capabilities.descriptor_table import host_probes
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionInputs
-from pct_runtime.host import platform as host_platform
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.session import SessionKind
-from pct_runtime.host.tools import ToolSnapshot
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.pi.tool_registry import ToolSnapshot
+from pct_runtime.host.system import platform as host_platform
 
 
 def plan_inputs(

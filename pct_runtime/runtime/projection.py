@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES
 from pct_runtime.decide.discovery import load_names
 from pct_runtime.decide.projection import ProjectionPlan
-from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES
 
 #: Exact model-facing refusals for owned names, by name: a call to an inactive tool gets its
 #: feature's fixed sentence (`Shell Sessions are not enabled.`), never a generic error.

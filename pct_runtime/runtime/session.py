@@ -39,9 +39,9 @@ from pct_runtime.capabilities.base import (
 )
 from pct_runtime.capabilities.context import Slots
 from pct_runtime.decide.projection import ProjectionPlan, plan_projection
-from pct_runtime.host.models import Model
-from pct_runtime.host.names import OWNED_TOOL_NAMES
-from pct_runtime.host.session import HostSession, SessionKind
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.session import HostSession, SessionKind
 from pct_runtime.host.ui import Answering, UIPort
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping

@@ -1,1 +1,3 @@
-"""Serving the runtime over MCP: the low-level server, transports, token and live control."""
+"""Serving a runtime: the MCP server (`mcp`), live control's runtime side (`live`) and
+client side (`client`); `run` is `pct serve`, which puts the two servers together,
+and `token` is the bearer token both check."""

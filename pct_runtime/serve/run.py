@@ -15,16 +15,16 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
-from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.host.system.sandbox import SandboxSettings
 from pct_runtime.journal.settings import state_problem
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.control import ControlServer, transport_of
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_hub import LiveHub
-from pct_runtime.serve.live_protocol import PROTOCOL_VERSION
-from pct_runtime.serve.server import PctMCPServer
-from pct_runtime.serve.stdio import StdioTransport
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import ControlServer, transport_of
+from pct_runtime.serve.live.hub import LiveHub
+from pct_runtime.serve.live.protocol import PROTOCOL_VERSION
+from pct_runtime.serve.mcp.server import PctMCPServer
+from pct_runtime.serve.mcp.stdio import StdioTransport
 from pct_runtime.serve.token import TOKEN_ENV, load_or_create_token, token_path
 
 _log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ async def serve_http(
     sandbox: SandboxSettings | None = None,
 ) -> int:
     # deferred for start-up time: the HTTP stack (uvicorn, starlette) loads only for --http
-    from pct_runtime.serve.http import PctHttpServer, exposure_warning
+    from pct_runtime.serve.mcp.http import PctHttpServer, exposure_warning
 
     runtime = Runtime(model=model, allowlist=allowlist, sandbox=sandbox)
     await runtime.start()

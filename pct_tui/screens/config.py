@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_tui.drafts import CORE_TITLES, MENU_CAPABILITY, MENU_HELP
 from pct_tui.facade import NO_MODEL_LINE
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.deferred import DeferredScreen
+from pct_tui.state.drafts import CORE_TITLES, MENU_CAPABILITY, MENU_HELP
 
 CORE_CAPABILITIES = frozenset(CORE_TITLES)
 MONITOR_STATE = "Monitor (read-only): the settings in use, shown and not changed here."

@@ -11,8 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, SelectionList, Static
 
-from pct_tui.drafts import ConfigDraft
 from pct_tui.facade import DEFERRABLE_TOOL_NAMES
+from pct_tui.state.drafts import ConfigDraft
 from pct_tui.widgets.glyphs import GlyphSelectionList
 
 

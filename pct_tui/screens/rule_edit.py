@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from pct_tui.drafts import ConfigDraft
+from pct_tui.state.drafts import ConfigDraft
 from pct_tui.widgets.glyphs import GlyphCheckbox
 
 

@@ -16,10 +16,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from pct_tui.drafts import rule_label
 from pct_tui.facade import NO_MODEL_LINE, Model
 from pct_tui.screens.base import PctScreen
 from pct_tui.screens.rule_edit import RuleEditScreen
+from pct_tui.state.drafts import rule_label
 from pct_tui.widgets.cells import literal
 from pct_tui.widgets.fit_text import FitText
 

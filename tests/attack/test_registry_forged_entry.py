@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.jsontypes import JSONMapping
-from pct_runtime.serve.control import ControlServer
-from pct_runtime.serve.live import control_token
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import ControlServer
 from pct_tui.remote import RegistryBackend
 from tests.e2e.pct_procs import PCT, child_env
 
@@ -175,7 +175,7 @@ async def test_the_consoles_discovery_skips_forged_entries(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     agent, traps, forged, _ = registry
-    caplog.set_level(logging.WARNING, logger="pct_runtime.serve.control")
+    caplog.set_level(logging.WARNING, logger="pct_runtime.serve.live.control")
     seen: list[tuple[str, int]] = []
 
     async def watch() -> None:

@@ -14,8 +14,8 @@ import os
 import time
 from pathlib import Path
 
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import _ask_all
+from pct_runtime.serve.client.running import _ask_all
+from pct_runtime.serve.live.control import list_runtimes
 
 
 async def test_a_reused_pid_gets_no_token(tmp_path: Path) -> None:

@@ -1,13 +1,13 @@
-"""Each capability package's descriptor, as the registry loads it (capabilities/registry.py)."""
+"""Each capability package's descriptor, as `capabilities/descriptor_table.py` loads it."""
 
 from __future__ import annotations
 
 import pytest
 
-from pct_runtime.capabilities import registry
+from pct_runtime.capabilities import descriptor_table as registry
 from pct_runtime.capabilities.discovery import catalog
-from pct_runtime.decide.registry import CAPABILITIES
-from pct_runtime.host.names import OWNED_TOOL_NAMES
+from pct_runtime.decide.capability_table import CAPABILITIES
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
 
 
 def test_one_descriptor_per_registry_row_with_tools() -> None:

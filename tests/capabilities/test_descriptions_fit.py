@@ -20,7 +20,7 @@ from pct_runtime.capabilities.shell.tools import (
     WRITE_STDIN_DESCRIPTION,
     exec_command_description,
 )
-from pct_runtime.host.sandbox import Sandbox, SandboxSettings
+from pct_runtime.host.system.sandbox import Sandbox, SandboxSettings
 
 CLAUDE_CODE_LIMIT = 2048
 

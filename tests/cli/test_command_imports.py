@@ -100,7 +100,7 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "pct_runtime.journal.store",
         "pct_runtime.runtime.session",
         "pct_runtime.runtime.core",
-        "pct_runtime.serve.server",
+        "pct_runtime.serve.mcp.server",
         "pct_runtime.cli_commands.log_cmd",
     ):
         assert not _loaded(names, package), package
@@ -124,7 +124,7 @@ def test_log_does_not_import_the_event_loop(tmp_path: Path, agent: Path) -> None
 def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path) -> None:
     # End of input right away: the server starts, sees EOF and exits 0.
     names = _imported(["serve"], tmp_path, agent)
-    assert "pct_runtime.serve.server" in names
+    assert "pct_runtime.serve.mcp.server" in names
     for package in (
         "textual",
         "pct_tui",
@@ -133,6 +133,6 @@ def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path)
         # a request is made; pct's HTTP transport loads only for --http.
         "httpx",
         "rich",
-        "pct_runtime.serve.http",
+        "pct_runtime.serve.mcp.http",
     ):
         assert not _loaded(names, package), package

@@ -259,7 +259,7 @@ def test_headless_and_ui_on_macos(
     agent: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pct_runtime.capabilities.computer_use import eligibility
-    from pct_runtime.host import platform
+    from pct_runtime.host.system import platform
 
     probes: list[str] = []
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from pct_runtime.config import ToolkitConfig, parse_config
 from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
-from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.names import OWNED_TOOL_NAMES
-from pct_runtime.host.session import SessionKind
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
+from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.session import SessionKind
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry, ToolSnapshot
 
 CODEX = Model(
     "openai-codex",

@@ -15,13 +15,13 @@ from decide_fixtures import CODEX, OPENAI, THIRD_PARTY, plan
 
 from pct_runtime.capabilities.openai.resolve import resolve_model_route
 from pct_runtime.capabilities.openai.routes import RouteUnavailable
-from pct_runtime.host.credentials import (
+from pct_runtime.host.pi.credentials import (
     ApiKeyCredential,
     Credential,
     Credentials,
     OAuthCredential,
 )
-from pct_runtime.host.models import Model, ModelRegistry
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
 #: The user's Pi credentials, as auth.json entries plus the environment.
 SETUPS: dict[str, tuple[dict[str, Credential], dict[str, str]]] = {

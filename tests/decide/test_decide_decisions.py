@@ -9,7 +9,7 @@ import pytest
 from decide_fixtures import CODEX, OPENAI, TEXT_ONLY, THIRD_PARTY, plan, registry, tools
 
 from pct_runtime.decide.decisions import COMPUTER_USE_RUNTIME_REASONS
-from pct_runtime.host.models import Model
+from pct_runtime.host.pi.model_registry import Model
 
 UNOFFICIAL_CODEX = replace(CODEX, base_url="https://proxy.example/backend-api")
 COMPLETIONS = replace(OPENAI, api="openai-completions")

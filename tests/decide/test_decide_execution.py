@@ -18,7 +18,7 @@ from pct_runtime.decide.execution import (
     resolve_execution_routes,
     resolve_legacy_routes,
 )
-from pct_runtime.host.models import Model
+from pct_runtime.host.pi.model_registry import Model
 
 ALL = ExecutionAdmission(True, True, True)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from decide_fixtures import plan
 
+from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES, MENU_ROWS
 from pct_runtime.decide.discovery import ATOMIC_GROUPS, JOINT_PAIRS
-from pct_runtime.decide.registry import BY_TOOL, CAPABILITIES, MENU_ROWS
-from pct_runtime.host.names import (
+from pct_runtime.host.pi.names import (
     CODE_MODE_TOOLS,
     COMPUTER_USE_TOOLS,
     DEFERRABLE_TOOL_NAMES,

@@ -18,8 +18,8 @@ from pct_runtime.decide.routes import (
     sidecar_candidates,
     sidecar_efforts,
 )
-from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
-from pct_runtime.host.models import Model, ModelRegistry
+from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
 
 @dataclass(frozen=True)

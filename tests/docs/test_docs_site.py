@@ -109,7 +109,7 @@ def test_check_mode_reports_a_stale_page(
 
 
 def test_defaults_in_the_reference_match_the_raw_pct_parsers(gen_docs: ModuleType) -> None:
-    from pct_runtime.host.sandbox.policy import settings_from_config as sandbox_settings
+    from pct_runtime.host.system.sandbox.policy import settings_from_config as sandbox_settings
     from pct_runtime.journal.settings import settings_from_config as journal_settings
 
     keys = {key.path: key for key in gen_docs.config_keys()}

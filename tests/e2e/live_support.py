@@ -13,9 +13,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pct_procs import PCT, child_env
 
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import LiveClient, Snapshot, Update
+from pct_runtime.serve.client.live_client import LiveClient, Snapshot, Update
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import list_runtimes
 
 AGENT = types.Implementation(name="test-agent", version="7.1")
 CODE_CONFIG = {

@@ -20,8 +20,8 @@ import httpx
 import pytest
 from pct_procs import HEADERS, INITIALIZED, exec_request, http_server, initialize_request
 
-from pct_runtime.host.peers import REFUSED
-from pct_runtime.host.sandbox.linux import landlock_abi
+from pct_runtime.host.system.peers import REFUSED
+from pct_runtime.host.system.sandbox.linux import landlock_abi
 
 pytestmark = [
     pytest.mark.e2e,

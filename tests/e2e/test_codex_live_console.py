@@ -22,9 +22,9 @@ from live_support import CODE_CONFIG, first
 from pct_procs import PCT, write_config
 from test_codex_agent import CODEX, NAMESPACE, codex_config
 
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import ApprovalInfo, LiveClient
+from pct_runtime.serve.client.live_client import ApprovalInfo, LiveClient
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import list_runtimes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -20,14 +20,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pct_procs import http_server, text_of, write_config
 
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import (
+from pct_runtime.serve.client.live_client import (
     ApprovalClosed,
     ApprovalInfo,
     LiveClient,
 )
-from pct_runtime.serve.live_protocol import READ_ONLY_MESSAGE
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import list_runtimes
+from pct_runtime.serve.live.protocol import READ_ONLY_MESSAGE
 
 pytestmark = pytest.mark.e2e
 

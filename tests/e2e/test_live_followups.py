@@ -15,8 +15,8 @@ from pct_procs import write_config
 from pct_runtime.capabilities.apply_patch.executor import prepare_patch
 from pct_runtime.capabilities.apply_patch.preview import file_diffs, question_diffs
 from pct_runtime.journal import CallRecord, Journal, JournalQuery
-from pct_runtime.serve.live_client import ApprovalInfo
-from pct_tui.approvals import drawn_diffs
+from pct_runtime.serve.client.live_client import ApprovalInfo
+from pct_tui.state.approvals import drawn_diffs
 
 pytestmark = pytest.mark.e2e
 

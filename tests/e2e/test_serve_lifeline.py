@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from pct_procs import StdioServer, serving, stop, write_config
 
-from pct_runtime.host.procs import process_tag
+from pct_runtime.host.system.procs import process_tag
 
 pytestmark = [
     pytest.mark.e2e,
@@ -186,7 +186,7 @@ def test_start_up_removes_state_of_runtimes_that_are_gone(tmp_path: Path) -> Non
 
 
 def _landlock_abi() -> int:
-    from pct_runtime.host.sandbox.linux import landlock_abi
+    from pct_runtime.host.system.sandbox.linux import landlock_abi
 
     return landlock_abi()
 

@@ -31,7 +31,7 @@ pytestmark = [
 
 
 def _landlock_abi() -> int:
-    from pct_runtime.host.sandbox.linux import landlock_abi
+    from pct_runtime.host.system.sandbox.linux import landlock_abi
 
     return landlock_abi()
 

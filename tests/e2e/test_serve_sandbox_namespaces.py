@@ -36,7 +36,7 @@ NOBODY = 65534
 
 
 def _landlock_abi() -> int:
-    from pct_runtime.host.sandbox.linux import landlock_abi
+    from pct_runtime.host.system.sandbox.linux import landlock_abi
 
     return landlock_abi()
 
@@ -52,7 +52,7 @@ def _nobody_skip_reason() -> str | None:
         limit = 0
     if limit <= 0:
         return "user namespaces are disabled (user.max_user_namespaces is 0)"
-    from pct_runtime.host.sandbox import bwrap
+    from pct_runtime.host.system.sandbox import bwrap
 
     found = bwrap.locate()
     if found is None:

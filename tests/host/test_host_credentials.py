@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host.credentials import (
+from pct_runtime.host.pi.credentials import (
     ApiKeyCredential,
     Credentials,
     OAuthCredential,

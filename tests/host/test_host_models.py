@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host.models import (
+from pct_runtime.host.pi.model_registry import (
     Model,
     ModelRegistry,
     ModelsFileError,

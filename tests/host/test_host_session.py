@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host.platform import shell_available
-from pct_runtime.host.session import HostSession
+from pct_runtime.host.pi.session import HostSession
+from pct_runtime.host.system.platform import shell_available
 
 
 def test_session_kinds() -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pct_runtime.host.tools import BUILTIN_OWNER, RUNTIME_OWNER, Registration, ToolRegistry
+from pct_runtime.host.pi.tool_registry import (
+    BUILTIN_OWNER,
+    RUNTIME_OWNER,
+    Registration,
+    ToolRegistry,
+)
 
 
 def test_natives_are_builtin_registrations() -> None:

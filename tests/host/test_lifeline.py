@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host import lifeline as lifeline_mod
-from pct_runtime.host.procs import alive_since, process_tag, same_process_alive, start_ticks
+from pct_runtime.host.system import lifeline as lifeline_mod
+from pct_runtime.host.system.procs import alive_since, process_tag, same_process_alive, start_ticks
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /proc")
 
@@ -89,7 +89,7 @@ def test_watchdog_kills_group_and_marked_escapees_when_its_server_dies(tmp_path:
     script = textwrap.dedent(
         f"""
         import os, subprocess, time
-        from pct_runtime.host.lifeline import lifeline, protect_child
+        from pct_runtime.host.system.lifeline import lifeline, protect_child
         env = protect_child(os.environ)
         job = subprocess.Popen(
             ["/bin/sh", "-c", "sleep 300 & setsid sleep 300 & echo $! > {pidfile}.x; wait"],

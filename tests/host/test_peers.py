@@ -1,4 +1,4 @@
-"""`host.peers`: which local peer of a TCP connection sits inside a sandbox."""
+"""`host.system.peers`: which local peer of a TCP connection sits inside a sandbox."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pct_runtime.host import peers
-from pct_runtime.host.sandbox import Sandbox, SandboxSettings
+from pct_runtime.host.system import peers
+from pct_runtime.host.system.sandbox import Sandbox, SandboxSettings
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mechanism")
 
@@ -19,7 +19,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 def _abi() -> int:
     if not sys.platform.startswith("linux"):
         return 0
-    from pct_runtime.host.sandbox.linux import landlock_abi
+    from pct_runtime.host.system.sandbox.linux import landlock_abi
 
     return landlock_abi()
 
@@ -60,7 +60,7 @@ class _Held:
     the sandbox spawner takes descriptors, not PIPE)."""
 
     def __init__(self, sandbox: Sandbox | None, argv: list[str], pass_fds: tuple[int, ...]):
-        from pct_runtime.host.sandbox.spawn import popen
+        from pct_runtime.host.system.sandbox.spawn import popen
 
         in_r, self._in_w = os.pipe()
         out_r, out_w = os.pipe()

@@ -1,4 +1,4 @@
-"""`host.sandbox`: settings, roots, the denial heuristic, the config key, and Linux enforcement."""
+"""`host.system.sandbox`: settings, roots, the denial heuristic, the key, Linux enforcement."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from pct_runtime.capabilities.apply_patch.readonly import READ_ONLY_PATCH_MESSAGE, ReadOnlyPatchTool
 from pct_runtime.config.store import ConfigStore
-from pct_runtime.host.sandbox import (
+from pct_runtime.host.system.sandbox import (
     Sandbox,
     SandboxConfigError,
     SandboxSettings,
@@ -32,7 +32,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 def _abi() -> int:
     if not sys.platform.startswith("linux"):
         return 0
-    from pct_runtime.host.sandbox.linux import landlock_abi
+    from pct_runtime.host.system.sandbox.linux import landlock_abi
 
     return landlock_abi()
 
@@ -247,7 +247,7 @@ def test_linux_confinement_survives_exec_and_root(
 @linux_only
 def test_a_child_that_cannot_confine_itself_runs_nothing(tmp_path: Path) -> None:
     """Fail closed: the hook exits 126 with a message instead of exec'ing unconfined."""
-    from pct_runtime.host.sandbox.linux import _fail_in_child
+    from pct_runtime.host.system.sandbox.linux import _fail_in_child
 
     def broken() -> None:
         ctypes.set_errno(errno.EPERM)
@@ -273,8 +273,8 @@ async def test_a_server_that_cannot_confine_itself_spawns_nothing(
 ) -> None:
     """The in-namespace server exits before answering when Landlock fails (here: the fd it
     is handed is no ruleset), and the spawn is refused: nothing runs unconfined."""
-    from pct_runtime.host.sandbox import linux
-    from pct_runtime.host.sandbox.spawn import spawn_process
+    from pct_runtime.host.system.sandbox import linux
+    from pct_runtime.host.system.sandbox.spawn import spawn_process
 
     null = os.open(os.devnull, os.O_RDONLY)
     real_init = linux.LinuxConfinement.__init__
@@ -301,7 +301,7 @@ async def test_a_server_that_cannot_confine_itself_spawns_nothing(
 def test_self_test_catches_a_sandbox_that_is_not_enforced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pct_runtime.host.sandbox import linux
+    from pct_runtime.host.system.sandbox import linux
 
     assert linux.self_test(SandboxSettings("workspace-write")) is None
 
@@ -321,7 +321,7 @@ def test_self_test_catches_a_sandbox_that_is_not_enforced(
 @linux_only
 @needs_landlock
 async def test_spawned_jobs_report_exit_codes_and_signals(tmp_path: Path) -> None:
-    from pct_runtime.host.sandbox.spawn import spawn_process
+    from pct_runtime.host.system.sandbox.spawn import spawn_process
 
     sandbox = Sandbox(SandboxSettings("workspace-write"), tmp_path)
     done = await spawn_process(sandbox, ["/bin/sh", "-c", "exit 3"])
@@ -345,7 +345,7 @@ python3 -c "import ctypes; print('ptrace', ctypes.CDLL(None).ptrace(16, 2, 0, 0)
 def test_a_job_cannot_reach_pct_nor_the_sandbox_server(tmp_path: Path) -> None:
     """The job's PID namespace holds neither pct nor a descriptor of it; the server that
     spawns jobs is undumpable (its /proc fds are closed to them) and ptrace is refused."""
-    from pct_runtime.host.sandbox.spawn import popen
+    from pct_runtime.host.system.sandbox.spawn import popen
 
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
     out_r, out_w = os.pipe()
@@ -363,8 +363,8 @@ def test_a_job_cannot_reach_pct_nor_the_sandbox_server(tmp_path: Path) -> None:
 async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pct_runtime.host import sandbox as sandbox_pkg
-    from pct_runtime.host.sandbox import SandboxUnavailableError
+    from pct_runtime.host.system import sandbox as sandbox_pkg
+    from pct_runtime.host.system.sandbox import SandboxUnavailableError
     from pct_runtime.runtime import Runtime
 
     def no_landlock(settings: SandboxSettings, *, self_test: bool = True) -> str:
@@ -383,7 +383,7 @@ async def test_an_embedded_runtime_refuses_a_sandbox_it_cannot_enforce(
 @needs_landlock
 def test_pass_fds_keep_their_numbers_across_the_spawner(tmp_path: Path) -> None:
     """A child told its descriptor number in argv (the Code Mode zygote) finds it there."""
-    from pct_runtime.host.sandbox.spawn import popen
+    from pct_runtime.host.system.sandbox.spawn import popen
 
     sandbox = Sandbox(SandboxSettings("read-only"), tmp_path)
     read_end, write_end = os.pipe()
@@ -413,7 +413,7 @@ def test_pass_fds_keep_their_numbers_across_the_spawner(tmp_path: Path) -> None:
 def test_the_config_section_is_the_key_the_typo_check_knows() -> None:
     """policy spells "pct" itself (no config import on the CLI's start-up path)."""
     from pct_runtime.config.typos import PCT_SECTION
-    from pct_runtime.host.sandbox.policy import CONFIG_SECTION
+    from pct_runtime.host.system.sandbox.policy import CONFIG_SECTION
 
     assert CONFIG_SECTION[0] == PCT_SECTION
 
@@ -447,7 +447,7 @@ def _failing_bwrap(tmp_path: Path) -> Path:
 
 @linux_only
 def test_a_bwrap_that_cannot_run_is_refused_with_why_and_what_to_do(tmp_path: Path) -> None:
-    from pct_runtime.host.sandbox import bwrap
+    from pct_runtime.host.system.sandbox import bwrap
 
     fake = _failing_bwrap(tmp_path)
     reason = bwrap.probe_failure(bwrap.Bwrap(str(fake), "system"), network=False)
@@ -466,7 +466,7 @@ def test_a_bwrap_that_cannot_run_is_refused_with_why_and_what_to_do(tmp_path: Pa
 def test_the_system_bwrap_on_path_wins_over_the_bundled_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pct_runtime.host.sandbox import bwrap
+    from pct_runtime.host.system.sandbox import bwrap
 
     fake = _failing_bwrap(tmp_path)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -479,7 +479,7 @@ def test_the_system_bwrap_on_path_wins_over_the_bundled_one(
 
 
 def test_the_namespace_layout_confines_what_landlock_cannot() -> None:
-    from pct_runtime.host.sandbox import bwrap
+    from pct_runtime.host.system.sandbox import bwrap
 
     args = bwrap.layout((Path("/w"),), network=False, masks=(Path("/w/agent/pct"),), root_user=True)
     joined = " ".join(args)

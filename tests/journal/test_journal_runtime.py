@@ -15,7 +15,7 @@ from pct_runtime.invocation import InvocationHooks
 from pct_runtime.journal import Journal
 from pct_runtime.journal.summary import RESULT_LIMIT
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp.server import PctMCPServer
 from tests.journal.helpers import flushed_rows, make_record, make_root
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pct_runtime.capabilities.base import ToolError
-from pct_runtime.host.names import COMPUTER_USE_TOOLS
+from pct_runtime.host.pi.names import COMPUTER_USE_TOOLS
 from pct_runtime.runtime import Runtime, RuntimeSession
 
 

@@ -15,8 +15,8 @@ from mcp import Client
 
 from pct_runtime.host.ui import Question
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve import elicitation
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp import elicitation
+from pct_runtime.serve.mcp.server import PctMCPServer
 
 PATCH = "*** Begin Patch\n*** Add File: notes/todo.md\n+first line\n*** End Patch"
 CELL = f"await tools.apply_patch({PATCH!r})\ntext('patched')"

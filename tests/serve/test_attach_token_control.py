@@ -14,8 +14,8 @@ import pytest
 
 from pct_runtime.cli import main
 from pct_runtime.cli_commands.attach_cmd import snippet
-from pct_runtime.serve.control import ControlServer, list_runtimes, request
-from pct_runtime.serve.http import parse_listen
+from pct_runtime.serve.live.control import ControlServer, list_runtimes, request
+from pct_runtime.serve.mcp.http import parse_listen
 from pct_runtime.serve.token import load_or_create_token, token_matches, token_path
 
 

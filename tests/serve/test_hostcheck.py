@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pct_runtime.serve.hostcheck import HostCheck, is_local_address, split_host
+from pct_runtime.serve.mcp.hostcheck import HostCheck, is_local_address, split_host
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,13 @@ import os
 from pathlib import Path
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.control import registry_dir
-from pct_runtime.serve.live_client import watch_runtimes
+from pct_runtime.serve.client.live_client import watch_runtimes
+from pct_runtime.serve.live.control import runtime_registry_dir
 from pct_runtime.serve.run import LiveControl
 
 
 async def test_a_registration_is_reported_without_waiting_for_the_scan(tmp_path: Path) -> None:
-    registry_dir(tmp_path)
+    runtime_registry_dir(tmp_path)
     seen: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
 
     async def watch() -> None:

@@ -15,10 +15,7 @@ from serve_doubles import Approve
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve import live_conn, live_output
-from pct_runtime.serve.control import list_runtimes, request
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import (
+from pct_runtime.serve.client.live_client import (
     ApprovalClosed,
     ApprovalInfo,
     LiveClient,
@@ -27,7 +24,11 @@ from pct_runtime.serve.live_client import (
     Update,
     watch_runtimes,
 )
-from pct_runtime.serve.live_protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live import connection as live_conn
+from pct_runtime.serve.live import worklog as live_output
+from pct_runtime.serve.live.control import list_runtimes, request
+from pct_runtime.serve.live.protocol import PROTOCOL_VERSION, READ_ONLY_MESSAGE
 from pct_runtime.serve.run import LiveControl
 from tests.e2e.pct_procs import write_config
 

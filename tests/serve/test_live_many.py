@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve import live_hub
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live import hub as live_hub
+from pct_runtime.serve.live.control import list_runtimes
 from pct_runtime.serve.run import LiveControl
 from tests.e2e.pct_procs import write_config
 

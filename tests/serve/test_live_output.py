@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.output import Capture, OutputOwner
-from pct_runtime.serve import live_output
-from pct_runtime.serve.live_output import TrackedWork, WorkLog
+from pct_runtime.serve.live import worklog as live_output
+from pct_runtime.serve.live.worklog import TrackedWork, WorkLog
 
 
 class FakeCell:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pct_runtime.serve.live_protocol import (
+from pct_runtime.serve.live.protocol import (
     ApprovalClosed,
     ApprovalInfo,
     DiffInfo,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from pct_runtime.serve.live_protocol import (
+from pct_runtime.serve.live.protocol import (
     ApprovalInfo,
     DiffInfo,
     approval_from_json,

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.control import list_runtimes
-from pct_runtime.serve.live import control_token
-from pct_runtime.serve.live_client import EventInfo, LiveClient, Snapshot, Update
-from pct_runtime.serve.live_hub import MAX_CLIENT_CHARS, bounded_client
-from pct_runtime.serve.live_protocol import PROTOCOL_VERSION
+from pct_runtime.serve.client.live_client import EventInfo, LiveClient, Snapshot, Update
+from pct_runtime.serve.client.running import control_token
+from pct_runtime.serve.live.control import list_runtimes
+from pct_runtime.serve.live.hub import MAX_CLIENT_CHARS, bounded_client
+from pct_runtime.serve.live.protocol import PROTOCOL_VERSION
 from pct_runtime.serve.run import LiveControl
 
 

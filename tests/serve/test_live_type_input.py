@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.live_client import Snapshot
-from pct_runtime.serve.live_protocol import MAX_TYPED_BYTES
+from pct_runtime.serve.client.live_client import Snapshot
+from pct_runtime.serve.live.protocol import MAX_TYPED_BYTES
 from pct_runtime.serve.run import LiveControl
 from tests.serve.test_live_stop_texts import connect, first, live
 

@@ -14,7 +14,7 @@ from mcp import Client
 from serve_doubles import Approve, Boom, ConsoleUI, Echo, FakeApplyPatch, Picture, Slow
 
 from pct_runtime.runtime import CapabilityBinding, Runtime
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp.server import PctMCPServer
 
 
 def write_config(agent_dir: Path, obj: Any) -> None:

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp.server import PctMCPServer
 
 
 def text_of(result: types.CallToolResult) -> str:

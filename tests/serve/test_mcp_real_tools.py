@@ -13,7 +13,7 @@ from mcp import Client
 from pct_runtime.capabilities.shell.descriptor import SHELL
 from pct_runtime.invocation import InvocationHooks
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp.server import PctMCPServer
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -16,7 +16,7 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from pct_runtime.serve.stdio import StdioTransport
+from pct_runtime.serve.mcp.stdio import StdioTransport
 
 Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]

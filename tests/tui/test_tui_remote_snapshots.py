@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import OptionList
 
-from pct_runtime.serve.live_client import DiffInfo
+from pct_runtime.serve.client.live_client import DiffInfo
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen, WatchScreen
 from pct_tui.serving import AttachInfo, attach_commands

@@ -9,7 +9,7 @@ from pct_runtime.capabilities.apply_patch.tool import apply_patch_spec, create_a
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.context import CapabilityContext
 from pct_runtime.capabilities.descriptor import Descriptor
-from pct_runtime.host.names import APPLY_PATCH_TOOL
+from pct_runtime.host.pi.names import APPLY_PATCH_TOOL
 
 
 def _specs() -> Sequence[ToolSpec]:

@@ -1,6 +1,6 @@
 """What `--sandbox read-only` changes above the kernel: `apply_patch` is refused outright.
 
-Shell jobs and Code Mode workers are confined by the kernel (`host.sandbox`); `apply_patch`
+Shell jobs and Code Mode workers are confined by the kernel (`host.system.sandbox`); `apply_patch`
 runs inside pct itself, so under `read-only` it is refused before it reads anything — the
 direct and the nested call alike, at `prepare`, before any hook or question —
 instead of failing halfway through a patch.

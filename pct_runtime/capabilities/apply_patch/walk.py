@@ -23,7 +23,7 @@ from pct_runtime.capabilities.apply_patch.errors import PreflightError
 from pct_runtime.capabilities.apply_patch.parser import PatchPath
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path
 from pct_runtime.capabilities.apply_patch.source import Source, load_source
-from pct_runtime.host.folders import DIR_FLAGS, FolderError, Identity, open_root
+from pct_runtime.host.system.folders import DIR_FLAGS, FolderError, Identity, open_root
 
 OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)

@@ -11,7 +11,7 @@ from pct_runtime.capabilities.code.tools import create_code_tools
 from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.capabilities.shell.descriptor import session_shell
-from pct_runtime.host.names import CODE_MODE_TOOLS
+from pct_runtime.host.pi.names import CODE_MODE_TOOLS
 
 #: The session's Code Mode manager (viewers peek at it).
 CODE: Key[CodeManager] = Key("code")

@@ -48,7 +48,7 @@ from pct_runtime.capabilities.code.render import (
     STOP_REQUEST,
     unknown_cell_message,
 )
-from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.output import OutputOwner
 

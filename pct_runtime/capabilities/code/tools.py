@@ -24,7 +24,7 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_DEFAULT_MS,
     YIELD_MAX_MS,
 )
-from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.jsontypes import JSONMapping
 
 ADAPTER_HELP = "\n".join(

@@ -20,7 +20,7 @@ from pct_runtime.capabilities.computer_use.tools import (
 from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
-from pct_runtime.host.models import Model
+from pct_runtime.host.pi.model_registry import Model
 
 if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
     from pct_runtime.capabilities.computer_use.client import ComputerUseClient

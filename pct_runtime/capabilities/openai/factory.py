@@ -1,7 +1,7 @@
 """Builders that wire the OpenAI capabilities into a session, and their descriptors.
 
 This seam assembles Web Search, Image Generation and Remote Compaction, so it exports
-their descriptors (`DESCRIPTORS`, read by `capabilities/registry.py`) and the embedded
+their descriptors (`DESCRIPTORS`, read by `capabilities/descriptor_table.py`) and the embedded
 session's payload hooks (`OpenAIPayload`, on the Web Search descriptor). The builders take
 live getters (config, registry, agent dir, the decided model) so a reload or a model
 switch is seen on the next call, and they never decide whether a tool is active:
@@ -32,7 +32,7 @@ from pct_runtime.capabilities.web_search.tool import (
 )
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
-from pct_runtime.host.models import Model, ModelRegistry
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
 if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
     import httpx
@@ -160,7 +160,7 @@ def build_remote_compaction(
 
 #: The session's slot of its `RemoteCompaction`.
 COMPACTION: Key[RemoteCompaction] = Key("remote_compaction")
-#: Decision keys (`decide.registry`) the hooks act on.
+#: Decision keys (`decide.capability_table`) the hooks act on.
 _SEARCH = "web_search"
 _COMPACTION = "remote_compaction"
 

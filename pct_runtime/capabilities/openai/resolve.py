@@ -19,9 +19,9 @@ from pct_runtime.capabilities.openai.routes import (
     RouteUnavailable,
     official_route_problem,
 )
-from pct_runtime.host.credentials import Credentials
-from pct_runtime.host.models import Model
-from pct_runtime.host.oauth import CODEX_PROVIDER, OAuthRefreshError, fresh_codex_credential
+from pct_runtime.host.pi.credentials import Credentials
+from pct_runtime.host.pi.model_registry import Model
+from pct_runtime.host.pi.oauth import CODEX_PROVIDER, OAuthRefreshError, fresh_codex_credential
 
 if TYPE_CHECKING:  # annotations only: httpx (and the rich it loads) is imported on first use
     import httpx

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pct_runtime.host.credentials import CredentialKind as CredentialKind
-from pct_runtime.host.credentials import chatgpt_account_id
-from pct_runtime.host.endpoints import IMAGE_ENDPOINTS as IMAGE_ENDPOINTS
-from pct_runtime.host.endpoints import OFFICIAL_ROUTES
-from pct_runtime.host.endpoints import RESPONSES_ENDPOINTS as RESPONSES_ENDPOINTS
-from pct_runtime.host.endpoints import official_route_problem as official_route_problem
+from pct_runtime.host.pi.credentials import CredentialKind as CredentialKind
+from pct_runtime.host.pi.credentials import chatgpt_account_id
+from pct_runtime.host.pi.endpoints import IMAGE_ENDPOINTS as IMAGE_ENDPOINTS
+from pct_runtime.host.pi.endpoints import OFFICIAL_ROUTES
+from pct_runtime.host.pi.endpoints import RESPONSES_ENDPOINTS as RESPONSES_ENDPOINTS
+from pct_runtime.host.pi.endpoints import official_route_problem as official_route_problem
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
-from pct_runtime.host.lifeline import lifeline, protect_child
-from pct_runtime.host.sandbox import Sandbox
-from pct_runtime.host.sandbox.spawn import SpawnedProcess, spawn_process
+from pct_runtime.host.system.lifeline import lifeline, protect_child
+from pct_runtime.host.system.sandbox import Sandbox
+from pct_runtime.host.system.sandbox.spawn import SpawnedProcess, spawn_process
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
 READ_SIZE = 1024 * 1024

@@ -35,7 +35,7 @@ from pct_runtime.capabilities.shell.format import (
 )
 from pct_runtime.capabilities.shell.job import ShellJob, StdinWrite
 from pct_runtime.capabilities.shell.resolve import ShellConfig, default_resolver
-from pct_runtime.host.sandbox import Sandbox, denial_note, looks_denied
+from pct_runtime.host.system.sandbox import Sandbox, denial_note, looks_denied
 from pct_runtime.jsontypes import JSONMapping
 from pct_runtime.output import PREVIEW_LIMIT_BYTES, OutputOwner, RecoveryRecord
 

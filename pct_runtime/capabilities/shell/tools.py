@@ -35,7 +35,7 @@ from pct_runtime.capabilities.shell.dialect import (
     resolve_workdir,
 )
 from pct_runtime.capabilities.shell.manager import ShellManager
-from pct_runtime.host.sandbox import Sandbox
+from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 _NO_SANDBOX = (

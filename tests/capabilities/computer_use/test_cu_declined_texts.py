@@ -14,7 +14,7 @@ from cu_helpers import CuTree, FakeUI
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.host.ui import NotifyLevel, UIPort
 from pct_runtime.runtime.ui import RoutedUI
-from pct_runtime.serve.elicitation import _FormUI
+from pct_runtime.serve.mcp.elicitation import _FormUI
 
 TEXTEDIT = "com.apple.TextEdit"
 LATER = (

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolResult, ToolSpec
-from pct_runtime.host.credentials import ApiKeyCredential, Credentials, OAuthCredential
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.names import COMPUTER_USE_TOOLS, IMAGE_GENERATION_TOOL, WEB_SEARCH_TOOL
+from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.pi.names import COMPUTER_USE_TOOLS, IMAGE_GENERATION_TOOL, WEB_SEARCH_TOOL
 from pct_runtime.host.ui import Question
 from pct_runtime.runtime import CapabilityBinding, Runtime, RuntimeSession, default_bindings
 

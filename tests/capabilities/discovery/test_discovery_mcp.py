@@ -13,7 +13,7 @@ from discovery_support import discovery, write_config
 from mcp import Client
 
 from pct_runtime.runtime import Runtime
-from pct_runtime.serve.server import PctMCPServer
+from pct_runtime.serve.mcp.server import PctMCPServer
 
 CFG = discovery(["apply_patch"], applyPatch={"enabled": True})
 PATCH = "*** Begin Patch\n*** Add File: found.txt\n+loaded through find_tools\n*** End Patch"

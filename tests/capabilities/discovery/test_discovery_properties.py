@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pct_runtime.config import parse_config
 from pct_runtime.decide.discovery import discovery_state, load_names
 from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
-from pct_runtime.host.names import DEFERRABLE_TOOL_NAMES, OWNED_TOOL_NAMES
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
+from pct_runtime.host.pi.names import DEFERRABLE_TOOL_NAMES, OWNED_TOOL_NAMES
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry
 
 SINGLE = [name for name in DEFERRABLE_TOOL_NAMES if name not in CU]
 FEATURES = ["imageGeneration", "applyPatch", "computerUse", "shellSessions", "codeMode"]

@@ -13,8 +13,8 @@ from pct_runtime.config import parse_config
 from pct_runtime.config.schema import ToolDiscoveryConfig
 from pct_runtime.decide.discovery import discovery_state, load_names
 from pct_runtime.decide.projection import ProjectionInputs, plan_projection
-from pct_runtime.host.names import OWNED_TOOL_NAMES
-from pct_runtime.host.tools import RUNTIME_OWNER, ToolRegistry
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry
 
 EVERY = [
     "openai_web_search",

@@ -22,7 +22,7 @@ from pct_runtime.capabilities.discovery.search import (
     query_terms,
     rank,
 )
-from pct_runtime.host.names import DEFERRABLE_TOOL_NAMES
+from pct_runtime.host.pi.names import DEFERRABLE_TOOL_NAMES
 
 
 def catalog() -> list[CatalogEntry]:

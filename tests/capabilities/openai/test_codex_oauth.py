@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 import pytest
 from openai_fakes import FakeServer, LoopbackTransport, codex_token, json_reply  # type: ignore[import-not-found]
 
-from pct_runtime.host.oauth import (
+from pct_runtime.host.pi.oauth import (
     CLIENT_ID,
     OAuthRefreshError,
     fresh_codex_credential,

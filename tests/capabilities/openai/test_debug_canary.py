@@ -30,7 +30,7 @@ from pct_runtime.capabilities.openai.routes import ResolvedRoute
 from pct_runtime.capabilities.web_search import OpenAIWebSearchTool
 from pct_runtime.debug import DEBUG_CHANNEL, DebugRecord, DebugSink
 from pct_runtime.host.events import EventBus
-from pct_runtime.host.oauth import OAuthRefreshError, fresh_codex_credential
+from pct_runtime.host.pi.oauth import OAuthRefreshError, fresh_codex_credential
 
 CANARY = "CANARY-7c0ffee-SECRET"
 OAUTH_TOKEN = codex_token("acct-canary", {"canary": CANARY})

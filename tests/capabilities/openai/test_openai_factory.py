@@ -27,7 +27,7 @@ from pct_runtime.capabilities.openai.factory import (
 )
 from pct_runtime.config import parse_config
 from pct_runtime.debug import DebugSink
-from pct_runtime.host.models import ModelRegistry
+from pct_runtime.host.pi.model_registry import ModelRegistry
 
 ACCESS = codex_token("acct-f")
 

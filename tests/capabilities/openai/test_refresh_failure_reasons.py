@@ -27,9 +27,9 @@ from pct_runtime.capabilities.openai.factory import build_image_tool, build_web_
 from pct_runtime.capabilities.openai.resolve import refresh_failure_reason, resolve_model_route
 from pct_runtime.capabilities.openai.routes import RouteUnavailable
 from pct_runtime.config import parse_config
-from pct_runtime.host.credentials import Credentials
-from pct_runtime.host.models import Model, ModelRegistry
-from pct_runtime.host.oauth import fresh_codex_credential, lock_path_for
+from pct_runtime.host.pi.credentials import Credentials
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
+from pct_runtime.host.pi.oauth import fresh_codex_credential, lock_path_for
 
 CODEX = Model(
     "openai-codex", "gpt-5.4", "openai-codex-responses", "https://chatgpt.com/backend-api"

@@ -11,8 +11,8 @@ from openai_fakes import FakeServer, LoopbackTransport, codex_token, json_reply 
 from pct_runtime.capabilities.openai.resolve import resolve_model_route
 from pct_runtime.capabilities.openai.routes import RouteUnavailable, official_route_problem
 from pct_runtime.decide.routes import inspect_official_route
-from pct_runtime.host.credentials import Credentials
-from pct_runtime.host.models import Model
+from pct_runtime.host.pi.credentials import Credentials
+from pct_runtime.host.pi.model_registry import Model
 
 CODEX = Model(
     "openai-codex", "gpt-5.4", "openai-codex-responses", "https://chatgpt.com/backend-api"

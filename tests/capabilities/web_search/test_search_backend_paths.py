@@ -25,8 +25,8 @@ from pct_runtime.capabilities.openai.factory import build_web_search_tool
 from pct_runtime.capabilities.web_search import inject_native_search
 from pct_runtime.config import parse_config
 from pct_runtime.decide.decisions import WebSearchSettings, decide_web_search
-from pct_runtime.host.credentials import Credentials
-from pct_runtime.host.models import Model, ModelRegistry
+from pct_runtime.host.pi.credentials import Credentials
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
 CODEX = Model(
     "openai-codex", "gpt-5.4", "openai-codex-responses", "https://chatgpt.com/backend-api"

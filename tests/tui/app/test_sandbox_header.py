@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Header, Static
 
-from pct_runtime.host.sandbox import SandboxSettings
+from pct_runtime.host.system.sandbox import SandboxSettings
 from pct_tui.app import PctApp
 from tests.tui.conftest import wait_for
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.config import parse_config
-from pct_tui.drafts import ConfigDraft
+from pct_tui.state.drafts import ConfigDraft
 from tests.tui.app.test_tmux import PCT_TUI, TMUX, _screen, _tmux, _wait
 
 pytestmark = [

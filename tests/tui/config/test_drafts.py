@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pct_runtime.config import COMPUTER_USE_TOOL_NAMES, default_config, parse_config
-from pct_tui.drafts import (
+from pct_tui.state.drafts import (
     MIGRATE_EMPTY_NOTICE,
     ConfigDraft,
     duplicate_id_message,

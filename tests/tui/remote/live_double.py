@@ -1,4 +1,4 @@
-"""A faithful in-process double of the live-control client API (`serve/live_client.py`).
+"""A faithful in-process double of the live-control client API (`serve/client/live_client.py`).
 
 `DoubleRuntime` plays one other runtime: its sessions, work, output, events and approval
 requests. `DoubleClient` is what `LiveClient.connect` returns for it, with the pinned
@@ -16,8 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Literal
 
-from pct_runtime.serve.control import RuntimeEntry
-from pct_runtime.serve.live_client import (
+from pct_runtime.serve.client.live_client import (
     ActionResult,
     ApprovalClosed,
     ApprovalInfo,
@@ -31,6 +30,7 @@ from pct_runtime.serve.live_client import (
     Update,
     WorkInfo,
 )
+from pct_runtime.serve.live.control import RuntimeEntry
 
 REFUSED = "this console is read-only (--monitor)"
 _END = object()

@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.widgets import DataTable, OptionList
 
 from pct_runtime.host.ui import Question
-from pct_runtime.serve.live_client import DiffInfo
+from pct_runtime.serve.client.live_client import DiffInfo
 from pct_tui.screens.approval import ChoiceScreen, ConfirmScreen, WatchScreen
 from tests.tui.conftest import show, started, text, wait_for
 from tests.tui.remote.helpers import (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.widgets import Button, Static
 
-from pct_runtime.serve.live_client import DiffInfo
+from pct_runtime.serve.client.live_client import DiffInfo
 from pct_tui.screens.approval import WATCH_NOTE, ConfirmScreen, WatchScreen
 from pct_tui.screens.help import MONITOR_TEXT, HelpScreen
 from tests.tui.conftest import started, text, wait_for

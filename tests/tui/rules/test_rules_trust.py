@@ -8,8 +8,8 @@ from pathlib import Path
 from textual.widgets import OptionList
 
 from pct_tui.app import PctApp
-from pct_tui.drafts import MIGRATE_EMPTY_NOTICE
 from pct_tui.screens.rule_edit import RuleEditScreen
+from pct_tui.state.drafts import MIGRATE_EMPTY_NOTICE
 from tests.tui.conftest import show, started, text, wait_for, write_config
 
 

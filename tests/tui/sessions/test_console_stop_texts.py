@@ -11,7 +11,7 @@ from typing import Any
 
 from pct_runtime.runtime import Runtime, RuntimeSession
 from pct_runtime.runtime.context import built_code, built_shell
-from pct_tui.work import LocalWork
+from pct_tui.state.work import LocalWork
 
 CONSOLE_LINE = (
     "stopped by the operator from the pct console (pct-tui), not by you; do not rerun this "

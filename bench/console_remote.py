@@ -7,7 +7,7 @@ output viewer is open on it, twice:
 
 - remote: the job runs in an agent's stdio `pct serve` (a real subprocess driven by the
   official MCP client); the console (in-process, headless) follows it over live control;
-- peer: the same job in the console's own embedded runtime (the viewer as before issue 20).
+- peer: the same job in the console's own embedded runtime (the viewer without live control).
 
 Measured: seconds from the job's first byte to the viewer holding every character, the
 viewer's character count against the job's captured count (nothing may be dropped), and

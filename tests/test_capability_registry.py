@@ -1,4 +1,4 @@
-"""Issue 17 item 3: a capability's name appears outside its package only in the registry.
+"""A capability's name appears outside its package only in the registry.
 
 Not true yet everywhere, so this pins the files that still name a capability (or import
 its package) outside it, as measured by `scripts/arch_metrics.py`. The set may only

@@ -1,4 +1,4 @@
-"""No import circle anywhere in pct_runtime or pct_tui (issue 17), counting imports under
+"""No import circle anywhere in pct_runtime or pct_tui, counting imports under
 `TYPE_CHECKING` too: import-linter's layers allow a circle inside one layer, so this guard
 reads the same AST graph as `scripts/arch_metrics.py`."""
 

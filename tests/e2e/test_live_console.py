@@ -1,4 +1,4 @@
-"""Issue 20: an agent's stdio `pct serve` seen, driven and approved through live control.
+"""An agent's stdio `pct serve` seen, driven and approved through live control.
 
 Each test runs a real `pct serve` on stdio, driven by the MCP Python client as an agent
 would, and a `LiveClient` (what pct-tui builds on) on the same agent dir.

@@ -1,4 +1,4 @@
-"""Issue 20 follow-ups against a real stdio `pct serve`: a live console's acts are journaled
+"""Live control against a real stdio `pct serve`: a live console's acts are journaled
 by the runtime that does them, and a nested patch's approval carries each file's operation."""
 
 from __future__ import annotations

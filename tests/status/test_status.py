@@ -1,4 +1,4 @@
-"""Golden `/pct status` texts, byte for byte (toolkit.md §3.3)."""
+"""Golden `/pct status` texts, byte for byte, as the toolkit prints them."""
 
 from __future__ import annotations
 

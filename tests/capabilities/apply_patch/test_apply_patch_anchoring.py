@@ -1,4 +1,4 @@
-"""Where Codex is silently wrong and pct follows the toolkit (issue 14 item 3).
+"""Where Codex is silently wrong and pct follows the toolkit.
 
 A Move without hunks is a pure rename; a pure addition goes right after its locator, needs an
 anchor, and a hunk that changes nothing is refused. Each rejection leaves the tree untouched

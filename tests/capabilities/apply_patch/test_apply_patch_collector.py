@@ -1,4 +1,4 @@
-"""The cyclic collector is paused during an apply and always restored after (issue 14.5)."""
+"""The cyclic collector is paused during an apply and always restored after."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A patch that cannot be fully applied changes nothing (issue 16 item 2), through the real
+"""A patch that cannot be fully applied changes nothing, through the real
 `pct apply-patch` process: paths the OS would refuse are refused in preflight, and staging
 files left by a dead writer are removed by the next patch that touches their directory."""
 

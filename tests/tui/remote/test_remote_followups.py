@@ -1,4 +1,4 @@
-"""Issue 20 follow-ups in the console, against the live-client double: a `--monitor`
+"""Live control in the console, against the live-client double: a `--monitor`
 console shows another runtime's question read-only (who asks, the diff, no answer keys)
 and closes it when it is answered elsewhere; a remote approval draws each file's
 operation as the embedded modal does; remote events keep the runtime's own time."""

@@ -1,4 +1,4 @@
-"""Pilot tests of issue 15: nothing stale, no lost drafts, a cursor that stays on its job,
+"""Pilot tests: nothing stale, no lost drafts, a cursor that stays on its job,
 the core tools on the Config screen, and every screen usable at 80×24."""
 
 from __future__ import annotations

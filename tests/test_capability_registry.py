@@ -4,8 +4,7 @@ Not true yet everywhere, so this pins the files that still name a capability (or
 its package) outside it, as measured by `scripts/arch_metrics.py`. The set may only
 shrink: a new file naming a capability fails here — iterate the registry
 (`pct_runtime.decide.capability_table`) instead; a file that stopped naming one fails until its
-entry is removed, so the pin stays tight. See docs/ARCHITECTURE.md, "How to add a
-capability".
+entry is removed, so the pin stays tight. See docs/adding-a-capability.md.
 """
 
 from __future__ import annotations

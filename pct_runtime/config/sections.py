@@ -5,7 +5,7 @@ how to parse its raw object (the spec's exact first error) and how to write its 
 fields back. `schema.py` assembles the document from `SECTIONS` and names none of them;
 the config layer sits below the decision layer, so these rows live here rather than in
 `pct_runtime.decide.capability_table` (whose row keys are the `KEY`s below — a test keeps the
-two tables in step). See docs/ARCHITECTURE.md, "How to add a capability".
+two tables in step). See docs/adding-a-capability.md.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Status, the runtime's refusals and bindings, the projection, discovery eligibility and
 the console's `/pct config` menu iterate this table instead of naming capabilities (see
-docs/ARCHITECTURE.md, "How to add a capability"). A row is the decision key (also the
+docs/adding-a-capability.md). A row is the decision key (also the
 config section), the title, the tool names it owns, its exact refusal texts, the lines its
 status block prints after `configured`/`effective` (`blocks.py`), its `Planner` (its
 decision in a planning pass and its discovery eligibility), its discovery load group and

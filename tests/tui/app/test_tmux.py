@@ -33,6 +33,41 @@ def _screen(socket: str) -> str:
     return _tmux(socket, "capture-pane", "-p", "-t", "pct").stdout
 
 
+def console_env(agent: Path) -> dict[str, str]:
+    """The environment a console under test runs in: its own agent dir, no inherited token."""
+    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
+    return env
+
+
+def start_console(socket: str, env: dict[str, str], size: tuple[int, int], command: str) -> None:
+    """Start `command` (the console) in a detached tmux session named `pct` of that size."""
+    assert TMUX is not None
+    width, height = size
+    started = subprocess.run(
+        [
+            TMUX,
+            "-L",
+            socket,
+            "new-session",
+            "-d",
+            "-s",
+            "pct",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            command,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+
+
 def _wait(socket: str, needle: str, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     screen = ""
@@ -49,20 +84,12 @@ def test_pct_tui_in_tmux(tmp_path: Path) -> None:
     socket = f"pct-test-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "exit-status"
     command = f"{PCT_TUI}; echo $? > {done}; sleep 20"  # keep the pane to read it after exit
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
-    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
-    started = subprocess.run(
-        [TMUX, "-L", socket, "new-session", "-d", "-s", "pct", "-x", "140", "-y", "40", command],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert started.returncode == 0, started.stderr
+    env = console_env(agent)
+    start_console(socket, env, (160, 48), command)
     try:
         # Commands wrap whole at the column width, so the URL may sit on the next line.
-        screen = _wait(socket, "http://127.0.0.1:")
+        screen = _wait(socket, "--http")  # the attach commands are drawn last
+        assert "http://127.0.0.1:" in screen
         assert "MCP endpoint:" in screen
         assert "Configuration loaded" in screen
         assert "Pi Codex Toolkit" in screen
@@ -115,30 +142,8 @@ def test_pct_tui_at_80x24_visits_every_screen_and_quits(tmp_path: Path) -> None:
     socket = f"pct-test-{uuid.uuid4().hex[:8]}"
     done = tmp_path / "exit-status"
     command = f"{PCT_TUI}; echo $? > {done}; sleep 20"
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
-    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
-    started = subprocess.run(
-        [
-            str(TMUX),
-            "-L",
-            socket,
-            "new-session",
-            "-d",
-            "-s",
-            "pct",
-            "-x",
-            "80",
-            "-y",
-            "24",
-            command,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert started.returncode == 0, started.stderr
+    env = console_env(agent)
+    start_console(socket, env, (80, 24), command)
     try:
         _wait(socket, "Configuration loaded")
         for key, marker in SCREENS:

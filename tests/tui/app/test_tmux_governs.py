@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 import time
 import uuid
@@ -20,7 +18,7 @@ import pytest
 
 from pct_runtime.config import parse_config
 from pct_tui.state.drafts import ConfigDraft
-from tests.tui.app.test_tmux import PCT_TUI, TMUX, _screen, _tmux, _wait
+from tests.tui.app.test_tmux import PCT_TUI, TMUX, _screen, _tmux, _wait, console_env, start_console
 
 pytestmark = [
     pytest.mark.e2e,
@@ -54,20 +52,8 @@ def test_console_save_turns_shell_off_in_an_agents_stdio_serve(tmp_path: Path) -
     work = tmp_path / "work"
     work.mkdir()
     socket = f"pct-test-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
-    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
-    started = subprocess.run(
-        [
-            *(str(TMUX), "-L", socket, "new-session", "-d", "-s", "pct", "-x", "80", "-y", "24"),
-            f"{PCT_TUI}; sleep 20",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert started.returncode == 0, started.stderr
+    env = console_env(agent)
+    start_console(socket, env, (80, 24), f"{PCT_TUI}; sleep 20")
 
     async def drive() -> None:
         async with agent_client(agent, work) as session:

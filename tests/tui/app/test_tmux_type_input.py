@@ -9,15 +9,13 @@ many bytes were typed, and the bytes are nowhere in the agent dir.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.tui.app.test_tmux import PCT_TUI, TMUX, _screen, _tmux, _wait
+from tests.tui.app.test_tmux import PCT_TUI, TMUX, _screen, _tmux, _wait, console_env, start_console
 
 pytestmark = [
     pytest.mark.e2e,
@@ -40,20 +38,8 @@ def test_the_operator_types_into_an_agents_job(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     socket = f"pct-test-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
-    env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
-    started = subprocess.run(
-        [
-            *(str(TMUX), "-L", socket, "new-session", "-d", "-s", "pct", "-x", "80", "-y", "24"),
-            f"{PCT_TUI}; sleep 20",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert started.returncode == 0, started.stderr
+    env = console_env(agent)
+    start_console(socket, env, (80, 24), f"{PCT_TUI}; sleep 20")
 
     def keys(*pressed: str) -> None:
         _tmux(socket, "send-keys", "-t", "pct", *pressed)

@@ -89,6 +89,10 @@ class CallObservation(Protocol):
     @property
     def patch_witness(self) -> PatchWitness | None: ...
 
+    def nested(self) -> CallObserver:
+        """The observer of the calls this one makes (a command policy's decision row)."""
+        ...
+
     def finish(
         self,
         *,

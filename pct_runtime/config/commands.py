@@ -64,6 +64,15 @@ def commands_fields(raw: JSONMapping) -> CommandsFields:
     return CommandsFields(default, tuple(rules))
 
 
+def commands_in(raw: JSONMapping) -> CommandsFields:
+    """The fields of a document the store accepted; the defaults when it holds none (a
+    store that fell back to its all-off defaults after a failed read)."""
+    try:
+        return commands_fields(raw)
+    except PctSettingError:
+        return CommandsFields()
+
+
 def commands_document(fields: CommandsFields) -> JSONObject:
     """The fields as the file stores them (the console saves its edits through this)."""
     return {

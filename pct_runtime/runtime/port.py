@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.decide.routes import inspect_image_executor
@@ -62,6 +63,9 @@ class SessionPort:
 
     def config(self) -> ToolkitConfig:
         return self._services.config()
+
+    def commands(self) -> CommandsFields:
+        return self._services.commands()
 
     def model(self) -> Model | None:
         return self._services.model()

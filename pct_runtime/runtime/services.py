@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from pct_runtime.capabilities.base import Tool, ToolResult
 from pct_runtime.config import default_config
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DISABLED, DebugSink
 from pct_runtime.decide.projection import ProjectionPlan
@@ -72,6 +73,8 @@ class SessionServices:
     #: Called with the key whenever `shared` builds an instance (the first time, or again
     #: after `drop`), so viewers can subscribe to a manager the session just (re)bound.
     on_built: Callable[[str], None] = lambda key: None
+    #: The runtime's current `pct.commands` (the command policy).
+    commands: Callable[[], CommandsFields] = CommandsFields
     #: The runtime's `--sandbox` settings (None: no sandbox).
     sandbox_settings: SandboxSettings | None = None
     _shared: JSONObject = field(default_factory=dict)

@@ -105,6 +105,7 @@ class RuntimeSession:
             admit=self._admit_path,
             admitted=lambda: (*self.projection.visible, *self.projection.nested_only),
             config=lambda: runtime.config,
+            commands=lambda: runtime.commands,
             model=lambda: self.host.model,
             models=lambda: runtime.models,
             on_built=lambda key: runtime.events.publish(

@@ -36,6 +36,7 @@ from pct_runtime.host.ui import AskedDiff
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 if TYPE_CHECKING:
+    from pct_runtime.capabilities.shell.gate import CommandGate
     from pct_runtime.capabilities.shell.manager import ShellManager
 
 _log = logging.getLogger(__name__)
@@ -138,8 +139,9 @@ class ExecCommandAdapter:
     name = "exec_command"
     sequential = False
 
-    def __init__(self, manager: ShellManager) -> None:
+    def __init__(self, manager: ShellManager, gate: CommandGate | None = None) -> None:
         self._manager = manager
+        self._gate = gate
 
     async def prepare(self, args: JSONMapping, ctx: CallContext) -> PreparedCall:
         try:
@@ -151,6 +153,8 @@ class ExecCommandAdapter:
 
     async def execute(self, prepared: PreparedCall, ctx: CallContext) -> ToolResult:
         parsed, workdir = prepared.args
+        if self._gate is not None:
+            await self._gate.check(parsed.command, ctx)  # the same policy as a direct call
         # `workdir` is already resolved against the cell's cwd; hand the manager the resolved
         # directory as its base and no relative workdir, so it is not resolved a second time.
         return await self._manager.start(
@@ -183,12 +187,16 @@ class WriteStdinAdapter:
 
 
 def create_adapters(
-    shell: ShellManager | None = None, *, apply_patch: bool = True
+    shell: ShellManager | None = None,
+    *,
+    apply_patch: bool = True,
+    gate: CommandGate | None = None,
 ) -> list[CodeAdapter]:
-    """The standard adapters: the shell pair over the one `ShellManager`, and Apply Patch."""
+    """The standard adapters: the shell pair over the one `ShellManager` (nested
+    `exec_command` judged by the session's command `gate`), and Apply Patch."""
     adapters: list[CodeAdapter] = []
     if shell is not None:
-        adapters += [ExecCommandAdapter(shell), WriteStdinAdapter(shell)]
+        adapters += [ExecCommandAdapter(shell, gate), WriteStdinAdapter(shell)]
     if apply_patch:
         adapters.append(ApplyPatchAdapter())
     return adapters

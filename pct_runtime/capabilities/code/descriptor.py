@@ -12,7 +12,7 @@ from pct_runtime.capabilities.code.manager import CodeManager
 from pct_runtime.capabilities.code.readonly import ReadOnlyPatchAdapter
 from pct_runtime.capabilities.code.tools import create_code_tools
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
-from pct_runtime.capabilities.shell.descriptor import ShellServices, session_shell
+from pct_runtime.capabilities.shell.descriptor import ShellServices, session_gate, session_shell
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.host.names import CODE_MODE_TOOLS
 
@@ -53,7 +53,9 @@ def session_code(services: CodeServices) -> CodeManager:
             return services.config().code_mode.approval_mode
 
         confined = services.read_only()
-        adapters: list[CodeAdapter] = create_adapters(shell, apply_patch=not confined)
+        adapters: list[CodeAdapter] = create_adapters(
+            shell, apply_patch=not confined, gate=session_gate(services)
+        )
         if confined:
             adapters.append(ReadOnlyPatchAdapter())
         return CodeManager(

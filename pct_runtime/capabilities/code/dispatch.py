@@ -211,6 +211,7 @@ class NestedDispatcher:
                 cell_id=cell.id,
                 patch_witness=trace.patch_witness if trace is not None else None,
                 patch_locks=cell.ctx.patch_locks,
+                observer=trace.nested() if trace is not None else None,
             )
             prepared: PreparedCall = await adapter.prepare(args, nested_ctx)
             session = prepared.session_id

@@ -8,12 +8,15 @@ from typing import Protocol, TypeVar, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor, SessionStore
+from pct_runtime.capabilities.shell.gate import CommandGate, policy_of
 from pct_runtime.capabilities.shell.manager import ShellManager
+from pct_runtime.capabilities.shell.policy import CommandPolicy
 from pct_runtime.capabilities.shell.tools import (
     EXEC_COMMAND_SPEC,
     WRITE_STDIN_SPEC,
     create_shell_tools,
 )
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.host.names import SHELL_TOOLS
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationHooks
@@ -23,6 +26,8 @@ T = TypeVar("T")
 
 #: The session's shared-store key of its shell manager (viewers peek at it).
 SHARED_KEY = "shell"
+#: The session's shared-store key of its command policy gate.
+GATE_KEY = "command-gate"
 
 
 class ShellServices(Protocol):
@@ -38,6 +43,10 @@ class ShellServices(Protocol):
         ...
 
     def sandbox(self) -> Sandbox | None: ...
+
+    def commands(self) -> CommandsFields:
+        """The runtime's current `pct.commands` (changes on reload and save)."""
+        ...
 
     def shared(
         self,
@@ -59,6 +68,21 @@ def session_shell(services: ShellServices) -> ShellManager:
         return ShellManager(output, sandbox=services.sandbox())
 
     return services.shared(SHARED_KEY, make, _close)
+
+
+def session_gate(services: ShellServices) -> CommandGate:
+    """The session's one command gate, shared by direct and nested `exec_command`, so a
+    "yes for this session" answer holds for both."""
+    cache: dict[CommandsFields, CommandPolicy] = {}
+
+    def current() -> CommandPolicy:
+        fields = services.commands()
+        if fields not in cache:
+            cache.clear()
+            cache[fields] = policy_of(fields)
+        return cache[fields]
+
+    return services.shared(GATE_KEY, lambda: CommandGate(current))
 
 
 async def _cleanup(store: SessionStore, kept: bool, settings: Hashable) -> bool:
@@ -84,7 +108,9 @@ def _bind(services: ShellServices) -> Sequence[Tool]:
         for name in SHELL_TOOLS:
             services.admit(name, "direct")
 
-    return create_shell_tools(session_shell(services), services.hooks, admission)
+    return create_shell_tools(
+        session_shell(services), services.hooks, admission, session_gate(services)
+    )
 
 
 DESCRIPTORS: tuple[Descriptor[ShellServices], ...] = (

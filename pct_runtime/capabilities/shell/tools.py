@@ -25,6 +25,7 @@ from pct_runtime.capabilities.shell.dialect import (
     normalize_write_stdin_args,
     resolve_workdir,
 )
+from pct_runtime.capabilities.shell.gate import CommandGate
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.sandbox import Sandbox
 from pct_runtime.invocation import InvocationCall, InvocationHooks, invoke_hooks
@@ -172,6 +173,8 @@ class ExecCommandTool:
     manager: ShellManager
     hooks: InvocationHooks | None = None
     admission: Admission | None = None
+    #: The command policy, judged before anything runs (None: every command runs).
+    gate: CommandGate | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -187,6 +190,10 @@ class ExecCommandTool:
         if ctx.cell_id:
             call["cellId"] = ctx.cell_id
         env = await invoke_hooks(self.hooks, call, self.admission)
+        if self.gate is not None:
+            await self.gate.check(parsed.command, ctx)
+            if self.admission is not None:
+                self.admission()  # an answer can take long: the capability may be off by now
         return await self.manager.start(
             replace(parsed, workdir=str(workdir)),  # the directory the hooks were told about
             cwd=ctx.cwd,
@@ -225,10 +232,16 @@ def create_shell_tools(
     manager: ShellManager,
     hooks: InvocationHooks | None = None,
     admission: Admission | None = None,
+    gate: CommandGate | None = None,
 ) -> list[Tool]:
     """`[exec_command, write_stdin]` bound to one session's manager.
 
     `hooks` are the embedder's invocation hooks; `admission` is called after an awaited hook
     and raises `ToolError` when the capability was disabled (or the session replaced) meanwhile.
+    `gate` judges each `exec_command` line by the command policy; `write_stdin` input is
+    never judged.
     """
-    return [ExecCommandTool(manager, hooks, admission), WriteStdinTool(manager, hooks, admission)]
+    return [
+        ExecCommandTool(manager, hooks, admission, gate),
+        WriteStdinTool(manager, hooks, admission),
+    ]

@@ -1,0 +1,170 @@
+"""The command policy's gate: one check `exec_command` makes before anything runs.
+
+`deny` refuses with `command-denied`; `ask` asks a person the way a nested patch is asked
+(the console, else the client's MCP elicitation, else `approval-unavailable`), showing the
+command with the matched part marked; a "for this session" answer is remembered for that
+rule's prefix. Each asked or denied command is journaled with the decision and who made it.
+Only what starts is judged: `write_stdin` input never passes here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pct_runtime.capabilities.base import CallContext, ToolError
+from pct_runtime.capabilities.shell.policy import (
+    DECISIONS,
+    CommandPolicy,
+    Decision,
+    Rule,
+    Verdict,
+    judge,
+)
+from pct_runtime.config.commands import CommandsFields
+from pct_runtime.host.ui import Answering, Question, UIUnavailableError, answering
+from pct_runtime.jsontypes import JSONObject
+
+YES_ONCE = "Yes, once"
+NO = "No"
+#: How many characters of a command line a question shows.
+SHOWN_CHARS = 600
+
+
+def yes_for_session(prefix: str) -> str:
+    return f"Yes, and for this session: {prefix}"
+
+
+def policy_of(fields: CommandsFields) -> CommandPolicy:
+    """The judge's policy for the file's `pct.commands` fields."""
+    rules = tuple(Rule(rule.prefix, _decision(rule.decision)) for rule in fields.rules)
+    return CommandPolicy(_decision(fields.default), rules)
+
+
+def _decision(value: str) -> Decision:
+    # The section's validation admits only these three; anything else is asked about.
+    for decision in DECISIONS:
+        if value == decision:
+            return decision
+    return "ask"
+
+
+def marked(command: str, verdict: Verdict) -> str:
+    """The command line with the part the verdict is about between ⟦ and ⟧."""
+    if verdict.span is None:
+        return command
+    start, end = verdict.span
+    return f"{command[:start]}⟦{command[start:end]}⟧{command[end:]}"
+
+
+def _what(verdict: Verdict) -> str:
+    if verdict.rule is not None:
+        return f'rule "{verdict.rule.prefix}" ({verdict.rule.decision})'
+    if verdict.command is not None and verdict.command.unknown:
+        return f"pct cannot tell what runs: {verdict.command.reason}"
+    return f"no rule matches; the default is {verdict.decision}"
+
+
+def denied_text(verdict: Verdict) -> str:
+    return (
+        f"Command denied by the command policy: {_what(verdict)}. Nothing ran. Do not try "
+        "another spelling of this command; ask the user if it is needed."
+    )
+
+
+def unavailable_text(verdict: Verdict) -> str:
+    return (
+        f"This command needs the user's approval ({_what(verdict)}), but no interactive UI can "
+        "ask in this session. Nothing ran. Ask the user to open the pct console (pct-tui) or "
+        "to change pct.commands, then retry."
+    )
+
+
+def declined_text(verdict: Verdict, note: Answering) -> str:
+    settled = "Nothing ran; do not retry it or another spelling of it without asking the user."
+    if note.route == "elicitation":
+        return note.client_refusal(
+            "the approval request for this command",
+            later="Nothing ran. Ask the user to open the pct console (pct-tui), then retry.",
+            settled=settled,
+        )
+    return f"The user declined this command ({_what(verdict)}). {settled}"
+
+
+def _details(verdict: Verdict, by: str) -> JSONObject:
+    details: JSONObject = {"decision": verdict.decision, "by": by}
+    if verdict.rule is not None:
+        details["rule"] = {"prefix": verdict.rule.prefix, "decision": verdict.rule.decision}
+    if verdict.command is not None and verdict.command.words:
+        details["command"] = " ".join(verdict.command.words)
+    return details
+
+
+def _journal(ctx: CallContext, command: str, details: JSONObject, code: str | None) -> None:
+    """One journal row under the call: the decision and who made it."""
+    if ctx.observer is None:
+        return
+    row = ctx.observer.start("command-policy", {"cmd": command}, cell_id=ctx.cell_id)
+    text = ", ".join(f"{key}: {value}" for key, value in details.items())
+    row.finish(outcome="error" if code else "ok", error_code=code, text=text)
+
+
+@dataclass
+class CommandGate:
+    """One session's gate: the current policy and the prefixes approved for the session."""
+
+    policy: Callable[[], CommandPolicy]
+    approved: set[str] = field(default_factory=set)
+
+    async def check(self, command: str, ctx: CallContext) -> None:
+        """Return when `command` may start; raise the model-facing `ToolError` otherwise."""
+        verdict = judge(command, self.policy())
+        if verdict.decision == "allow":
+            return
+        if verdict.decision == "deny":
+            details = _details(verdict, "policy")
+            _journal(ctx, command, details, "command-denied")
+            raise ToolError("command-denied", denied_text(verdict), {"commandPolicy": details})
+        if verdict.rule is not None and verdict.rule.prefix in self.approved:
+            _journal(ctx, command, _details(verdict, "session approval"), None)
+            return
+        await self._ask(command, verdict, ctx)
+
+    async def _ask(self, command: str, verdict: Verdict, ctx: CallContext) -> None:
+        unavailable = ToolError("approval-unavailable", unavailable_text(verdict))
+        if not ctx.ui.available:
+            _journal(ctx, command, _details(verdict, "nobody"), "approval-unavailable")
+            raise unavailable
+        options = [YES_ONCE]
+        if verdict.rule is not None:
+            options.append(yes_for_session(verdict.rule.prefix))
+        options.append(NO)
+        shown = marked(command, verdict)
+        if len(shown) > SHOWN_CHARS:
+            shown = shown[:SHOWN_CHARS] + "…"
+        question = Question(
+            f"Run this command? {shown}",
+            f"Command policy: {_what(verdict)}. The part it is about is between ⟦ and ⟧.",
+            options=tuple(options),
+        )
+        try:
+            with answering() as note:
+                answer = await ctx.ui.select(question)
+        except UIUnavailableError:
+            _journal(ctx, command, _details(verdict, "nobody"), "approval-unavailable")
+            raise unavailable from None
+        who = note.route or "unknown"
+        if answer == YES_ONCE:
+            _journal(ctx, command, _details(verdict, f"{who}: yes once"), None)
+            return
+        if verdict.rule is not None and answer == yes_for_session(verdict.rule.prefix):
+            self.approved.add(verdict.rule.prefix)
+            _journal(ctx, command, _details(verdict, f"{who}: yes for this session"), None)
+            return
+        details = _details(verdict, f"{who}: no")
+        _journal(ctx, command, details, "approval-denied")
+        raise ToolError(
+            "approval-denied",
+            declined_text(verdict, note),
+            {"commandPolicy": details, "approval": note.to_details()},
+        )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import shlex
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from pct_runtime.capabilities.shell.cmdline import SimpleCommand, Span, simple_commands
@@ -24,6 +25,7 @@ DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 _RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
 
 
+@lru_cache(maxsize=4096)
 def prefix_words(prefix: str) -> tuple[str, ...]:
     """A rule's prefix as words: split like a shell would, the command by its base name."""
     try:
@@ -54,10 +56,20 @@ class CommandPolicy:
     default: Decision = "allow"
     rules: tuple[Rule, ...] = ()
 
-    @property
+    @cached_property
     def watches_unknown(self) -> bool:
         """True when the policy has an ask or deny rule (unknown commands are then asked)."""
         return any(rule.decision != "allow" for rule in self.rules)
+
+    @cached_property
+    def by_name(self) -> dict[str, tuple[tuple[tuple[str, ...], Rule], ...]]:
+        """The rules by their command name, each with its words (judging looks up one name)."""
+        table: dict[str, list[tuple[tuple[str, ...], Rule]]] = {}
+        for rule in self.rules:
+            words = rule.words
+            if words:
+                table.setdefault(words[0], []).append((words, rule))
+        return {name: tuple(rules) for name, rules in table.items()}
 
     @property
     def allows_everything(self) -> bool:
@@ -102,8 +114,7 @@ def judge_command(command: SimpleCommand, policy: CommandPolicy) -> Verdict:
         return Verdict(decision, None, command, command.span, command.reason)
     best: Rule | None = None
     best_len = 0
-    for rule in policy.rules:
-        words = rule.words
+    for words, rule in policy.by_name.get(command.words[0], ()):
         if len(words) > best_len and _matches(words, command):
             best, best_len = rule, len(words)
     if best is None:

@@ -105,7 +105,13 @@ def _journal(ctx: CallContext, command: str, details: JSONObject, code: str | No
     if ctx.observer is None:
         return
     row = ctx.observer.start("command-policy", {"cmd": command}, cell_id=ctx.cell_id)
-    text = ", ".join(f"{key}: {value}" for key, value in details.items())
+    parts = [f"decision: {details['decision']}", f"by: {details['by']}"]
+    rule = details.get("rule")
+    if isinstance(rule, dict):
+        parts.append(f'rule: "{rule["prefix"]}" ({rule["decision"]})')
+    if "command" in details:
+        parts.append(f"command: {details['command']}")
+    text = "; ".join(parts)
     row.finish(outcome="error" if code else "ok", error_code=code, text=text)
 
 

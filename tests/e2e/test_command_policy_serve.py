@@ -1,7 +1,8 @@
 """The command policy through the real `pct serve` over stdio: no spelling of a denied
 command runs (a fake `git` on PATH records every run), an asked command with no person to
-ask is refused with `approval-unavailable`, lookalikes run, and Code Mode's nested
-`tools.exec_command` is judged by the same policy."""
+ask is refused with `approval-unavailable`, lookalikes run, Code Mode's nested
+`tools.exec_command` is judged by the same policy, and random compositions of the denied
+command never run it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 from pct_procs import PCT, child_env, stop, write_config
 
 from tests.capabilities.shell.command_spellings import DENIED_SPELLINGS, LOOKALIKES
+from tests.capabilities.shell.test_command_policy_judge import compositions
 
 pytestmark = pytest.mark.e2e
 
@@ -202,3 +205,15 @@ def test_write_stdin_input_is_not_judged(serve: tuple[Serve, Path, Path]) -> Non
     )
     assert not sent.get("isError"), text_of(sent)
     assert not log.exists()  # `cat` only echoes it
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(compositions())
+def test_random_compositions_never_run(serve: tuple[Serve, Path, Path], line: str) -> None:
+    server, _, log = serve
+    result = server.call("exec_command", {"cmd": line, "yield_time_ms": 2000})
+    assert result.get("isError"), (line, text_of(result))
+    assert error_code(result) == "command-denied"
+    assert not log.exists(), line

@@ -3,6 +3,7 @@ real embedded runtime: add, edit, reorder, delete, the default, the preview and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -98,3 +99,34 @@ async def test_add_edit_reorder_delete_and_save(agent_dir: Path) -> None:
         assert app.runtime.commands.default == "ask"
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.current_mode == "config")
+
+
+async def test_an_asked_command_is_answered_in_the_console(agent_dir: Path, tmp_path: Path) -> None:
+    from pct_tui.screens.approval import ChoiceScreen
+
+    write_config(
+        agent_dir,
+        {
+            "shellSessions": {"enabled": True},
+            "pct": {"commands": {"rules": [{"prefix": "touch", "decision": "ask"}]}},
+        },
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=work)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        session = await app.runtime.open_session("mcp")
+        call = asyncio.ensure_future(
+            session.call("exec_command", {"cmd": "echo [b]hi[/b] && touch asked"})
+        )
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), "question")
+        title = str(app.screen.query_one("#question-title").render())
+        assert title == "Run this command? echo [b]hi[/b] && ⟦touch⟧ asked"  # never markup
+        note = str(app.screen.query_one("#choice-note").render())
+        assert note.startswith('Command policy: rule "touch" (ask).')
+        assert not (work / "asked").exists()
+        await pilot.press("enter")  # Yes, once
+        result = await call
+        assert result.details["status"] in ("completed", "running")
+        await wait_for(pilot, lambda: (work / "asked").exists(), "the command")

@@ -2,7 +2,8 @@
 
 Each call runs: normalization (both spellings, limits, rejections) → ownership check →
 invocation seam (`context` then `policy` hooks) → admission recheck after an awaited hook →
-the manager. Gating (whether Shell Sessions is enabled at all) is the runtime's job.
+the command policy's gate (`exec_command` only; an asked command rechecks admission after
+the answer) → the manager. Gating (whether Shell Sessions is enabled at all) is the runtime's job.
 """
 
 from __future__ import annotations

@@ -78,14 +78,15 @@ MEANINGS: dict[str, str] = {
     "applyPatch.enabled": "Offer `apply_patch` (replaced by `execution.rules` when present).",
     "computerUse": "Computer Use on macOS (six `computer_use_*` tools).",
     "computerUse.enabled": "Offer the Computer Use tools.",
-    "computerUse.approvalMode": "`confirm`: the operator approves each action in the "
-    "console; `always`: actions run without asking.",
+    "computerUse.approvalMode": "`confirm`: the first request for each app asks "
+    "`Computer Use access` (a yes is kept for that client); `always`: accepted without asking.",
     "shellSessions": "Resumable shell jobs (`exec_command`, `write_stdin`).",
     "shellSessions.enabled": "Offer the shell tools (replaced by `execution.rules` when present).",
     "codeMode": "Code Mode cells (`exec`, `wait`).",
     "codeMode.enabled": "Offer Code Mode (replaced by `execution.rules` when present).",
-    "codeMode.approvalMode": "`confirm`: the operator approves each cell in the console; "
-    "`always`: cells run without asking (set this when no console is attached).",
+    "codeMode.approvalMode": "`confirm`: a cell's nested `apply_patch` waits for a yes in "
+    "the console or MCP elicitation; `always`: it applies without asking (set this when no "
+    "console is attached).",
     "toolDiscovery": "`find_tools`: deferred tools stay out of `tools/list` until found.",
     "toolDiscovery.enabled": "Offer `find_tools` and defer the listed tools.",
     "toolDiscovery.deferred": "Tools hidden until `find_tools` finds them; Computer Use's "

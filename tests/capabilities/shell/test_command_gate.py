@@ -8,10 +8,9 @@ around it (the pipeline's approval step is the only place anything is asked).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest

@@ -8,7 +8,7 @@ same way. The shell capability turns the fields into its judge's policy.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pct_runtime.config.pct_section_base import PctSettingError, subsection
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -21,14 +21,14 @@ class CommandsConfigError(PctSettingError):
     """`pct.commands` has a value pct cannot use."""
 
 
-@dataclass(frozen=True)
-class CommandRuleFields:
+# Named tuples, not dataclasses: `pct apply-patch` reads the pct section through the
+# journal's settings, and importing dataclasses costs more than the apply itself.
+class CommandRuleFields(NamedTuple):
     prefix: str
     decision: str
 
 
-@dataclass(frozen=True)
-class CommandsFields:
+class CommandsFields(NamedTuple):
     default: str = DEFAULT_COMMAND_DECISION
     rules: tuple[CommandRuleFields, ...] = ()
 

@@ -2,9 +2,10 @@
 
     python bench/command_policy.py [--runs 400]
 
-(a) The judge alone (`CommandGate.check`, allow path) on 200-character command lines of
-    several shapes (a pipeline with substitutions, `bash -c` with a nested script, wrappers,
-    a here-document) against a 20-rule policy: p50 / p95 per line.
+(a) The judge alone (`CommandGate.check`, which `exec_command`'s `prepare` calls; allow
+    path) on 200-character command lines of several shapes (a pipeline with substitutions,
+    `bash -c` with a nested script, wrappers, a here-document) against a 20-rule policy:
+    p50 / p95 per line.
 (b) `exec_command` of a 200-character line that runs to completion, in process, with the
     20-rule policy vs without a gate, calls alternating. Goal: the policy adds ≤ 1 ms (p50).
 """
@@ -91,18 +92,18 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def bench_judge(runs: int) -> None:
+def bench_judge(runs: int) -> None:
     gate = CommandGate(lambda: POLICY)
     ctx = CallContext(cwd=Path.cwd())
     print(f"(a) the judge alone, {len(POLICY.rules)} rules, {runs} runs per line")
     print(f"    {'line':<18} {'chars':>5} {'p50 µs':>8} {'p95 µs':>8}")
     for name, line in LINES.items():
         for _ in range(20):
-            await gate.check(line, ctx)
+            gate.check(line, ctx)
         times = []
         for _ in range(runs):
             t = time.perf_counter()
-            await gate.check(line, ctx)
+            gate.check(line, ctx)
             times.append(time.perf_counter() - t)
         p50, p95 = statistics.median(times) * 1e6, _percentile(times, 0.95) * 1e6
         print(f"    {name:<18} {len(line):>5} {p50:>8.0f} {p95:>8.0f}")
@@ -152,7 +153,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=400)
     args = parser.parse_args()
-    await bench_judge(args.runs)
+    bench_judge(args.runs)
     await bench_exec(max(50, args.runs // 2))
 
 

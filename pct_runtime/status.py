@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.errors import ConfigReadError
 from pct_runtime.decide.capability_table import CAPABILITIES
 from pct_runtime.decide.decisions import DASH, Decision
@@ -37,6 +38,27 @@ def sandbox_lines(settings: SandboxSettings, cwd: Path) -> list[str]:
         f"  enforced by: {enforcement(settings)}",
         SANDBOX_NOTE if settings.confined else NO_SANDBOX_NOTE,
     ]
+
+
+COMMANDS_NOTE = (
+    "  judged: every simple command an exec_command line would run, direct and in Code Mode; "
+    "write_stdin input is not."
+)
+
+
+def commands_lines(fields: CommandsFields, problem: str | None = None) -> list[str]:
+    """The `Commands:` block: the command policy's default and its rules in order."""
+    lines = ["Commands:"]
+    if problem is not None:
+        lines.append(f"  config error: {problem}")
+    lines.append(f"  default: {fields.default}")
+    if not fields.rules:
+        lines.append("  rules: none (set pct.commands.rules to ask about or deny commands)")
+    else:
+        lines.append(f"  rules: {len(fields.rules)}")
+        lines += [f"    {rule.decision}: {rule.prefix}" for rule in fields.rules]
+    lines.append(COMMANDS_NOTE)
+    return lines
 
 
 NO_MODEL_LINE = (

@@ -371,7 +371,8 @@ class PctApp(App[None]):
             )
         else:
             # A pick says who asks, as a confirm does.
-            note = f"Asked by {request.who}" if request.who else ""
+            who = f"Asked by {request.who}" if request.who else ""
+            note = "\n".join(part for part in (request.message, who) if part)
             screen = ChoiceScreen(request.title, request.options, note=note)
         self._request_screens[id(request)] = screen
         self.push_screen(screen, callback=answered)

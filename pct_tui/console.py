@@ -294,7 +294,10 @@ class Console:
         draft = self.draft
         store = self.runtime.store
         try:
-            revision = await asyncio.to_thread(store.save, draft.for_save(), draft.base_revision)
+            raw = draft.raw if draft.commands_dirty else None  # pct.commands is in the raw part
+            revision = await asyncio.to_thread(
+                store.save, draft.for_save(), draft.base_revision, raw=raw
+            )
         except ConfigSaveError as exc:
             outcome = SaveOutcome(False, f"{exc.code}: {exc.message}", exc.code)
             self.log_event("runtime", f"save-refused code={exc.code}")

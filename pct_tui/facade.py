@@ -25,6 +25,7 @@ from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.decide.routes import sidecar_candidates, sidecar_efforts
 from pct_runtime.host.pi.model_registry import Model, load_settings
 from pct_runtime.runtime import Runtime, RuntimeSession
+from pct_runtime.runtime.command_policy import preview
 from pct_runtime.status import NO_MODEL_LINE
 from pct_tui.console import Console, SaveOutcome
 from pct_tui.fanout import ReloadResult, reload_others, summary
@@ -162,6 +163,12 @@ class RuntimeFacade:
     def draft_plan(self, model: Model | None = None) -> ProjectionPlan:
         """What a new session would get with the draft."""
         return fresh_plan(self.runtime, config=self.draft.config, model=model)
+
+    def command_preview(self, line: str) -> tuple[str, str]:
+        """What `line` would get under the draft's command policy: the line with the part
+        the decision is about between ⟦ and ⟧, and the decision with its reason."""
+        _, shown, why = preview(line, self.draft.commands)
+        return shown, why
 
     @staticmethod
     def execution_block(plan: ProjectionPlan) -> str:

@@ -33,6 +33,7 @@ from textual.screen import Screen
 
 import pct_tui.screens
 from pct_runtime.cli import build_parser
+from pct_runtime.config.commands import COMMAND_DECISIONS, DEFAULT_COMMAND_DECISION
 from pct_runtime.config.schema import (
     DEFERRABLE_TOOL_NAMES,
     SECTIONS,
@@ -110,6 +111,13 @@ MEANINGS: dict[str, str] = {
     "pct.journal.enabled": "Record calls.",
     "pct.journal.maxBytes": "Size above which the oldest rows are pruned (at least 1048576).",
     "pct.journal.maxAgeDays": "Age in days after which rows are pruned (greater than 0).",
+    "pct.commands": "The command policy: which shell commands run, are asked about or are "
+    "refused ([Command policy](../command-policy.md)).",
+    "pct.commands.default": "What a command no rule matches gets.",
+    "pct.commands.rules": "Rules in order; for one command the longest matching prefix decides.",
+    "pct.commands.rules[].prefix": "A command's leading words; the command by its base name "
+    "(`git push` matches `/usr/bin/git push origin`).",
+    "pct.commands.rules[].decision": "What a command starting with `prefix` gets.",
 }
 
 
@@ -191,6 +199,7 @@ def _execution_keys() -> list[Key]:
 
 def _pct_keys() -> list[Key]:
     sandbox, journal = SandboxSettings(), JournalSettings()
+    decisions = ", ".join(f"`{d}`" for d in COMMAND_DECISIONS)
     assert sandbox.mode == DEFAULT_MODE
     return [
         Key("pct", "object", "", "—"),
@@ -206,6 +215,11 @@ def _pct_keys() -> list[Key]:
         Key("pct.journal.enabled", "boolean", "`true`, `false`", _code(journal.enabled)),
         Key("pct.journal.maxBytes", "integer", "≥ 1048576", _code(journal.max_bytes)),
         Key("pct.journal.maxAgeDays", "number", "> 0", _code(journal.max_age_days)),
+        Key("pct.commands", "object", "", "—"),
+        Key("pct.commands.default", "string", decisions, _code(DEFAULT_COMMAND_DECISION)),
+        Key("pct.commands.rules", "array", "", "`[]`"),
+        Key("pct.commands.rules[].prefix", "string", "non-empty", "—"),
+        Key("pct.commands.rules[].decision", "string", decisions, "—"),
     ]
 
 

@@ -87,6 +87,8 @@ ALLOWED: dict[str, set[str]] = {
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
     "pct_runtime/runtime/context.py": {"shell", "code"},
+    # The command policy's judge for the console's preview, which imports no capability.
+    "pct_runtime/runtime/command_policy.py": {"shell"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
     # ... and the workspace locks' folder every call's context carries (apply_patch's commit
     # and undo take turns under it).

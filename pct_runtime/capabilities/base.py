@@ -94,6 +94,10 @@ class CallObservation(Protocol):
     @property
     def patch_witness(self) -> PatchWitness | None: ...
 
+    def nested(self) -> CallObserver:
+        """The observer of the calls this one makes (a command policy's decision row)."""
+        ...
+
     def finish(
         self,
         *,
@@ -139,15 +143,42 @@ class CallContext:
     observer: CallObserver | None = None
 
 
+#: What an approval is about. A `tool` approval is the tool's own question (a patch), which
+#: a path may waive (Code Mode's approval mode `always`); a `command-policy` approval is the
+#: operator's rule asking, which every path asks.
+ApprovalKind = Literal["tool", "command-policy"]
+
+
+class ApprovalAnswers(Protocol):
+    """A question with its own answers (the command policy's Yes once / Yes for this
+    session / No) and how each settles. Both methods record what happened; `answered`
+    returns when the call may run and raises the model-facing `ToolError` otherwise."""
+
+    @property
+    def options(self) -> tuple[str, ...]: ...
+
+    def unavailable(self) -> ToolError:
+        """The refusal when no one can be asked."""
+        ...
+
+    def answered(self, answer: str | None, note: Answering) -> None: ...
+
+
 @dataclass(frozen=True)
 class Approval:
     """What a person is asked before a prepared call runs: a title, a bounded preview and,
     for a patch, a reader of its per-file diffs against disk now (reads files, so the
-    pipeline calls it in a thread, and only when it really asks)."""
+    pipeline calls it in a thread, and only when it really asks).
+
+    Without `answers` the question is a yes/no confirm; with them a pick among
+    `answers.options`, settled by `answers`.
+    """
 
     title: str
     preview: str
     diffs: Callable[[], Sequence[AskedDiff]] | None = None
+    kind: ApprovalKind = "tool"
+    answers: ApprovalAnswers | None = None
 
 
 @dataclass

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from pct_runtime.capabilities.base import NestedCalls
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.host.pi.model_registry import Model, ModelRegistry
@@ -162,6 +163,10 @@ class CapabilityContext(Protocol):
 
     def config(self) -> ToolkitConfig:
         """The runtime's current config."""
+        ...
+
+    def commands(self) -> CommandsFields:
+        """The runtime's current `pct.commands` (the command policy; changes on reload)."""
         ...
 
     def model(self) -> Model | None:

@@ -117,14 +117,26 @@ def run(args: argparse.Namespace) -> int:
             full_probe=True,  # an explicit status may start a host probe's helper
         )
     )
+    raw = read_document(config_path()) or {}
     text = status_text(
         plan,
         config_path=os.fspath(config_path()),
         read_error=read.error,
-        sandbox=_sandbox_block(args, read_document(config_path()) or {}),
+        sandbox=_sandbox_block(args, raw) + _commands_block(raw),
     )
     sys.stdout.write(text + "\n")
     return 0
+
+
+def _commands_block(raw: dict[str, object]) -> list[str]:
+    """The command policy `pct serve` would judge by (the file's `pct.commands`)."""
+    from pct_runtime.config.commands import CommandsConfigError, CommandsFields, commands_fields
+    from pct_runtime.status import commands_lines
+
+    try:
+        return commands_lines(commands_fields(raw))
+    except CommandsConfigError as exc:
+        return commands_lines(CommandsFields(), str(exc))
 
 
 def _sandbox_block(args: argparse.Namespace, raw: dict[str, object]) -> list[str]:

@@ -16,26 +16,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from pct_runtime.config.commands import DEFAULT_COMMAND_DECISION, commands_fields
+from pct_runtime.config.pct_section_base import PCT_SECTION, PctSettingError, subsection
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
-#: The document's key of pct's own section.
-PCT_SECTION = "pct"
+__all__ = ["PCT_SECTION", "PctSettingError", "subsection"]
 
 SANDBOX_MODES: tuple[str, ...] = ("read-only", "workspace-write", "danger-full-access")
 DEFAULT_SANDBOX_MODE = "danger-full-access"
 DEFAULT_JOURNAL_MAX_BYTES = 104_857_600
 MIN_JOURNAL_MAX_BYTES = 1_048_576
 DEFAULT_JOURNAL_MAX_AGE_DAYS = 30.0
-
-
-class PctSettingError(ValueError):
-    """A value of the `pct` section pct cannot use. `str()` is `<path> must <requirement>`;
-    like the spec's details it never repeats the value (a config may hold pasted secrets)."""
-
-    def __init__(self, path: str, requirement: str) -> None:
-        super().__init__(f"{path} must {requirement}")
-        self.path = path
-        self.requirement = requirement
 
 
 class SandboxConfigError(PctSettingError):
@@ -57,24 +48,9 @@ class JournalFields(NamedTuple):
     max_age_days: float = DEFAULT_JOURNAL_MAX_AGE_DAYS
 
 
-def _subsection(raw: JSONMapping, key: str, error: type[PctSettingError]) -> JSONMapping | None:
-    """`raw["pct"][key]` as a mapping; None when absent. Raises when a level is no object."""
-    section = raw.get(PCT_SECTION)
-    if section is None and PCT_SECTION not in raw:
-        return None
-    if not isinstance(section, Mapping):
-        raise error(PCT_SECTION, "be an object")
-    if key not in section:
-        return None
-    value = section[key]
-    if not isinstance(value, Mapping):
-        raise error(f"{PCT_SECTION}.{key}", "be an object")
-    return value
-
-
 def sandbox_fields(raw: JSONMapping) -> SandboxFields | None:
     """`pct.sandbox` of a raw document; None when the file sets nothing there."""
-    section = _subsection(raw, "sandbox", SandboxConfigError)
+    section = subsection(raw, "sandbox", SandboxConfigError)
     if section is None:
         return None
     mode = section.get("mode", DEFAULT_SANDBOX_MODE)
@@ -88,7 +64,7 @@ def sandbox_fields(raw: JSONMapping) -> SandboxFields | None:
 
 def journal_fields(raw: JSONMapping) -> JournalFields:
     """`pct.journal` of a raw document (defaults for what it leaves out)."""
-    section = _subsection(raw, "journal", JournalConfigError)
+    section = subsection(raw, "journal", JournalConfigError)
     if section is None:
         return JournalFields()
     enabled = section.get("enabled", True)
@@ -129,6 +105,7 @@ SUBSECTIONS: tuple[Subsection, ...] = (
         },
         journal_fields,
     ),
+    Subsection("commands", {"default": DEFAULT_COMMAND_DECISION, "rules": []}, commands_fields),
 )
 
 

@@ -45,7 +45,7 @@ MAX_SPOOL_BYTES = 1_048_576
 STALE_SECONDS = 3600.0
 #: Quarantined files kept at most; past it a failing row is removed instead.
 QUARANTINE_LIMIT = 200
-DENIED_CODES = frozenset({"policy-denied", "approval-denied"})
+DENIED_CODES = frozenset({"policy-denied", "approval-denied", "command-denied"})
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | OPEN_NOFOLLOW | OPEN_CLOEXEC
 _MAC_CONTEXT = b"pct journal spool row v1\0"
 _BLOCK = 64  # SHA-256's block size

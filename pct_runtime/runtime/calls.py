@@ -8,9 +8,9 @@
 4. hold: a sequential tool's lock, Code Mode's adapter slots; then recheck;
 5. invocation hooks (shell and patch tools only): the embedder's `context` and `policy`
    see the normalized call; then recheck;
-6. approval: when the prepared call carries a question and the path asks, the routed UI
-   asks a person; no one to ask is `approval-unavailable`, a no is `approval-denied`;
-   then recheck;
+6. approval: when the prepared call carries a question and the path asks (a command
+   policy's question is asked on every path), the routed UI asks a person; no one to ask
+   is `approval-unavailable`, a no is `approval-denied`; then recheck;
 7. execute, and the journal row finishes with the outcome.
 
 A recheck stops a call whose capability was disabled, whose session was replaced or whose
@@ -149,16 +149,28 @@ class CallPipeline:
         approval = prepared.approval
         if approval is None or not gate.asks(name, approval):
             return
-        unavailable = ToolError("approval-unavailable", gate.unavailable(name))
+        answers = approval.answers
+
+        def unavailable() -> ToolError:
+            if answers is not None:
+                return answers.unavailable()  # the asker's own refusal, recorded by it
+            return ToolError("approval-unavailable", gate.unavailable(name))
+
         if not ctx.ui.available:
-            raise unavailable
+            raise unavailable()
         question = await _question(approval)
+        ok, picked = False, None
         try:
             with answering() as note, gate.asking(name, note):
-                ok = await ctx.ui.confirm(question)
+                if answers is None:
+                    ok = await ctx.ui.confirm(question)
+                else:
+                    picked = await ctx.ui.select(question)
         except UIUnavailableError:
-            raise unavailable from None
-        if not ok:
+            raise unavailable() from None
+        if answers is not None:
+            answers.answered(picked, note)  # raises unless the answer lets it run
+        elif not ok:
             raise ToolError(
                 "approval-denied", gate.denied(name, note), {"approval": note.to_details()}
             )
@@ -174,7 +186,8 @@ async def _question(approval: Approval) -> Question:
             diffs = tuple(await asyncio.to_thread(approval.diffs))
         except Exception:
             _log.warning("diffs for an approval question failed", exc_info=True)
-    return Question(approval.title, approval.preview, diffs=diffs)
+    options = approval.answers.options if approval.answers is not None else ()
+    return Question(approval.title, approval.preview, options=options, diffs=diffs)
 
 
 def _hook_cwd(name: str, args: JSONMapping, cwd: Path) -> Path:

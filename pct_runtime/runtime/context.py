@@ -31,6 +31,7 @@ from pct_runtime.capabilities.context import (
     Slots,
 )
 from pct_runtime.capabilities.shell.descriptor import SHELL
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
 from pct_runtime.decide.discovery import discovery_state, load_names
@@ -68,6 +69,9 @@ class ContextRuntime(Protocol):
 
     @property
     def sandbox(self) -> SandboxSettings: ...
+
+    @property
+    def commands(self) -> CommandsFields: ...
 
 
 class ContextSession(Protocol):
@@ -142,6 +146,9 @@ class SessionContext:
 
     def config(self) -> ToolkitConfig:
         return self._runtime.config
+
+    def commands(self) -> CommandsFields:
+        return self._runtime.commands
 
     def model(self) -> Model | None:
         return self._session.model

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pct_runtime.capabilities.base import CallableTool, Tool
+from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.errors import ConfigReadError
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.debug import DebugSink
@@ -36,6 +37,7 @@ class RuntimeHost(Protocol):
     config: ToolkitConfig
     config_revision: str
     config_error: ConfigReadError | None
+    commands: CommandsFields
     models: ModelRegistry
     events: EventBus
     debug: DebugSink

@@ -27,6 +27,7 @@ from typing import Literal, TextIO
 
 from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.config import default_config
+from pct_runtime.config.commands import CommandsFields, commands_in
 from pct_runtime.config.errors import ConfigReadError, reload_message
 from pct_runtime.config.paths import CONFIG_FILE_NAME
 from pct_runtime.config.paths import agent_dir as default_agent_dir
@@ -145,6 +146,8 @@ class Runtime:
         self.config: ToolkitConfig = default_config()
         self.config_revision: str = "missing"
         self.config_error: ConfigReadError | None = None
+        #: `pct.commands` of the config in force (the command policy every session judges by).
+        self.commands: CommandsFields = CommandsFields()
         self.projection_sync: ProjectionSync = ProjectionSync(self.events)
         self._bindings = list(bindings) if bindings is not None else default_bindings()
         self._extra_tools = list(extra_tools)
@@ -296,6 +299,7 @@ class Runtime:
         self.config = read.config
         self.config_revision = read.revision
         self.config_error = read.error
+        self.commands = commands_in(read.raw)
 
     async def _read_config(self) -> ConfigRead:
         read = await asyncio.to_thread(self._store.read)

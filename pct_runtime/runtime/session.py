@@ -51,7 +51,7 @@ from pct_runtime.runtime.contracts import RuntimeHost
 from pct_runtime.runtime.descriptors import MAX_APPLY_PASSES, apply_cleanups, transition_of
 from pct_runtime.runtime.projection import INACTIVE_MESSAGES, Projection, refusal_for
 from pct_runtime.runtime.ui import RoutedUI
-from pct_runtime.status import sandbox_lines
+from pct_runtime.status import commands_lines, sandbox_lines
 from pct_runtime.status import status_text as render_status
 
 if TYPE_CHECKING:  # the embedder's typed compaction API; the OpenAI seam's hook builds them
@@ -268,7 +268,10 @@ class RuntimeSession:
             config_path=os.fspath(self.runtime.config_path),
             read_error=self.runtime.config_error,
             apply_error=self.runtime.projection_sync.apply_error(self.id),
-            sandbox=sandbox_lines(self.runtime.sandbox, self.cwd),
+            sandbox=[
+                *sandbox_lines(self.runtime.sandbox, self.cwd),
+                *commands_lines(self.runtime.commands),
+            ],
         )
 
     # ----------------------------------------------------------------- payload hooks

@@ -146,7 +146,8 @@ class ChoiceScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question_title, id="question-title")
+            # A question's title may quote a command line: shown as written, never as markup.
+            yield Label(self.question_title, id="question-title", markup=False)
             if self.note:
                 yield Static(self.note, id="choice-note", markup=False)
             yield OptionList(

@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from pct_tui.facade import NO_MODEL_LINE
 from pct_tui.screens.approval import ChoiceScreen
 from pct_tui.screens.base import PctScreen
+from pct_tui.screens.commands import CommandsScreen
 from pct_tui.screens.deferred import DeferredScreen
 from pct_tui.state.drafts import CORE_TITLES, MENU_CAPABILITY, MENU_HELP
 
@@ -150,6 +151,8 @@ class ConfigScreen(PctScreen):
             self.pick_effort()
         elif key == "deferred":
             self.edit_deferred()
+        elif key == "commands":
+            self.edit_commands()
         elif key == "rules" or key in CORE_TITLES:
             self.post_message(self.ModeRequested("rules"))
         elif key == "save":
@@ -158,6 +161,11 @@ class ConfigScreen(PctScreen):
             self.console.reset_draft()
             self.refresh_view()
             self.show_message("Draft discarded; showing the settings in use.")
+
+    @work(exclusive=True, group="config-picker")
+    async def edit_commands(self) -> None:
+        await self.app.push_screen_wait(CommandsScreen(self.facade))
+        self.refresh_view()
 
     @work(exclusive=True, group="config-picker")
     async def pick_executor(self) -> None:

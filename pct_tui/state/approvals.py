@@ -196,7 +196,7 @@ class ConsoleUI:
         return ApprovalRequest(
             kind,
             question.title,
-            question.message if kind == "confirm" else "",
+            question.message,
             question.options if kind == "select" else (),
             who=self._who(question),
             diffs=drawn_diffs(question.diffs),

@@ -18,6 +18,17 @@ from pct_runtime.config import (
     SidecarModel,
     ToolkitConfig,
 )
+from pct_runtime.config.commands import (
+    COMMAND_DECISIONS,
+    CommandRuleFields,
+    CommandsConfigError,
+    CommandsFields,
+    commands_document,
+    commands_in,
+)
+from pct_runtime.config.commands import (
+    commands_fields as commands_in_strict,
+)
 from pct_runtime.config.rules import first_matching_rule, preview_legacy_migration
 from pct_runtime.config.sections import SECTIONS
 from pct_runtime.decide.capability_table import MENU_ROWS, MenuEntry
@@ -119,17 +130,31 @@ class ConfigDraft:
     #: (an unedited preview is undone when the rules page is left; it is not an edit).
     premigration: ToolkitConfig | None = None
     preview: ToolkitConfig | None = None
+    #: `pct.commands` of the document the draft started from.
+    original_commands: CommandsFields = field(default_factory=CommandsFields)
 
     @classmethod
     def start(cls, config: ToolkitConfig, revision: str, raw: JSONObject) -> ConfigDraft:
-        return cls(config, revision, dict(raw), original=config, legacy=config.execution is None)
+        return cls(
+            config,
+            revision,
+            dict(raw),
+            original=config,
+            legacy=config.execution is None,
+            original_commands=commands_in(raw),
+        )
 
     @property
     def dirty(self) -> bool:
         """The draft differs from what it started from (an unedited migration preview is
         not a difference)."""
         base = self.preview if self.migrating and self.preview is not None else self.original
-        return base is not None and self.config != base
+        return self.commands_dirty or (base is not None and self.config != base)
+
+    @property
+    def commands_dirty(self) -> bool:
+        """The command policy differs from the file's: a save writes `pct.commands` too."""
+        return self.commands != self.original_commands
 
     # -- generic edits -------------------------------------------------------------------
     def _set(self, config: ToolkitConfig) -> None:
@@ -178,6 +203,7 @@ class ConfigDraft:
         items), plus the deferred list (the console's addition) before Debug."""
         return [
             *(MenuItem(entry.key, self._label(key, entry)) for key, entry in _ENTRIES),
+            MenuItem("commands", self.commands_label()),
             MenuItem("debug", f"Debug metadata: {on_off(self.config.debug)}"),
             MenuItem("save", "Save"),
             MenuItem("cancel", "Cancel"),
@@ -348,6 +374,63 @@ class ConfigDraft:
 
     def matching_rule(self, model_id: str | None, provider: str | None) -> ExecutionRule | None:
         return first_matching_rule(self.rules, model_id, provider)
+
+    # -- command policy (pct.commands, kept in the raw document) ---------------------------
+    @property
+    def commands(self) -> CommandsFields:
+        return commands_in(self.raw)
+
+    def commands_label(self) -> str:
+        fields = self.commands
+        count = len(fields.rules)
+        rules = "no rules" if not count else f"{count} rule{'s' if count != 1 else ''}"
+        return f"Command policy: {rules}, default {fields.default}"
+
+    def _set_commands(self, fields: CommandsFields) -> None:
+        if fields == self.commands:
+            return
+        section = self.raw.get("pct")
+        pct: JSONObject = dict(section) if isinstance(section, dict) else {}
+        pct["commands"] = commands_document(fields)
+        self.raw = {**self.raw, "pct": pct}
+
+    def cycle_command_default(self) -> None:
+        fields = self.commands
+        self._set_commands(CommandsFields(_next(COMMAND_DECISIONS, fields.default), fields.rules))
+
+    def add_command_rule(self) -> int:
+        fields = self.commands
+        rules = (*fields.rules, CommandRuleFields("new-command", "ask"))
+        self._set_commands(CommandsFields(fields.default, rules))
+        return len(rules) - 1
+
+    def update_command_rule(self, index: int, prefix: str, decision: str) -> str | None:
+        """Set rule `index`; the section's own error text when the values are invalid."""
+        fields = self.commands
+        rules = list(fields.rules)
+        rules[index] = CommandRuleFields(prefix.strip(), decision)
+        document = commands_document(CommandsFields(fields.default, tuple(rules)))
+        try:
+            checked = commands_in_strict({"pct": {"commands": document}})
+        except CommandsConfigError as exc:
+            return str(exc)
+        self._set_commands(checked)
+        return None
+
+    def delete_command_rule(self, index: int) -> None:
+        fields = self.commands
+        rules = tuple(r for i, r in enumerate(fields.rules) if i != index)
+        self._set_commands(CommandsFields(fields.default, rules))
+
+    def move_command_rule(self, index: int, delta: int) -> int:
+        fields = self.commands
+        target = index + delta
+        if not 0 <= target < len(fields.rules):
+            return index
+        rules = list(fields.rules)
+        rules[index], rules[target] = rules[target], rules[index]
+        self._set_commands(CommandsFields(fields.default, tuple(rules)))
+        return target
 
     def for_save(self) -> ToolkitConfig:
         """The config a save writes (the rules, once present, replace the legacy switches)."""

@@ -12,7 +12,7 @@ from pct_runtime.config import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionPlan
 from pct_runtime.host.pi.model_registry import Model
 from pct_runtime.runtime import Runtime
-from pct_runtime.status import sandbox_lines, status_text
+from pct_runtime.status import commands_lines, sandbox_lines, status_text
 
 
 def fresh_plan(
@@ -27,5 +27,8 @@ def fresh_status_text(runtime: Runtime) -> str:
         fresh_plan(runtime),
         config_path=os.fspath(runtime.config_path),
         read_error=runtime.config_error,
-        sandbox=sandbox_lines(runtime.sandbox, runtime.cwd),
+        sandbox=[
+            *sandbox_lines(runtime.sandbox, runtime.cwd),
+            *commands_lines(runtime.commands),
+        ],
     )

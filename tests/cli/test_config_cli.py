@@ -17,6 +17,7 @@ PCT_DEFAULTS = {
     "pct": {
         "sandbox": {"mode": "danger-full-access", "network": False},
         "journal": {"enabled": True, "maxBytes": 104857600, "maxAgeDays": 30.0},
+        "commands": {"default": "allow", "rules": []},
     }
 }
 

@@ -1,5 +1,6 @@
-"""pct's own settings (`pct.sandbox`, `pct.journal`) are checked wherever a user looks:
-`pct reload`, `pct status`, `pct serve`, `pct log` and `pct undo`, through the real process."""
+"""pct's own settings (`pct.sandbox`, `pct.journal`, `pct.commands`) are checked wherever a
+user looks: `pct reload`, `pct status`, `pct serve`, `pct log` and `pct undo`, through the real
+process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ BAD_MODE = '{"pct": {"sandbox": {"mode": "strict"}}}'
 BAD_JOURNAL = '{"applyPatch": {"enabled": true}, "pct": {"journal": {"maxBytes": 5}}}'
 MODE_DETAIL = "pct.sandbox.mode must be one of read-only, workspace-write, danger-full-access"
 JOURNAL_DETAIL = "pct.journal.maxBytes must be an integer of at least 1048576"
+BAD_RULE = '{"pct": {"commands": {"rules": [{"prefix": "rm", "decision": "strict"}]}}}'
+RULE_DETAIL = "pct.commands.rules[0].decision must be one of allow, ask, deny"
 
 
 @pytest.fixture
@@ -21,7 +24,8 @@ def agent(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("text", "detail"), [(BAD_MODE, MODE_DETAIL), (BAD_JOURNAL, JOURNAL_DETAIL)]
+    ("text", "detail"),
+    [(BAD_MODE, MODE_DETAIL), (BAD_JOURNAL, JOURNAL_DETAIL), (BAD_RULE, RULE_DETAIL)],
 )
 def test_reload_rejects_an_invalid_pct_field(agent: Path, text: str, detail: str) -> None:
     write_config(agent, text)
@@ -44,6 +48,13 @@ def test_serve_refuses_an_invalid_journal_setting(agent: Path) -> None:
     done = run_pct(agent, "serve")
     assert done.returncode == 1
     assert f"invalid-config ({JOURNAL_DETAIL}) in {path}" in done.stderr
+
+
+def test_serve_refuses_an_invalid_command_rule(agent: Path) -> None:
+    path = write_config(agent, BAD_RULE)
+    done = run_pct(agent, "serve")
+    assert done.returncode == 1
+    assert f"invalid-config ({RULE_DETAIL}) in {path}" in done.stderr
 
 
 def test_serve_refuses_an_invalid_sandbox_mode(agent: Path) -> None:
@@ -146,6 +157,7 @@ def test_config_show_lists_the_pct_section_with_its_defaults(agent: Path) -> Non
     assert json.loads(done.stdout)["pct"] == {
         "sandbox": {"mode": "read-only", "later": 1, "network": False},
         "journal": {"enabled": True, "maxBytes": 104857600, "maxAgeDays": 30.0},
+        "commands": {"default": "allow", "rules": []},
     }
     defaults = json.loads(run_pct(agent, "config", "show", "--defaults").stdout)
     assert defaults["pct"]["sandbox"] == {"mode": "danger-full-access", "network": False}

@@ -359,3 +359,35 @@ def test_real_process(agent: Path) -> None:
         "  backend: codex-oauth",
     ]
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_status_shows_the_command_policy(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_config(
+        agent,
+        {
+            "pct": {
+                "commands": {
+                    "default": "ask",
+                    "rules": [
+                        {"prefix": "git push", "decision": "deny"},
+                        {"prefix": "npm test", "decision": "allow"},
+                    ],
+                }
+            }
+        },
+    )
+    code, out, _ = run(capsys)
+    assert code == 0
+    assert section(out, "Commands:")[:4] == [
+        "  default: ask",
+        "  rules: 2",
+        "    deny: git push",
+        "    allow: npm test",
+    ]
+
+
+def test_status_names_a_bad_command_rule(agent: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_config(agent, {"pct": {"commands": {"rules": [{"prefix": "", "decision": "deny"}]}}})
+    _, out, _ = run(capsys)
+    assert "pct.commands.rules[0].prefix must be a non-empty command prefix" in out
+    assert "  default: allow" in section(out, "Commands:")

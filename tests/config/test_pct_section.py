@@ -48,7 +48,7 @@ def test_a_valid_section_parses_and_unknown_keys_stay() -> None:
     shown = effective_section(document)
     assert shown["later"] == {"x": 1}
     assert shown["sandbox"] == {"mode": "read-only", "network": False}
-    assert [row.key for row in SUBSECTIONS] == ["sandbox", "journal"]
+    assert [row.key for row in SUBSECTIONS] == ["sandbox", "journal", "commands"]
 
 
 def test_the_pct_section_loads_without_pydantic() -> None:

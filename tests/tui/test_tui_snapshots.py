@@ -178,6 +178,44 @@ def test_rules_legacy_migration(snap_compare: Snap, agent: Path, size: tuple[int
     assert snap_compare(make_app(), run_before=steps("3"), terminal_size=size)
 
 
+def _open_command_policy(preview: str = "") -> Before:
+    async def run(pilot: Pilot[None]) -> None:
+        from textual.widgets import OptionList
+
+        await pilot.press("2")
+        await pilot.pause()
+        menu = pilot.app.screen.query_one("#config-menu", OptionList)
+        ids = [menu.get_option_at_index(i).id for i in range(menu.option_count)]
+        menu.highlighted = ids.index("commands")
+        await pilot.press("enter")
+        while type(pilot.app.screen).__name__ != "CommandsScreen":
+            await pilot.pause(0.01)
+        if preview:
+            pilot.app.screen.query_one("#commands-try", Input).value = preview
+        await pilot.pause()
+
+    return run
+
+
+COMMAND_RULES = [
+    {"prefix": "git push", "decision": "deny"},
+    {"prefix": "curl", "decision": "ask"},
+    {"prefix": "npm test", "decision": "allow"},
+]
+
+
+def test_command_policy(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    config({"pct": {"commands": {"default": "allow", "rules": COMMAND_RULES}}})
+    before = steps(then=_open_command_policy("cd repo && bash -c 'git push origin'"))
+    assert snap_compare(make_app(), run_before=before, terminal_size=size)
+
+
+def test_command_rule_page(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
+    config({"pct": {"commands": {"default": "ask", "rules": COMMAND_RULES}}})
+    before = steps("e", then=_open_command_policy())
+    assert snap_compare(make_app(), run_before=before, terminal_size=size)
+
+
 def test_rule_page(snap_compare: Snap, agent: Path, size: tuple[int, int]) -> None:
     config({"execution": {"version": 1, "rules": []}})
     assert snap_compare(make_app(), run_before=steps("3", "a"), terminal_size=size)

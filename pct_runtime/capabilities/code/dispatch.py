@@ -337,7 +337,9 @@ class NestedGate:
             yield
 
     def asks(self, name: str, approval: Approval) -> bool:
-        if self.dispatcher.mode() == "always":
+        # Code Mode's approval mode waives only the tool's own question: an operator's
+        # command policy asks whatever the mode.
+        if approval.kind == "tool" and self.dispatcher.mode() == "always":
             return False
         _progress(self.cell, name, "approval", **_sid(self.session))
         return True

@@ -8,15 +8,21 @@ from collections.abc import Hashable, Sequence
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
+from pct_runtime.capabilities.shell.gate import CommandGate, policy_of
 from pct_runtime.capabilities.shell.manager import ShellManager
+from pct_runtime.capabilities.shell.policy import CommandPolicy
 from pct_runtime.capabilities.shell.tools import (
     EXEC_COMMAND_SPEC,
     WRITE_STDIN_SPEC,
     create_shell_tools,
 )
+from pct_runtime.config.commands import CommandsFields
 
 #: The session's one shell manager, shared by the direct tools and Code Mode (viewers peek).
 SHELL: Key[ShellManager] = Key("shell")
+#: The session's one command policy gate, so a "yes for this session" answer holds for
+#: direct and nested `exec_command` alike.
+COMMAND_GATE: Key[CommandGate] = Key("command-gate")
 
 
 async def _close(manager: ShellManager) -> None:
@@ -31,6 +37,21 @@ def session_shell(context: CapabilityContext) -> ShellManager:
         return ShellManager(output, sandbox=context.sandbox())
 
     return context.slots.get(SHELL, make, _close)
+
+
+def session_gate(context: CapabilityContext) -> CommandGate:
+    """The session's one command gate; it judges by the runtime's current `pct.commands`,
+    parsed into a policy once per change of the section."""
+    cache: dict[CommandsFields, CommandPolicy] = {}
+
+    def current() -> CommandPolicy:
+        fields = context.commands()
+        if fields not in cache:
+            cache.clear()
+            cache[fields] = policy_of(fields)
+        return cache[fields]
+
+    return context.slots.get(COMMAND_GATE, lambda: CommandGate(current))
 
 
 async def _cleanup(slots: Slots, kept: bool, settings: Hashable) -> bool:
@@ -51,7 +72,7 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(context: CapabilityContext) -> Sequence[Tool]:
-    return create_shell_tools(session_shell(context))
+    return create_shell_tools(session_shell(context), session_gate(context))
 
 
 DESCRIPTORS: tuple[Descriptor, ...] = (

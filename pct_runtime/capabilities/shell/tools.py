@@ -1,7 +1,9 @@
 """The two Shell Sessions tools, `exec_command` and `write_stdin`, as `Tool` objects.
 
-`prepare` normalizes (both spellings, limits, rejections) and, for `write_stdin`, checks
-that the session is ours; `execute` hands the call to the manager. What runs between the
+`prepare` normalizes (both spellings, limits, rejections), judges an `exec_command` line by
+the command policy (a denied one is refused here, an asked one carries its question) and,
+for `write_stdin`, checks that the session is ours; `execute` hands the call to the
+manager. `write_stdin` input is never judged: the policy judges what starts. What runs between the
 two (invocation hooks, admission rechecks) and whether Shell Sessions is enabled at all is
 the runtime's call pipeline's job.
 """
@@ -34,6 +36,7 @@ from pct_runtime.capabilities.shell.dialect import (
     normalize_write_stdin_args,
     resolve_workdir,
 )
+from pct_runtime.capabilities.shell.gate import CommandGate
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -177,6 +180,8 @@ def _invalid(exc: ToolError, ctx: CallContext) -> ToolError:
 @dataclass(frozen=True)
 class ExecCommandTool:
     manager: ShellManager
+    #: The command policy, judged in `prepare` (None: every command runs).
+    gate: CommandGate | None = None
 
     @property
     def spec(self) -> ToolSpec:
@@ -191,8 +196,9 @@ class ExecCommandTool:
             workdir = resolve_workdir(ctx.cwd, parsed.workdir)
         except ToolError as exc:
             raise _invalid(exc, ctx) from None
+        approval = self.gate.check(parsed.command, ctx) if self.gate is not None else None
         # The resolved directory is the one the hooks are told about and the one it runs in.
-        return Prepared(replace(parsed, workdir=str(workdir)), cwd=workdir)
+        return Prepared(replace(parsed, workdir=str(workdir)), cwd=workdir, approval=approval)
 
     async def execute(self, prepared: Prepared, ctx: CallContext) -> ToolResult:
         parsed = prepared.args
@@ -230,6 +236,7 @@ class WriteStdinTool:
         return await run_once(self, args, ctx)
 
 
-def create_shell_tools(manager: ShellManager) -> list[Tool]:
-    """`[exec_command, write_stdin]` bound to one session's manager."""
-    return [ExecCommandTool(manager), WriteStdinTool(manager)]
+def create_shell_tools(manager: ShellManager, gate: CommandGate | None = None) -> list[Tool]:
+    """`[exec_command, write_stdin]` bound to one session's manager; `gate` judges each
+    `exec_command` line by the command policy."""
+    return [ExecCommandTool(manager, gate), WriteStdinTool(manager)]

@@ -99,7 +99,7 @@ class RemoteApprovals:
             request_id=f"approval-{uuid.uuid4().hex[:12]}",
             kind=kind,
             title=title,
-            message=question.message if kind == "confirm" else "",
+            message=question.message,
             options=question.options if kind == "select" else (),
             session_id=session_id,
             client=self._hub.client_label(session_id),

@@ -86,6 +86,7 @@ class _FormUI:
 
     async def select(self, question: Question) -> str | None:
         title, options = question.title, question.options
+        message = f"{title}\n\n{question.message}" if question.message else title
         schema = {
             "type": "object",
             "properties": {
@@ -93,7 +94,7 @@ class _FormUI:
             },
             "required": [_SELECT_FIELD],
         }
-        content = await self._ask(title, schema)
+        content = await self._ask(message, schema)
         if not content:
             return None
         choice = content.get(_SELECT_FIELD)

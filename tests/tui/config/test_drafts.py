@@ -38,6 +38,7 @@ def test_menu_labels_of_a_new_install() -> None:
         "Code Mode nested Apply Patch confirmation: Confirm",
         "Tool Discovery: off",
         "Deferred tools: 7 of 13",
+        "Command policy: no rules, default allow",
         "Debug metadata: off",
         "Save",
         "Cancel",
@@ -215,3 +216,27 @@ def test_a_rule_after_a_catch_all_is_warned_about_as_unreachable() -> None:
         "Rule 3 (claude) is never reached: rule 2 (any-openai, match */*) matches every "
         "model first."
     ]
+
+
+def test_command_policy_edits_stay_in_the_raw_document() -> None:
+    from pct_runtime.config import default_config
+
+    raw = {"pct": {"sandbox": {"mode": "read-only"}}}
+    draft = ConfigDraft.start(default_config(), "missing", raw)
+    index = draft.add_command_rule()
+    assert draft.update_command_rule(index, " git push ", "deny") is None
+    assert draft.update_command_rule(index, "git push", "block") == (
+        "pct.commands.rules[0].decision must be one of allow, ask, deny"
+    )
+    draft.cycle_command_default()
+    assert draft.raw["pct"] == {
+        "sandbox": {"mode": "read-only"},
+        "commands": {"default": "ask", "rules": [{"prefix": "git push", "decision": "deny"}]},
+    }
+    assert raw == {"pct": {"sandbox": {"mode": "read-only"}}}  # the store's copy is untouched
+    assert draft.dirty
+    assert draft.commands_dirty
+    assert draft.commands_label() == "Command policy: 1 rule, default ask"
+    assert draft.move_command_rule(0, 1) == 0
+    draft.delete_command_rule(0)
+    assert draft.commands.rules == ()

@@ -1,0 +1,150 @@
+"""The command policy's judge: what a command line gets (`allow`, `ask`, `deny`) and why.
+
+A line is judged by every simple command it would run (`cmdline.simple_commands`). For one
+simple command the rule with the longest matching prefix decides, else the default; the
+strictest decision over the whole line wins (deny > ask > allow). A command whose name
+cannot be known is asked about whenever the policy has any ask or deny rule: the operator
+who wrote one wants to hear about what pct cannot read.
+
+Pure: the same line and policy always give the same verdict.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Literal
+
+from pct_runtime.capabilities.shell.cmdline import SimpleCommand, Span, simple_commands
+from pct_runtime.capabilities.shell.wrappers import base_name
+
+Decision = Literal["allow", "ask", "deny"]
+DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
+_RANK: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@lru_cache(maxsize=4096)
+def prefix_words(prefix: str) -> tuple[str, ...]:
+    """A rule's prefix as words: split like a shell would, the command by its base name."""
+    try:
+        words = shlex.split(prefix)
+    except ValueError:
+        words = prefix.split()
+    if not words:
+        return ()
+    return (base_name(words[0]), *words[1:])
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: a command's leading words and what a command starting with them gets."""
+
+    prefix: str
+    decision: Decision
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return prefix_words(self.prefix)
+
+
+@dataclass(frozen=True)
+class CommandPolicy:
+    """`pct.commands`: the default decision and the rules, in the operator's order."""
+
+    default: Decision = "allow"
+    rules: tuple[Rule, ...] = ()
+
+    @cached_property
+    def watches_unknown(self) -> bool:
+        """True when the policy has an ask or deny rule (unknown commands are then asked)."""
+        return any(rule.decision != "allow" for rule in self.rules)
+
+    @cached_property
+    def by_name(self) -> dict[str, tuple[tuple[tuple[str, ...], Rule], ...]]:
+        """The rules by their command name, each with its words (judging looks up one name)."""
+        table: dict[str, list[tuple[tuple[str, ...], Rule]]] = {}
+        for rule in self.rules:
+            words = rule.words
+            if words:
+                table.setdefault(words[0], []).append((words, rule))
+        return {name: tuple(rules) for name, rules in table.items()}
+
+    @property
+    def allows_everything(self) -> bool:
+        """No rule and an `allow` default: nothing needs to be parsed."""
+        return self.default == "allow" and not self.watches_unknown
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a command line gets: the decision, the rule that decided it (None: the default
+    or an unknown command), the simple command it was about, the span of the matched part
+    in the line (the modal marks it) and a short reason."""
+
+    decision: Decision
+    rule: Rule | None = None
+    command: SimpleCommand | None = None
+    span: Span | None = None
+    reason: str = ""
+
+
+def _matches(rule: tuple[str, ...], command: SimpleCommand) -> bool:
+    if not rule or len(command.words) < len(rule):
+        return False
+    for index, expected in enumerate(rule):
+        word = command.words[index]
+        if index in command.globbed and index > 0:
+            # A glob or an expansion may become the rule's word.
+            if not word or fnmatch.fnmatchcase(expected, word):
+                continue
+            return False
+        if word != expected:
+            return False
+    return True
+
+
+def judge_command(command: SimpleCommand, policy: CommandPolicy) -> Verdict:
+    """The verdict for one simple command."""
+    if command.unknown:
+        decision: Decision = policy.default
+        if policy.watches_unknown and _RANK[decision] < _RANK["ask"]:
+            decision = "ask"
+        return Verdict(decision, None, command, command.span, command.reason)
+    best: Rule | None = None
+    best_len = 0
+    for words, rule in policy.by_name.get(command.words[0], ()):
+        if len(words) > best_len and _matches(words, command):
+            best, best_len = rule, len(words)
+    if best is None:
+        return Verdict(policy.default, None, command, command.span, "no rule matches")
+    end = command.spans[best_len - 1][1]
+    span = (command.spans[0][0], end)
+    return Verdict(best.decision, best, command, span, f"rule {best.prefix!r}")
+
+
+def judge(line: str, policy: CommandPolicy) -> Verdict:
+    """The verdict for a whole command line: the strictest of its simple commands."""
+    if policy.allows_everything:
+        return Verdict("allow", reason="no rule")
+    verdict = Verdict("allow", reason="runs no command")
+    for command in simple_commands(line):
+        current = judge_command(command, policy)
+        if _RANK[current.decision] > _RANK[verdict.decision] or verdict.command is None:
+            verdict = current
+        if verdict.decision == "deny":
+            break
+    return verdict
+
+
+def explain(verdict: Verdict) -> str:
+    """One line for people (the console's preview, `pct status`): the decision and why."""
+    if verdict.command is None:
+        return f"{verdict.decision}: {verdict.reason}"
+    if verdict.command.unknown:
+        return f"{verdict.decision}: pct cannot tell what runs ({verdict.reason})"
+    shown = " ".join(verdict.command.words)
+    if verdict.rule is None:
+        return f"{verdict.decision}: `{shown}` matches no rule (the default)"
+    return f"{verdict.decision}: `{shown}` matches rule {verdict.rule.prefix!r}"

@@ -76,7 +76,7 @@ async def one_run(agent_dir: Path, out: dict[str, list[float]]) -> None:
     from textual.widgets import DataTable
 
     from pct_tui.app import PctApp
-    from pct_tui.screens.history import PAGE, HistoryScreen
+    from pct_tui.screens.history.screen import PAGE, HistoryScreen
 
     app = PctApp(agent_dir=agent_dir, serve=False, watch=False, cwd=agent_dir.parent)
 

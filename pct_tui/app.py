@@ -50,7 +50,7 @@ from pct_tui.screens.base import PctScreen
 from pct_tui.screens.config import ConfigScreen
 from pct_tui.screens.events import EventsScreen
 from pct_tui.screens.help import HelpScreen
-from pct_tui.screens.history import HistoryScreen
+from pct_tui.screens.history.screen import HistoryScreen
 from pct_tui.screens.quit_guard import QuitScreen
 from pct_tui.screens.rules import RulesScreen
 from pct_tui.screens.sessions import SessionsScreen

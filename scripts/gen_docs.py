@@ -272,8 +272,12 @@ def _key_label(key: str) -> str:
 def _binding_owners() -> Iterator[type[App[object]] | type[Screen[object]]]:
     yield PctApp
     seen: set[type] = set()
-    for info in sorted(pkgutil.iter_modules(pct_tui.screens.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"pct_tui.screens.{info.name}")
+    # A screen package (history/) lists as its modules did at the top: history, history_call.
+    prefix = "pct_tui.screens."
+    infos = pkgutil.walk_packages(pct_tui.screens.__path__, prefix)
+    names = sorted(info.name.removeprefix(prefix) for info in infos)
+    for name in sorted(names, key=lambda n: n.replace(".screen", "").replace(".", "_")):
+        module = importlib.import_module(prefix + name)
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if cls in seen or cls.__module__ != module.__name__ or not issubclass(cls, Screen):
                 continue

@@ -315,8 +315,8 @@ async def review_session(app: object) -> None:
 
 def fixed_history() -> None:
     """History's times and durations as fixed strings (the journal records real ones)."""
-    import pct_tui.screens.history as history
-    import pct_tui.screens.history_call as history_call
+    import pct_tui.screens.history.call as history_call
+    import pct_tui.screens.history.screen as history
 
     history.call_time = lambda t, now=None: REVIEW_TIMES.get(t, "12:00:00")  # type: ignore[assignment]
     history.duration = history_call.duration = lambda ms: "12 ms"  # type: ignore[assignment]

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, RichLog, Static
 
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from pct_tui.screens.history_call import CallScreen
+from pct_tui.screens.history.call import CallScreen
 from tests.tui.conftest import show, started, wait_for
 from tests.tui.history.journal_fill import call, record
 

@@ -58,8 +58,8 @@ def test_every_footer_key_is_in_help_with_the_same_label() -> None:
     from pct_tui.screens.approval import ConfirmScreen, WatchScreen
     from pct_tui.screens.config import ConfigScreen
     from pct_tui.screens.help import HELP_TEXT
-    from pct_tui.screens.history import HistoryScreen
-    from pct_tui.screens.history_call import CallScreen
+    from pct_tui.screens.history.call import CallScreen
+    from pct_tui.screens.history.screen import HistoryScreen
     from pct_tui.screens.rules import RulesScreen
     from pct_tui.screens.sessions import SessionsScreen
 

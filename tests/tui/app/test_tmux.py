@@ -35,7 +35,9 @@ def _screen(socket: str) -> str:
 
 def console_env(agent: Path) -> dict[str, str]:
     """The environment a console under test runs in: its own agent dir, no inherited token."""
-    env = {k: v for k, v in os.environ.items() if k != "PCT_TOKEN"}
+    # COLUMNS/LINES (left by an earlier test in this worker) would override the pane's size.
+    dropped = {"PCT_TOKEN", "COLUMNS", "LINES"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(PI_CODING_AGENT_DIR=str(agent), TERM="xterm-256color")
     return env
 

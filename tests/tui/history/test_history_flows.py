@@ -15,12 +15,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Select
 
-import pct_tui.screens.history as history_module
+import pct_tui.screens.history.screen as history_module
 from pct_runtime.journal.store import db_path
 from pct_tui.app import PctApp
 from pct_tui.screens.approval import ConfirmScreen
-from pct_tui.screens.history import EMPTY, NO_MATCH, NOT_RECORDING, TITLE, HistoryScreen
-from pct_tui.screens.history_call import CallScreen
+from pct_tui.screens.history.call import CallScreen
+from pct_tui.screens.history.screen import EMPTY, NO_MATCH, NOT_RECORDING, TITLE, HistoryScreen
 from tests.journal.helpers import damage
 from tests.tui.conftest import show, started, text, wait_for, write_config
 from tests.tui.history.journal_fill import apply_and_record, call, record

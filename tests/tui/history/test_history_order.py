@@ -4,7 +4,7 @@ right under it in the order they ran (the journal numbers calls as they finish).
 from __future__ import annotations
 
 from pct_runtime.journal.records import CallRecord
-from pct_tui.screens.history_view import in_time_order
+from pct_tui.screens.history.view import in_time_order
 
 
 def call(call_id: str, seq: int, started: float, parent: str | None = None) -> CallRecord:

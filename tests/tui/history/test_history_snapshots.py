@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-import pct_tui.screens.history as history_screen
-import pct_tui.screens.history_call as call_screen
+import pct_tui.screens.history.call as call_screen
+import pct_tui.screens.history.screen as history_screen
 from tests.tui.history.journal_fill import apply_and_record, call, record
 from tests.tui.test_tui_snapshots import (
     AGENT,

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 from pct_runtime.journal import FileImage, PatchFile
 from pct_tui.journal_access import CallRecord, UndoOutcome
-from pct_tui.screens.history_call import MAX_DIFF_LINES, shown_diff
-from pct_tui.screens.history_view import (
+from pct_tui.screens.history.call import MAX_DIFF_LINES, shown_diff
+from pct_tui.screens.history.view import (
     call_time,
     detail_line,
     duration,

@@ -22,8 +22,8 @@ from textual.widgets import DataTable, Input, Label, Select
 
 from pct_tui.journal_access import OUTCOMES, CallRecord, JournalQuery, known_tools
 from pct_tui.screens.base import PctScreen
-from pct_tui.screens.history_call import CallScreen, confirm_and_undo
-from pct_tui.screens.history_view import (
+from pct_tui.screens.history.call import CallScreen, confirm_and_undo
+from pct_tui.screens.history.view import (
     call_time,
     detail_line,
     duration,

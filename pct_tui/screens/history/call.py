@@ -16,7 +16,7 @@ from textual.widgets import Footer, Header, Label, Static
 from pct_runtime.output.terminal_text import visible
 from pct_tui.journal_access import CallRecord, JournalAccess, read_only_refusal
 from pct_tui.screens.approval import ConfirmScreen
-from pct_tui.screens.history_view import (
+from pct_tui.screens.history.view import (
     duration,
     full_time,
     not_undoable,

@@ -90,19 +90,86 @@ class Verdict:
     reason: str = ""
 
 
-def _matches(rule: tuple[str, ...], command: SimpleCommand) -> bool:
+def _word_is(expected: str, command: SimpleCommand, index: int) -> bool:
+    """One command word against a rule word; a glob or an expansion may become the word."""
+    word = command.words[index]
+    if index in command.globbed and index > 0:
+        return not word or fnmatch.fnmatchcase(expected, word)
+    return word == expected
+
+
+def _strict(rule: tuple[str, ...], command: SimpleCommand) -> int | None:
+    """The command starts with exactly the rule's words: the last word's index, else None."""
     if not rule or len(command.words) < len(rule):
-        return False
-    for index, expected in enumerate(rule):
-        word = command.words[index]
-        if index in command.globbed and index > 0:
-            # A glob or an expansion may become the rule's word.
-            if not word or fnmatch.fnmatchcase(expected, word):
-                continue
-            return False
-        if word != expected:
-            return False
-    return True
+        return None
+    if all(_word_is(expected, command, i) for i, expected in enumerate(rule)):
+        return len(rule) - 1
+    return None
+
+
+def _options(command: SimpleCommand) -> tuple[set[str], set[str]]:
+    """The command's short option letters (`-rf`, `-r -f`) and long options (`--force`,
+    `--git-dir=x` as `--git-dir`), up to a `--`."""
+    letters: set[str] = set()
+    longs: set[str] = set()
+    for word in command.words[1:]:
+        if word == "--":
+            break
+        if word.startswith("--"):
+            longs.add(word.split("=", 1)[0])
+        elif word.startswith("-") and len(word) > 1:
+            letters.update(word[1:])
+    return letters, longs
+
+
+def _loose(rule: tuple[str, ...], command: SimpleCommand) -> int | None:
+    """A deny or ask rule also matches the spellings that put options between its words
+    (`git -C dir push`, `git --no-pager push` for `git push`) or reorder and split its
+    short options (`rm -r -f`, `rm -fr` for `rm -rf`): one more spelling must never make a
+    denied command run. Its plain words still come in order, with only options (and the
+    word after an option, which may be its value) between them. The last matched word's
+    index, else None."""
+    if not rule or not command.words or not _word_is(rule[0], command, 0):
+        return None
+    letters, longs = _options(command)
+    last, at, after_option = 0, 1, False
+    for expected in rule[1:]:
+        if expected.startswith("--"):
+            if expected.split("=", 1)[0] not in longs:
+                return None
+            continue
+        if expected.startswith("-") and len(expected) > 1:
+            if not set(expected[1:]) <= letters:
+                return None
+            continue
+        while True:
+            if at >= len(command.words):
+                return None
+            word = command.words[at]
+            if _word_is(expected, command, at):
+                last, at, after_option = at, at + 1, False
+                break
+            if word.startswith("-") and word != "--":
+                after_option = "=" not in word
+            elif after_option:
+                after_option = False  # the option's value
+            else:
+                return None
+            at += 1
+    if last == 0 and len(rule) > 1:
+        # Only options after the name: mark through the command's last option.
+        words = command.words
+        end = words.index("--") if "--" in words else len(words)
+        last = max(i for i in range(end) if words[i].startswith("-"))
+    return last
+
+
+def _matches(words: tuple[str, ...], rule: Rule, command: SimpleCommand) -> int | None:
+    """Allow rules match strictly (a looser match would allow more than the operator wrote);
+    ask and deny rules match every spelling `_loose` reads."""
+    if rule.decision == "allow":
+        return _strict(words, command)
+    return _loose(words, command)
 
 
 def judge_command(command: SimpleCommand, policy: CommandPolicy) -> Verdict:
@@ -113,13 +180,19 @@ def judge_command(command: SimpleCommand, policy: CommandPolicy) -> Verdict:
             decision = "ask"
         return Verdict(decision, None, command, command.span, command.reason)
     best: Rule | None = None
-    best_len = 0
+    best_len, best_last = 0, 0
     for words, rule in policy.by_name.get(command.words[0], ()):
-        if len(words) > best_len and _matches(words, command):
-            best, best_len = rule, len(words)
+        if len(words) < best_len:
+            continue
+        last = _matches(words, rule, command)
+        if last is None:
+            continue
+        # Longest prefix decides; between equally long ones, the stricter.
+        if len(words) > best_len or best is None or _RANK[rule.decision] > _RANK[best.decision]:
+            best, best_len, best_last = rule, len(words), last
     if best is None:
         return Verdict(policy.default, None, command, command.span, "no rule matches")
-    end = command.spans[best_len - 1][1]
+    end = command.spans[min(best_last, len(command.spans) - 1)][1]
     span = (command.spans[0][0], end)
     return Verdict(best.decision, best, command, span, f"rule {best.prefix!r}")
 

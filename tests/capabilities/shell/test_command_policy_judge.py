@@ -174,3 +174,35 @@ def compositions(draw: st.DrawFn) -> str:
 @given(compositions())
 def test_random_compositions_of_a_denied_command_are_denied(line: str) -> None:
     assert judge(line, POLICY).decision == "deny", line
+
+
+@pytest.mark.parametrize("line", ["rm -rf /", "rm -fr /", "rm -r -f /", "rm -f -r x", "rm -rfv x"])
+def test_a_denied_rules_short_options_match_in_any_order_and_split(line: str) -> None:
+    verdict = judge(line, CommandPolicy("allow", (Rule("rm -rf", "deny"),)))
+    assert verdict.decision == "deny", line
+
+
+@pytest.mark.parametrize("line", ["rm -r x", "rm -f x", "rm x -- -rf"])
+def test_a_denied_rules_options_must_all_be_there(line: str) -> None:
+    assert judge(line, CommandPolicy("allow", (Rule("rm -rf", "deny"),))).decision == "allow"
+
+
+def test_an_allow_rule_matches_only_its_exact_leading_words() -> None:
+    """Read loosely, `npm test` would allow `npm -g install test`: allow rules stay strict."""
+    policy = CommandPolicy("deny", (Rule("npm test", "allow"),))
+    assert judge("npm test --watch", policy).decision == "allow"
+    assert judge("npm -g install test", policy).decision == "deny"
+    assert judge("npm --silent test", policy).decision == "deny"
+
+
+def test_the_mark_covers_the_options_between_the_rules_words() -> None:
+    line = "git -C /tmp push origin"
+    verdict = judge(line, POLICY)
+    assert verdict.span is not None
+    assert line[verdict.span[0] : verdict.span[1]] == "git -C /tmp push"
+
+
+@pytest.mark.parametrize("line", ["git commit -m push", "git log push", "git pull --rebase push"])
+def test_a_plain_word_after_a_subcommand_is_an_argument(line: str) -> None:
+    """Only options (and the word after one) may stand between a rule's words."""
+    assert judge(line, POLICY).decision == "allow", line

@@ -94,8 +94,33 @@ def _word_is(expected: str, command: SimpleCommand, index: int) -> bool:
     """One command word against a rule word; a glob or an expansion may become the word."""
     word = command.words[index]
     if index in command.globbed and index > 0:
-        return not word or fnmatch.fnmatchcase(expected, word)
+        return not word or any(fnmatch.fnmatchcase(expected, w) for w in _braces(word))
     return word == expected
+
+
+def _braces(word: str) -> tuple[str, ...]:
+    """The words a brace expansion makes (`pus{h,}`: `push`, `pus`); the word itself when
+    it has none. Any of them may become the rule's word."""
+    start = word.find("{")
+    if start < 0:
+        return (word,)
+    depth, parts, last = 0, [], start + 1
+    for at in range(start, len(word)):
+        char = word[at]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(word[last:at])
+                head, tail = word[:start], word[at + 1 :]
+                if len(parts) < 2:
+                    return (word,)  # `{x}` is no expansion
+                return tuple(w for part in parts for w in _braces(head + part + tail))
+        elif char == "," and depth == 1:
+            parts.append(word[last:at])
+            last = at + 1
+    return (word,)
 
 
 def _strict(rule: tuple[str, ...], command: SimpleCommand) -> int | None:

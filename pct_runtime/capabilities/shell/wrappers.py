@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: Shells whose `-c STRING`, here-documents and piped scripts are read as scripts.
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash"})
+SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh"}
+    | {"tcsh"}
+)
 
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
@@ -54,6 +57,8 @@ WRAPPERS: dict[str, _Spec] = {
         long_script=_long("--split-string"),
     ),
     "nohup": _Spec(),
+    # `coproc CMD` runs CMD in the background (a named coprocess needs a compound command).
+    "coproc": _Spec(),
     "time": _Spec(
         flags="pva",
         long_flags=_long("--portability", "--verbose", "--append"),

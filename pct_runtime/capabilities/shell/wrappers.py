@@ -15,8 +15,12 @@ from dataclasses import dataclass, field
 #: Shells whose `-c STRING`, here-documents and piped scripts are read as scripts.
 SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh"}
-    | {"tcsh"}
+    # `source FILE` and `. FILE` run a script like a shell given FILE.
+    | {"tcsh", "source", "."}
 )
+
+#: Script names that are the shell's own input, not a file anyone can read beforehand.
+_INPUT_FILES = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/")
 
 _SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
@@ -59,6 +63,43 @@ WRAPPERS: dict[str, _Spec] = {
     "nohup": _Spec(),
     # `coproc CMD` runs CMD in the background (a named coprocess needs a compound command).
     "coproc": _Spec(),
+    # Programs that run the command after their options; an option not listed here makes
+    # the command unknown (asked), never guessed.
+    **{
+        name: _Spec()
+        for name in (
+            "unshare",
+            "nsenter",
+            "firejail",
+            "systemd-run",
+            "ltrace",
+            "valgrind",
+            "catchsegv",
+            "proxychains",
+            "proxychains4",
+            "torsocks",
+            "tsocks",
+            "pkexec",
+            "setpriv",
+            "numactl",
+            "prlimit",
+            "cgexec",
+            "eatmydata",
+            "fakeroot",
+            "ccache",
+        )
+    },
+    "chrt": _Spec(operands=1),
+    "faketime": _Spec(operands=1),
+    "script": _Spec(
+        flags="qeaf",
+        values="c",
+        long_values=_long("--command"),
+        script="c",
+        long_script=_long("--command"),
+    ),
+    "sg": _Spec(operands=1, values="c", script="c"),
+    "screen": _Spec(flags="dmDRrL", values="S"),
     "time": _Spec(
         flags="pva",
         long_flags=_long("--portability", "--verbose", "--append"),
@@ -314,6 +355,8 @@ def _shell(words: Sequence[str | None], at: int, out: Unwrapped, from_input: boo
         out.reads_stdin = True
     elif words[i] is None:
         out.reason = "a shell runs a script whose name is built at run time"
+    elif (words[i] or "").startswith(_INPUT_FILES):
+        out.reads_stdin = True
 
 
 def _find(words: Sequence[str | None], at: int, out: Unwrapped) -> None:

@@ -196,10 +196,10 @@ def test_an_allow_rule_matches_only_its_exact_leading_words() -> None:
 
 
 def test_the_mark_covers_the_options_between_the_rules_words() -> None:
-    line = "git -C /tmp push origin"
+    line = "git -C src push origin"
     verdict = judge(line, POLICY)
     assert verdict.span is not None
-    assert line[verdict.span[0] : verdict.span[1]] == "git -C /tmp push"
+    assert line[verdict.span[0] : verdict.span[1]] == "git -C src push"
 
 
 @pytest.mark.parametrize("line", ["git commit -m push", "git log push", "git pull --rebase push"])

@@ -294,3 +294,38 @@ class RawStdio:
     def stderr_text(self) -> str:
         self._err.seek(0)
         return self._err.read().decode("utf-8", "replace")
+
+
+class LineServe:
+    """A stdio `pct serve` spoken to in raw JSON-RPC lines (the caller owns the process)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.next_id = 1
+
+    def rpc(self, method: str, params: dict[str, object]) -> dict[str, object]:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            reply: dict[str, object] = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.next_id:
+                return reply
+
+    def call(self, name: str, arguments: dict[str, object]) -> dict[str, object]:
+        """The `tools/call` result as the client gets it."""
+        reply = self.rpc("tools/call", {"name": name, "arguments": arguments})
+        result = reply["result"]
+        assert isinstance(result, dict), reply
+        return result
+
+    def outcome(self, name: str, arguments: dict[str, object]) -> tuple[bool, str]:
+        """`(isError, text)` of a `tools/call`."""
+        result = self.call(name, arguments)
+        content = result["content"]
+        assert isinstance(content, list)
+        text = "".join(c["text"] for c in content if c.get("type") == "text")
+        return bool(result.get("isError")), text

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from pct_procs import PCT, child_env, stop, write_config
+from pct_procs import PCT, LineServe, child_env, stop, write_config
 
 from tests.capabilities.shell.command_spellings import DENIED_SPELLINGS, LOOKALIKES
 from tests.capabilities.shell.test_command_policy_judge import compositions
@@ -29,32 +29,6 @@ POLICY = {
         {"prefix": "curl", "decision": "ask"},
     ],
 }
-
-
-class Serve:
-    """A stdio `pct serve` spoken to in raw JSON-RPC lines."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.next_id = 1
-
-    def rpc(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-        while True:
-            reply: dict[str, object] = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def call(self, name: str, arguments: dict[str, object]) -> dict[str, object]:
-        reply = self.rpc("tools/call", {"name": name, "arguments": arguments})
-        result = reply["result"]
-        assert isinstance(result, dict), reply
-        return result
 
 
 def text_of(result: dict[str, object]) -> str:
@@ -72,7 +46,7 @@ def error_code(result: dict[str, object]) -> object:
 
 
 @pytest.fixture(scope="module")
-def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Path, Path]]:
+def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LineServe, Path, Path]]:
     root = tmp_path_factory.mktemp("command-policy")
     agent, work = root / "agent", root / "work"
     bin_dir = work / "bin"
@@ -104,7 +78,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Pat
         start_new_session=True,
     )
     try:
-        server = Serve(proc)
+        server = LineServe(proc)
         init = {
             "protocolVersion": "2025-06-18",
             "capabilities": {},  # no elicitation: nobody can be asked
@@ -120,7 +94,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Pat
         stop(proc)
 
 
-def test_the_fake_git_records_a_run(serve: tuple[Serve, Path, Path]) -> None:
+def test_the_fake_git_records_a_run(serve: tuple[LineServe, Path, Path]) -> None:
     server, _, log = serve
     result = server.call("exec_command", {"cmd": "git pull", "yield_time_ms": 5000})
     assert not result.get("isError"), text_of(result)
@@ -131,7 +105,7 @@ def test_the_fake_git_records_a_run(serve: tuple[Serve, Path, Path]) -> None:
 
 @pytest.mark.parametrize(("category", "line"), DENIED_SPELLINGS)
 def test_no_spelling_of_a_denied_command_runs(
-    serve: tuple[Serve, Path, Path], category: str, line: str
+    serve: tuple[LineServe, Path, Path], category: str, line: str
 ) -> None:
     server, work, log = serve
     cmd = line.replace("/usr/bin/git", str(work / "bin" / "git"))
@@ -145,7 +119,7 @@ def test_no_spelling_of_a_denied_command_runs(
 
 
 @pytest.mark.parametrize("line", LOOKALIKES)
-def test_lookalikes_run(serve: tuple[Serve, Path, Path], line: str) -> None:
+def test_lookalikes_run(serve: tuple[LineServe, Path, Path], line: str) -> None:
     server, _, log = serve
     result = server.call("exec_command", {"cmd": line, "yield_time_ms": 5000})
     assert not result.get("isError"), (line, text_of(result))
@@ -154,7 +128,7 @@ def test_lookalikes_run(serve: tuple[Serve, Path, Path], line: str) -> None:
         log.unlink()
 
 
-def test_echo_and_grep_show_the_words(serve: tuple[Serve, Path, Path]) -> None:
+def test_echo_and_grep_show_the_words(serve: tuple[LineServe, Path, Path]) -> None:
     server, _, _ = serve
     echoed = server.call("exec_command", {"cmd": "echo git push", "yield_time_ms": 5000})
     assert "git push" in text_of(echoed)
@@ -164,7 +138,7 @@ def test_echo_and_grep_show_the_words(serve: tuple[Serve, Path, Path]) -> None:
     assert "remember: git push" in text_of(grepped)
 
 
-def test_an_asked_command_without_a_person_is_refused(serve: tuple[Serve, Path, Path]) -> None:
+def test_an_asked_command_without_a_person_is_refused(serve: tuple[LineServe, Path, Path]) -> None:
     server, work, _ = serve
     result = server.call("exec_command", {"cmd": "curl -o fetched x; touch asked-ran"})
     text = text_of(result)
@@ -175,7 +149,7 @@ def test_an_asked_command_without_a_person_is_refused(serve: tuple[Serve, Path, 
     assert not (work / "asked-ran").exists()
 
 
-def test_nested_calls_are_judged_alike(serve: tuple[Serve, Path, Path]) -> None:
+def test_nested_calls_are_judged_alike(serve: tuple[LineServe, Path, Path]) -> None:
     server, work, log = serve
     code = (
         "for cmd in ['git push', 'bash -c \"git push\"', 'curl x; touch nested-ran']:\n"
@@ -196,7 +170,7 @@ def test_nested_calls_are_judged_alike(serve: tuple[Serve, Path, Path]) -> None:
     assert not (work / "nested-ran").exists()
 
 
-def test_write_stdin_input_is_not_judged(serve: tuple[Serve, Path, Path]) -> None:
+def test_write_stdin_input_is_not_judged(serve: tuple[LineServe, Path, Path]) -> None:
     """The policy judges what starts; a shell started by an allowed line reads its input
     unjudged, which the docs say plainly (the sandbox confines what runs)."""
     server, _, log = serve
@@ -214,7 +188,7 @@ def test_write_stdin_input_is_not_judged(serve: tuple[Serve, Path, Path]) -> Non
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(compositions())
-def test_random_compositions_never_run(serve: tuple[Serve, Path, Path], line: str) -> None:
+def test_random_compositions_never_run(serve: tuple[LineServe, Path, Path], line: str) -> None:
     server, _, log = serve
     result = server.call("exec_command", {"cmd": line, "yield_time_ms": 2000})
     assert result.get("isError"), (line, text_of(result))

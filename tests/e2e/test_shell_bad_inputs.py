@@ -10,40 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pct_procs import PCT, child_env, stop, write_config
+from pct_procs import PCT, LineServe, child_env, stop, write_config
 
 pytestmark = pytest.mark.e2e
 
 
-class Serve:
-    """A stdio `pct serve` spoken to in raw JSON-RPC lines."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.next_id = 1
-
-    def rpc(self, method: str, params: dict[str, object]) -> dict[str, object]:
-        assert self.proc.stdin is not None
-        assert self.proc.stdout is not None
-        self.next_id += 1
-        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
-        while True:
-            reply: dict[str, object] = json.loads(self.proc.stdout.readline())
-            if reply.get("id") == self.next_id:
-                return reply
-
-    def call(self, name: str, arguments: dict[str, object]) -> tuple[bool, str]:
-        reply = self.rpc("tools/call", {"name": name, "arguments": arguments})
-        result = reply["result"]
-        assert isinstance(result, dict), reply
-        text = "".join(c["text"] for c in result["content"] if c.get("type") == "text")
-        return bool(result.get("isError")), text
-
-
 @pytest.fixture(scope="module")
-def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Path]]:
+def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LineServe, Path]]:
     root = tmp_path_factory.mktemp("bad-inputs")
     agent, work = root / "agent", root / "work"
     work.mkdir()
@@ -63,7 +36,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve, Pat
         start_new_session=True,
     )
     try:
-        server = Serve(proc)
+        server = LineServe(proc)
         init = {
             "protocolVersion": "2025-06-18",
             "capabilities": {},
@@ -127,10 +100,12 @@ EXEC_CASES: dict[str, tuple[dict[str, object], list[str]]] = {
 
 
 @pytest.mark.parametrize("case", list(EXEC_CASES))
-def test_bad_exec_command_input_gets_a_clear_error(serve: tuple[Serve, Path], case: str) -> None:
+def test_bad_exec_command_input_gets_a_clear_error(
+    serve: tuple[LineServe, Path], case: str
+) -> None:
     server, work = serve
     arguments, expected = EXEC_CASES[case]
-    is_error, text = server.call("exec_command", arguments)
+    is_error, text = server.outcome("exec_command", arguments)
     assert is_error, text
     assert "unexpectedly" not in text
     for part in expected:
@@ -139,7 +114,7 @@ def test_bad_exec_command_input_gets_a_clear_error(serve: tuple[Serve, Path], ca
     assert not (work / "ran").exists()
 
 
-def test_code_modes_nested_exec_command_gets_the_same_error(serve: tuple[Serve, Path]) -> None:
+def test_code_modes_nested_exec_command_gets_the_same_error(serve: tuple[LineServe, Path]) -> None:
     server, work = serve
     code = (
         "try:\n"
@@ -147,16 +122,16 @@ def test_code_modes_nested_exec_command_gets_the_same_error(serve: tuple[Serve, 
         "except Exception as exc:\n"
         '    print("ERR", exc)\n'
     )
-    is_error, text = server.call("exec", {"code": code})
+    is_error, text = server.outcome("exec", {"code": code})
     assert not is_error, text
     assert "unexpectedly" not in text
     assert f"ERR exec_command {TOO_LONG}" in text
     assert not (work / "ran").exists()
 
 
-def test_bad_write_stdin_input_gets_a_clear_error(serve: tuple[Serve, Path]) -> None:
+def test_bad_write_stdin_input_gets_a_clear_error(serve: tuple[LineServe, Path]) -> None:
     server, _ = serve
-    is_error, text = server.call("exec_command", {"cmd": "cat", "yield_time_ms": 100})
+    is_error, text = server.outcome("exec_command", {"cmd": "cat", "yield_time_ms": 100})
     assert not is_error, text
     session_id = text.split()[1].rstrip(":")
     cases: list[tuple[dict[str, object], str]] = [
@@ -166,10 +141,10 @@ def test_bad_write_stdin_input_gets_a_clear_error(serve: tuple[Serve, Path]) -> 
     ]
     try:
         for extra, expected in cases:
-            is_error, text = server.call("write_stdin", {"session_id": session_id, **extra})
+            is_error, text = server.outcome("write_stdin", {"session_id": session_id, **extra})
             assert is_error, text
             assert "unexpectedly" not in text
             assert expected in text
             assert "Nothing was sent." in text
     finally:
-        server.call("write_stdin", {"session_id": session_id, "terminate": True})
+        server.outcome("write_stdin", {"session_id": session_id, "terminate": True})

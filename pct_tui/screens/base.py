@@ -7,13 +7,15 @@ imports the app.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual import events
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widget import Widget
+from textual.widgets import Button, Footer, Header
 
 from pct_tui.console import Console
 from pct_tui.facade import RuntimeFacade
@@ -110,3 +112,12 @@ class PctScreen(Screen[None]):
 
     def on_disk_banner_dismissed(self, _: DiskBanner.Dismissed) -> None:
         self.console.set_disk_changed(False)
+
+
+async def press(screen: Widget, event: Button.Pressed, actions: Mapping[str, str]) -> None:
+    """A button stands for a key's action: run the action its id names (an editor's row of
+    buttons and its keys then do one thing each)."""
+    event.stop()
+    action = actions.get(event.button.id or "")
+    if action:
+        await screen.run_action(action)

@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, Label, OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from pct_tui.facade import RuntimeFacade
+from pct_tui.screens.base import press
 from pct_tui.widgets.cells import literal
 
 DECISIONS = ("allow", "ask", "deny")
@@ -217,19 +218,19 @@ class CommandsScreen(ModalScreen[None]):
         self.dismiss(None)
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        actions = {
-            "command-add": "add_rule",
-            "command-edit": "edit_rule",
-            "command-delete": "delete_rule",
-            "command-up": "move_rule(-1)",
-            "command-down": "move_rule(1)",
-            "command-default": "cycle_default",
-            "commands-save": "save",
-        }
-        action = actions.get(event.button.id or "")
-        if action:
-            await self.run_action(action)
+        await press(
+            self,
+            event,
+            {
+                "command-add": "add_rule",
+                "command-edit": "edit_rule",
+                "command-delete": "delete_rule",
+                "command-up": "move_rule(-1)",
+                "command-down": "move_rule(1)",
+                "command-default": "cycle_default",
+                "commands-save": "save",
+            },
+        )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

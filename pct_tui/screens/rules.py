@@ -17,7 +17,7 @@ from textual.widgets import Button, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from pct_tui.facade import NO_MODEL_LINE, Model
-from pct_tui.screens.base import PctScreen
+from pct_tui.screens.base import PctScreen, press
 from pct_tui.screens.rule_edit import RuleEditScreen
 from pct_tui.state.drafts import rule_label
 from pct_tui.widgets.cells import literal
@@ -179,18 +179,18 @@ class RulesScreen(PctScreen):
         self.show_message(outcome.message, error=not outcome.ok)
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        actions = {
-            "rule-add": "add_rule",
-            "rule-edit": "edit_rule",
-            "rule-delete": "delete_rule",
-            "rule-up": "move_rule(-1)",
-            "rule-down": "move_rule(1)",
-            "rules-save": "save",
-        }
-        action = actions.get(event.button.id or "")
-        if action:
-            await self.run_action(action)
+        await press(
+            self,
+            event,
+            {
+                "rule-add": "add_rule",
+                "rule-edit": "edit_rule",
+                "rule-delete": "delete_rule",
+                "rule-up": "move_rule(-1)",
+                "rule-down": "move_rule(1)",
+                "rules-save": "save",
+            },
+        )
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

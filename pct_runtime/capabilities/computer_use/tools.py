@@ -263,9 +263,8 @@ def _position(tool: str, args: JSONMapping, out: JSONObject) -> None:
         out["y"] = _number(tool, "y", args["y"])
 
 
-def validate_arguments(method: ComputerUseMethod, args: JSONMapping) -> JSONObject:
-    """Check `args` against the tool's schema rules; returns only the validated fields."""
-    tool = _SPEC_TEXT[method][0]
+def _check_shape(tool: str, method: ComputerUseMethod, args: JSONMapping) -> None:
+    """An object with only the schema's names, and every required one."""
     if not isinstance(args, Mapping):
         raise _bad(tool, "arguments must be a JSON object.")
     allowed = set(SCHEMAS[method]["properties"])
@@ -277,35 +276,62 @@ def validate_arguments(method: ComputerUseMethod, args: JSONMapping) -> JSONObje
     for name in SCHEMAS[method].get("required", []):
         if name not in args:
             raise _bad(tool, f"`{name}` is required.")
+
+
+def _state_fields(tool: str, args: JSONMapping, out: JSONObject) -> None:
+    if "disableDiff" in args:
+        if not isinstance(args["disableDiff"], bool):
+            raise _bad(tool, "`disableDiff` must be true or false.")
+        out["disableDiff"] = args["disableDiff"]
+
+
+def _click_fields(tool: str, args: JSONMapping, out: JSONObject) -> None:
+    _position(tool, args, out)
+    if "element_index" not in out and "x" not in out:
+        raise _bad(tool, "give `element_index` from the latest app state, or `x` and `y`.")
+    if "mouse_button" in args:
+        out["mouse_button"] = _choice(tool, "mouse_button", args["mouse_button"], MOUSE_BUTTONS)
+    if "click_count" in args:
+        out["click_count"] = _integer(tool, "click_count", args["click_count"], 1)
+
+
+def _type_fields(tool: str, args: JSONMapping, out: JSONObject) -> None:
+    out["text"] = _text(tool, "text", args["text"])
+
+
+def _key_fields(tool: str, args: JSONMapping, out: JSONObject) -> None:
+    out["key"] = _text(tool, "key", args["key"])
+
+
+def _scroll_fields(tool: str, args: JSONMapping, out: JSONObject) -> None:
+    _position(tool, args, out)
+    out["direction"] = _choice(tool, "direction", args["direction"], DIRECTIONS)
+    if "pages" in args:
+        pages = _number(tool, "pages", args["pages"])
+        if pages <= 0:
+            raise _bad(tool, "`pages` must be greater than 0.")
+        out["pages"] = pages
+
+
+#: Each app method's own fields, checked after its `app` target (in the schema's order).
+_FIELDS: dict[str, Callable[[str, JSONMapping, JSONObject], None]] = {
+    "get_app_state": _state_fields,
+    "click": _click_fields,
+    "type_text": _type_fields,
+    "press_key": _key_fields,
+    "scroll": _scroll_fields,
+}
+
+
+def validate_arguments(method: ComputerUseMethod, args: JSONMapping) -> JSONObject:
+    """Check `args` against the tool's schema rules; returns only the validated fields."""
+    tool = _SPEC_TEXT[method][0]
+    _check_shape(tool, method, args)
     out: JSONObject = {}
     if method == "list_apps":
         return out
     out["app"] = check_app_target(tool, args["app"])
-    if method == "get_app_state":
-        if "disableDiff" in args:
-            if not isinstance(args["disableDiff"], bool):
-                raise _bad(tool, "`disableDiff` must be true or false.")
-            out["disableDiff"] = args["disableDiff"]
-    elif method == "click":
-        _position(tool, args, out)
-        if "element_index" not in out and "x" not in out:
-            raise _bad(tool, "give `element_index` from the latest app state, or `x` and `y`.")
-        if "mouse_button" in args:
-            out["mouse_button"] = _choice(tool, "mouse_button", args["mouse_button"], MOUSE_BUTTONS)
-        if "click_count" in args:
-            out["click_count"] = _integer(tool, "click_count", args["click_count"], 1)
-    elif method == "type_text":
-        out["text"] = _text(tool, "text", args["text"])
-    elif method == "press_key":
-        out["key"] = _text(tool, "key", args["key"])
-    elif method == "scroll":
-        _position(tool, args, out)
-        out["direction"] = _choice(tool, "direction", args["direction"], DIRECTIONS)
-        if "pages" in args:
-            pages = _number(tool, "pages", args["pages"])
-            if pages <= 0:
-                raise _bad(tool, "`pages` must be greater than 0.")
-            out["pages"] = pages
+    _FIELDS[method](tool, args, out)
     return out
 
 

@@ -133,72 +133,93 @@ def _send(sock: socket.socket, obj: dict[str, object], fds: list[int] | None = N
     socket.send_fds(sock, [json.dumps(obj).encode()], fds or [])
 
 
-def serve(sock: socket.socket) -> None:
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    children: dict[int, subprocess.Popen[bytes]] = {}  # by pidfd
-    # A child is reaped only once pct has read its pid from the pidfd (`ack`): the kernel
-    # forgets the number of a reaped process.
-    unacked: set[int] = set()
-    exited: dict[int, int] = {}  # pid -> pidfd of an exited child pct has not acked yet
+class _Server:
+    """The spawner's state between polls: the socket (it may move during a spawn), the
+    children by pidfd, and the exits pct has not acked yet."""
 
-    def reap(pidfd: int) -> None:
-        child = children.pop(pidfd)
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.poller = select.poll()
+        self.poller.register(sock.fileno(), select.POLLIN)
+        self.children: dict[int, subprocess.Popen[bytes]] = {}  # by pidfd
+        # A child is reaped only once pct has read its pid from the pidfd (`ack`): the
+        # kernel forgets the number of a reaped process.
+        self.unacked: set[int] = set()
+        self.exited: dict[int, int] = {}  # pid -> pidfd of an exited child not acked yet
+
+    def reap(self, pidfd: int) -> None:
+        child = self.children.pop(pidfd)
         os.close(pidfd)
-        _send(sock, {"exit": child.pid, "code": child.wait()})
+        _send(self.sock, {"exit": child.pid, "code": child.wait()})
 
+    def child_exited(self, pidfd: int) -> None:
+        self.poller.unregister(pidfd)
+        pid = self.children[pidfd].pid
+        if pid in self.unacked:
+            self.exited[pid] = pidfd
+        else:
+            self.reap(pidfd)
+
+    def acked(self, ack: int | str) -> None:
+        pid = int(ack)
+        self.unacked.discard(pid)
+        if pid in self.exited:
+            self.reap(self.exited.pop(pid))
+
+    def request(self) -> bool:
+        """Answer one message; False when pct closed its end."""
+        msg, fds, _flags, _addr = socket.recv_fds(self.sock, _MAX_MESSAGE, _MAX_FDS)
+        if not msg:
+            return False
+        try:
+            request = json.loads(msg)
+            if not isinstance(request, dict):
+                raise TypeError("a request is a JSON object")
+            if "ack" in request:
+                self.acked(request["ack"])
+                return True
+        except (ValueError, TypeError) as exc:
+            for each in fds:
+                os.close(each)
+            _send(self.sock, {"error": errno.EINVAL, "message": f"bad request: {exc}"})
+            return True
+        self.spawn(request, list(fds))
+        return True
+
+    def spawn(self, request: dict[str, object], fds: list[int]) -> None:
+        old = self.sock.fileno()
+        try:
+            child, self.sock = _spawn(request, fds, self.sock)
+        except OSError as exc:
+            _send(self.sock, {"error": exc.errno or errno.EIO, "message": str(exc)})
+            return
+        except (ValueError, KeyError, TypeError) as exc:
+            _send(self.sock, {"error": errno.EINVAL, "message": f"bad request: {exc}"})
+            return
+        finally:
+            if self.sock.fileno() != old:
+                self.poller.unregister(old)
+                self.poller.register(self.sock.fileno(), select.POLLIN)
+        pidfd = os.pidfd_open(child.pid)
+        self.children[pidfd] = child
+        self.unacked.add(child.pid)
+        self.poller.register(pidfd, select.POLLIN)
+        _send(self.sock, {"pid": child.pid}, [pidfd])
+
+
+def serve(sock: socket.socket) -> None:
+    server = _Server(sock)
     while True:
         try:
-            events = poller.poll()
+            events = server.poller.poll()
         except InterruptedError:
             continue
         for fd, _event in events:
-            if fd in children:
-                poller.unregister(fd)
-                pid = children[fd].pid
-                if pid in unacked:
-                    exited[pid] = fd
-                else:
-                    reap(fd)
-                continue
-            if fd != sock.fileno():
-                continue  # the socket moved during a spawn; its new number is registered
-            msg, fds, _flags, _addr = socket.recv_fds(sock, _MAX_MESSAGE, _MAX_FDS)
-            if not msg:
+            if fd in server.children:
+                server.child_exited(fd)
+            elif fd == server.sock.fileno() and not server.request():
                 return
-            old = sock.fileno()
-            try:
-                request = json.loads(msg)
-                if not isinstance(request, dict):
-                    raise TypeError("a request is a JSON object")
-                if "ack" in request:
-                    pid = int(request["ack"])
-                    unacked.discard(pid)
-                    if pid in exited:
-                        reap(exited.pop(pid))
-                    continue
-            except (ValueError, TypeError) as exc:
-                for each in fds:
-                    os.close(each)
-                _send(sock, {"error": errno.EINVAL, "message": f"bad request: {exc}"})
-                continue
-            try:
-                child, sock = _spawn(request, list(fds), sock)
-            except OSError as exc:
-                _send(sock, {"error": exc.errno or errno.EIO, "message": str(exc)})
-                continue
-            except (ValueError, KeyError, TypeError) as exc:
-                _send(sock, {"error": errno.EINVAL, "message": f"bad request: {exc}"})
-                continue
-            finally:
-                if sock.fileno() != old:
-                    poller.unregister(old)
-                    poller.register(sock.fileno(), select.POLLIN)
-            pidfd = os.pidfd_open(child.pid)
-            children[pidfd] = child
-            unacked.add(child.pid)
-            poller.register(pidfd, select.POLLIN)
-            _send(sock, {"pid": child.pid}, [pidfd])
+            # else: the socket moved during a spawn; its new number is registered
 
 
 def main(argv: list[str]) -> None:

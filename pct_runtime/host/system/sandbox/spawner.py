@@ -244,28 +244,36 @@ class NamespaceSpawner:
                 if child is not None:
                     child._exited(int(obj.get("code", -signal.SIGKILL)))
                 continue
-            reply: Reply = obj if isinstance(obj, dict) else {}
-            if isinstance(obj, dict) and isinstance(obj.get("pid"), int) and fds:
-                # Registered here, before the next message: its exit may be that message.
-                for extra in fds[1:]:
-                    os.close(extra)
-                inner = int(obj["pid"])
-                try:
-                    reply = ConfinedPopen(pidfd_pid(fds[0]), fds[0])
-                    self._children[inner] = reply
-                except OSError as exc:
-                    os.close(fds[0])
-                    reply = {"error": exc.errno or errno.EIO, "message": str(exc)}
-                with contextlib.suppress(OSError):  # now the server may reap it
-                    sock.send(json.dumps({"ack": inner}).encode())
-            else:
-                for fd in fds:
-                    os.close(fd)
+            reply = self._reply(sock, obj, fds)
             with self._wait_lock:
                 waiter = self._waiters.popleft() if self._waiters else None
             if waiter is not None:
                 waiter(reply)
-        # The server is gone, and with it its PID namespace: every child is dead.
+        self._gone(sock, generation)
+
+    def _reply(self, sock: socket.socket, obj: object, fds: list[int]) -> Reply:
+        """A spawn's answer: its child, registered before the next message (its exit may be
+        that message), or the server's error."""
+        if not (isinstance(obj, dict) and isinstance(obj.get("pid"), int) and fds):
+            for fd in fds:
+                os.close(fd)
+            return obj if isinstance(obj, dict) else {}
+        for extra in fds[1:]:
+            os.close(extra)
+        inner = int(obj["pid"])
+        reply: Reply
+        try:
+            reply = ConfinedPopen(pidfd_pid(fds[0]), fds[0])
+            self._children[inner] = reply
+        except OSError as exc:
+            os.close(fds[0])
+            reply = {"error": exc.errno or errno.EIO, "message": str(exc)}
+        with contextlib.suppress(OSError):  # now the server may reap it
+            sock.send(json.dumps({"ack": inner}).encode())
+        return reply
+
+    def _gone(self, sock: socket.socket, generation: int) -> None:
+        """The server is gone, and with it its PID namespace: every child is dead."""
         gone: Reply = {"error": errno.EPIPE, "message": "the sandbox server is gone"}
         with self._wait_lock:
             if self._generation == generation:

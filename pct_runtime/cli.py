@@ -7,17 +7,21 @@ Exit codes and streams are pinned in docs/ARCHITECTURE.md ("Interfaces pinned").
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from functools import cache
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pct_runtime.cli_commands.errors import CliError
 
-__all__ = ["CliError", "build_parser", "entry", "main"]
+if TYPE_CHECKING:  # argparse loads only when a parser is built (see `_QUICK`)
+    import argparse
 
-Handler = Callable[[argparse.Namespace], int]
+    Handler = Callable[[argparse.Namespace], int]
+    Register = Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
+
+__all__ = ["CliError", "build_parser", "entry", "main"]
 
 
 def _columns() -> int:
@@ -32,26 +36,32 @@ def _columns() -> int:
         return 80
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, given its width: argparse builds one for every argument
-    it adds and, left to itself, imports shutil (and its compression modules) to ask."""
+@cache
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The parser class of `pct` and of each subcommand (subparsers inherit it), made on
+    first use so that a command argparse never sees does not import it."""
+    import argparse
 
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
+    class _Formatter(argparse.HelpFormatter):
+        """argparse's help formatter, given its width: argparse builds one for every
+        argument it adds and, left to itself, imports shutil (and its compression modules)
+        to ask."""
 
+        def __init__(
+            self,
+            prog: str,
+            indent_increment: int = 2,
+            max_help_position: int = 24,
+            width: int | None = None,
+        ) -> None:
+            super().__init__(prog, indent_increment, max_help_position, width or _columns() - 2)
 
-class _Parser(argparse.ArgumentParser):
-    """The parser of `pct` and of each subcommand (subparsers inherit the class)."""
+    class _Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", _Formatter)
+            super().__init__(*args, **kwargs)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
+    return _Parser
 
 
 def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,7 +114,7 @@ def _add_journal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 # Registration functions, in the order `pct --help` lists them.
-_COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+_COMMANDS: list[Register] = [
     _add_config,
     _add_status,
     _add_models,
@@ -118,7 +128,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
 
 # Which registration defines each command, so that `pct <command>` imports only its own module
 # (start-up is most of a short command's time). A name missing here registers everything.
-_REGISTRAR_OF: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {
+_REGISTRAR_OF: dict[str, Register] = {
     "config": _add_config,
     "status": _add_status,
     "reload": _add_reload,
@@ -130,9 +140,24 @@ _REGISTRAR_OF: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentP
 }
 
 
+def _quick_apply_patch(words: list[str]) -> argparse.Namespace | None:
+    from pct_runtime.cli_commands import apply_patch_cmd
+
+    return apply_patch_cmd.quick_args(words)
+
+
+# Commands that read their plain arguments without argparse: importing it and building even
+# one subcommand's parser (with gettext looking for translations) is ~5 ms of a ~70 ms
+# `pct apply-patch`. They return None for anything else (help, an unknown, abbreviated or
+# repeated option), which argparse then parses: its messages stay its own.
+_QUICK: dict[str, Callable[[list[str]], argparse.Namespace | None]] = {
+    "apply-patch": _quick_apply_patch,
+}
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every command, or only for `command` when it names a known one."""
-    parser: argparse.ArgumentParser = _Parser(
+    parser: argparse.ArgumentParser = _parser_class()(
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
     )
@@ -151,6 +176,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _remember_parsers(parser: argparse.ArgumentParser) -> None:
     """Each (sub)command's parser records itself in the namespace, so an unknown flag is
     reported with that subcommand's usage (argparse reports it with the top-level one)."""
+    import argparse
+
     parser.set_defaults(usage_parser=parser)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
@@ -191,15 +218,17 @@ def entry() -> NoReturn:
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     """(exit code, whether the command allows an exit without teardown)."""
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(words[0] if words else None)
-    args = parse(parser, words)
+    quick = _QUICK.get(words[0]) if words else None
+    args = quick(words[1:]) if quick is not None else None
+    if args is None:
+        args = parse(build_parser(words[0] if words else None), words)
     handler: Handler = args.handler
-    quick = bool(getattr(args, "quick_exit", False))
+    quick_exit = bool(getattr(args, "quick_exit", False))
     try:
-        return handler(args), quick
+        return handler(args), quick_exit
     except CliError as exc:
         print(f"pct: {exc}", file=sys.stderr)
-        return exc.code, quick
+        return exc.code, quick_exit
     except KeyboardInterrupt:
         return 130, False
     except BrokenPipeError:

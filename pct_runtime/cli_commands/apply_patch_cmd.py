@@ -6,9 +6,13 @@ stderr and exits 1. Only the parser and executor are imported (no event loop, no
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # `quick_args` spares the usual `pct apply-patch` argparse
+    import argparse
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,6 +28,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("file", nargs="?", metavar="FILE", help="patch file (default: stdin)")
     # Nothing is left to run at exit: the journal's row is spooled before `run` returns.
     parser.set_defaults(handler=run, quick_exit=True)
+
+
+def quick_args(words: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments after `apply-patch` when they are only `--cwd DIR` (or `--cwd=DIR`) and
+    FILE (or `-`), each at most once, no value empty or starting with `-`: what `register`'s
+    parser would make of them, without argparse. None for anything else, argparse's to parse
+    (help, errors and every corner of its syntax stay its own)."""
+    cwd: str | None = None
+    file: str | None = None
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if word == "--cwd" and at + 1 < len(words):
+            value: str | None = words[at + 1]
+            at += 2
+        elif word.startswith("--cwd="):
+            value = word[len("--cwd=") :]
+            at += 1
+        else:
+            if file is not None or not word or (word.startswith("-") and word != "-"):
+                return None
+            file = word
+            at += 1
+            continue
+        if cwd is not None or not value or value.startswith("-"):
+            return None
+        cwd = value
+    from types import SimpleNamespace
+
+    found = SimpleNamespace(
+        command="apply-patch", cwd=cwd or ".", file=file, handler=run, quick_exit=True
+    )
+    return cast("argparse.Namespace", found)
 
 
 class _PatchInputError(Exception):
@@ -88,6 +125,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run only this subcommand (`python -m pct_runtime.cli_commands.apply_patch_cmd`)."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="pct apply-patch")
     sub = parser.add_subparsers(dest="command")
     register(sub)

@@ -28,6 +28,9 @@ PENDING_PREFIX = "pending:"
 #: An image whose pending file changed or vanished before it was hashed: never matches.
 LOST = "lost"
 OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+#: How many pending images `link_pending` looks through for a file's other name (a few per
+#: spooled row normally: the spool is drained every 50 rows).
+_PENDING_SCAN_LIMIT = 1000
 OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
@@ -107,13 +110,15 @@ class BlobStore:
     def link_pending(self, path: str, dir_fd: int | None = None) -> tuple[str, os.stat_result]:
         """A second name for the file `path` (relative to `dir_fd` when given: a file name
         in a folder the caller opened without following links) — a hard link; a private
-        copy, fsync'd, where links are impossible or the file already has another name —
-        taken in microseconds at commit time. Returns the pending name and the file's stat.
+        copy, fsync'd, where links are impossible or the file already has another name than
+        an image pending here (a name added while linking included) — taken in microseconds
+        at commit time. Returns the pending name and the file's stat.
         Raises OSError (FileNotFoundError when `path` is gone); a failed copy leaves nothing."""
         pending = self.pending_dir
         _private_dirs(self.root, pending)
         name = os.path.join(pending, os.urandom(16).hex())
-        if os.lstat(path, dir_fd=dir_fd).st_nlink > 1:
+        st = os.lstat(path, dir_fd=dir_fd)
+        if st.st_nlink > 1 and not self._only_other_name_is_pending(st):
             # Another name shares the inode and may write it in place before the image is
             # hashed: a private copy, so the pre-image stays what the patch replaced.
             self._copy(path, dir_fd, name)
@@ -124,7 +129,34 @@ class BlobStore:
             raise
         except OSError:  # another file system, or links not allowed: copy instead
             self._copy(path, dir_fd, name)
-        return name, os.lstat(name)
+            return name, os.lstat(name)
+        linked = os.lstat(name)
+        if linked.st_nlink > st.st_nlink + 1:
+            # A name was added between the check and the link: not ours, so a copy after all.
+            os.unlink(name)
+            self._copy(path, dir_fd, name)
+            return name, os.lstat(name)
+        return name, linked
+
+    def _only_other_name_is_pending(self, st: os.stat_result) -> bool:
+        """Whether the file's one other name is an image in `pending/` (the after-image of an
+        earlier patch of it, not hashed yet): pct never writes through those, so a link is
+        as safe as for a file with one name. Any other second name gets a private copy."""
+        if st.st_nlink != 2:
+            return False
+        try:
+            with os.scandir(self.pending_dir) as entries:
+                for seen, entry in enumerate(entries):
+                    if seen >= _PENDING_SCAN_LIMIT:
+                        return False  # a pile a dead writer left: not worth the look
+                    if entry.inode() != st.st_ino:
+                        continue
+                    other = entry.stat(follow_symlinks=False)
+                    same = (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+                    return same and stat.S_ISREG(other.st_mode)
+        except OSError:
+            return False
+        return False
 
     def _copy(self, path: str, dir_fd: int | None, name: str) -> None:
         fd = os.open(path, os.O_RDONLY | OPEN_NOFOLLOW | OPEN_CLOEXEC, dir_fd=dir_fd)

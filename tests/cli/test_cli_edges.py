@@ -166,3 +166,48 @@ def test_attach_codex_prints_two_separate_alternatives(agent: Path) -> None:
     assert table.startswith("# Alternative 2 - or put this table in ~/.codex/config.toml")
     assert "\n[mcp_servers.pct]\n" in table
     assert "codex mcp add" not in table
+
+
+PLAIN = [
+    [],
+    ["p.txt"],
+    ["-"],
+    ["--cwd", "work"],
+    ["--cwd", "work", "p.txt"],
+    ["p.txt", "--cwd", "work"],
+    ["--cwd=work", "-"],
+    ["--cwd", "dir with spaces", "a file.txt"],
+]
+# Not the plain form: argparse's to parse (or to refuse), so its messages stay its own.
+OTHER = [
+    ["--help"],
+    ["-h"],
+    ["--cw", "work"],
+    ["--cwd"],
+    ["--cwd="],
+    ["--cwd", "-x"],
+    ["--cwd=-x"],
+    ["--cwd", "a", "--cwd", "b"],
+    ["a", "b"],
+    ["--", "p.txt"],
+    ["-p.txt"],
+    [""],
+    ["--bogus"],
+]
+
+
+@pytest.mark.parametrize("words", PLAIN + OTHER)
+def test_apply_patch_reads_plain_arguments_as_argparse_would(words: list[str]) -> None:
+    """`pct apply-patch` skips argparse for plain `--cwd DIR` and FILE: the same values as
+    its parser; anything else is left to that parser (None)."""
+    from pct_runtime import cli
+    from pct_runtime.cli_commands.apply_patch_cmd import quick_args
+
+    quick = quick_args(words)
+    if words in OTHER:
+        assert quick is None
+        return
+    assert quick is not None
+    parsed = cli.parse(cli.build_parser("apply-patch"), ["apply-patch", *words])
+    assert (quick.cwd, quick.file, quick.handler) == (parsed.cwd, parsed.file, parsed.handler)
+    assert quick.quick_exit is parsed.quick_exit is True

@@ -204,6 +204,21 @@ class LineMatcher:
     def _window_matches(self, tier: int, keys: Sequence[Key], start: int) -> bool:
         source = self.source
         end = source.end
+        if tier == 0:
+            # Exact: the window's lines, endings included, are the keys end to end; each key
+            # holds one line feed, at its end, so one comparison of bytes checks them all.
+            block = b"".join(keys)  # type: ignore[arg-type]
+            if source.data.startswith(block, start):
+                return block.count(b"\n") == len(keys)
+            if source.final_newline:
+                return False
+            # An unterminated last line is compared as if it had the file's line ending.
+            block = block[: -len(source.eol)]
+            return (
+                start + len(block) == end
+                and source.data.startswith(block, start)
+                and block.count(b"\n") == len(keys) - 1
+            )
         pos = start
         for k in keys:
             if pos >= end:
@@ -290,10 +305,11 @@ def apply_chunks(source: Source, chunks: Sequence[Chunk], display: str) -> list[
             )
         start = pos = found[0]
         new: list[str] = []
+        cut = -len(source.eol)
         for kind, text in zip(kinds, texts, strict=True):
             if kind == " ":
-                new.append(source.text(pos))  # context keeps the file's text
-                pos = source.raw(pos)[1]
+                line, pos = source.raw(pos)
+                new.append(line[:cut].decode("utf-8"))  # context keeps the file's text
             elif kind == "-":
                 pos = source.raw(pos)[1]
             else:

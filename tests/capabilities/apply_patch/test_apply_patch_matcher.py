@@ -198,3 +198,25 @@ def test_work_is_linear_no_rescan_per_hunk(monkeypatch: pytest.MonkeyPatch) -> N
     assert out[50] == "new 50"
     assert passes["n"] == 1
     assert windows["n"] == 200
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_exact_windows_at_an_unterminated_last_line(eol: bytes) -> None:
+    """The exact tier compares a window as one run of bytes: a window ending at a last line
+    without its line ending still matches (and only there), in either line-ending style."""
+    data = eol.join([b"a", b"b", b"c", b"a", b"b"])  # no final line ending
+    source = load_source(data, "f.txt", "update", 2)
+    matcher = LineMatcher(source, ["a", "b"])
+    keys = matcher.keys(0, ["a", "b"])
+    assert matcher.find(["a", "b"], source.start, at_end=False) == (0, [0, 3 * (1 + len(eol))])
+    assert matcher._window_matches(0, keys, 3 * (1 + len(eol)))
+    assert not matcher._window_matches(0, keys, 1 + len(eol))  # "b", "c"
+    assert not matcher._window_matches(0, matcher.keys(0, ["b"]), 0)
+
+
+def test_exact_window_is_line_by_line() -> None:
+    """A window's bytes are compared end to end, but a line can never stand for two."""
+    source = source_of(["a", "b"])
+    matcher = LineMatcher(source, [])
+    assert not matcher._window_matches(0, [b"a\nb\n"], 0)  # one key, two lines
+    assert matcher._window_matches(0, [b"a\n", b"b\n"], 0)

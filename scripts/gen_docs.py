@@ -14,6 +14,7 @@ says what it does.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import inspect
 import os
@@ -24,9 +25,8 @@ import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Union, get_args, get_origin
+from typing import Literal, Union, get_args, get_origin, get_type_hints
 
-from pydantic.fields import FieldInfo
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
@@ -141,7 +141,7 @@ def _camel(name: str) -> str:
 
 
 def _describe(annotation: object) -> tuple[str, str]:
-    """JSON type and allowed values of a pydantic field annotation."""
+    """JSON type and allowed values of a config model field's annotation."""
     if get_origin(annotation) is Literal:
         values = get_args(annotation)
         kind = "integer" if all(isinstance(v, int) for v in values) else "string"
@@ -159,15 +159,21 @@ def _describe(annotation: object) -> tuple[str, str]:
     raise ValueError(f"no JSON type known for {annotation!r}")
 
 
-def _model_keys(prefix: str, fields: dict[str, FieldInfo], defaults: object) -> Iterator[Key]:
+def _annotations(model: type) -> dict[str, object]:
+    """A config dataclass's fields and their resolved annotations, in declaration order."""
+    hints = get_type_hints(model)
+    return {field.name: hints[field.name] for field in dataclasses.fields(model)}
+
+
+def _model_keys(prefix: str, fields: dict[str, object], defaults: object) -> Iterator[Key]:
     assert isinstance(defaults, dict)
-    for name, info in fields.items():
+    for name, annotation in fields.items():
         key = _camel(name)
-        kind, allowed = _describe(info.annotation)
+        kind, allowed = _describe(annotation)
         default = defaults.get(key, "—") if key in defaults else "—"
         yield Key(f"{prefix}.{key}", kind, allowed, _code(default) if default != "—" else "—")
-        if info.annotation is not None and SidecarModel in get_args(info.annotation):
-            yield from _model_keys(f"{prefix}.{key}", SidecarModel.model_fields, {})
+        if SidecarModel in get_args(annotation):
+            yield from _model_keys(f"{prefix}.{key}", _annotations(SidecarModel), {})
 
 
 def config_keys() -> list[Key]:
@@ -177,7 +183,9 @@ def config_keys() -> list[Key]:
     for section in SECTIONS:
         assert issubclass(section, SectionModel)
         keys.append(Key(section.JSON_KEY, "object", "", "—"))
-        keys.extend(_model_keys(section.JSON_KEY, section.model_fields, document[section.JSON_KEY]))
+        keys.extend(
+            _model_keys(section.JSON_KEY, _annotations(section), document[section.JSON_KEY])
+        )
         if section.JSON_KEY == "codeMode":
             keys.extend(_execution_keys())
     keys.append(Key("debug", "boolean", "`true`, `false`", _code(document["debug"])))
@@ -191,8 +199,8 @@ def _execution_keys() -> list[Key]:
         Key("execution.version", "integer", "`1`", "—"),
         Key("execution.rules", "array of objects", "", "`[]`"),
     ]
-    for name, info in ExecutionRule.model_fields.items():
-        kind, allowed = _describe(info.annotation)
+    for name, annotation in _annotations(ExecutionRule).items():
+        kind, allowed = _describe(annotation)
         keys.append(Key(f"execution.rules[].{name}", kind, allowed, "—"))
     return keys
 

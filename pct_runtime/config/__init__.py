@@ -2,7 +2,7 @@
 
 The bottom of the import graph: it imports nothing else from pct_runtime. Names load on
 first use (PEP 562), so `config.pct_section` (pct's own section) can be read by
-`pct apply-patch` without loading the schema and pydantic.
+`pct apply-patch` without loading the schema.
 """
 
 from __future__ import annotations

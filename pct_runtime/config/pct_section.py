@@ -3,7 +3,7 @@
 The spec does not know `pct` (Pi keeps it on save as an unknown field); pct validates it as
 strictly as the spec's fields, with the same `<field> must <requirement>` text, so that
 `pct reload`, `pct status`, the console and `pct serve` all say what is wrong in one way.
-This module stays free of pydantic and of the schema: `pct apply-patch` reads
+This module stays free of the schema: `pct apply-patch` reads
 `pct.sandbox` and `pct.journal` through it on its short path.
 
 Each subsection is one row of `SUBSECTIONS` (its key, its known fields with their defaults,

@@ -2,9 +2,8 @@
 
 Validation walks the raw JSON object by hand, in a fixed order, so that the first failing
 field and its detail text are exactly the spec's (`<section>.enabled must be true or false`)
-and the rejected value is never echoed. Pydantic's own messages would quote the input and
-report every error at once; they never reach a user. The pydantic models are the typed,
-immutable snapshot the rest of the runtime reads; each capability's section model, parser
+and the rejected value is never echoed. The frozen dataclasses are the typed, immutable
+snapshot the rest of the runtime reads; each capability's section model, parser
 and writer is its row in `sections.py`, and this module names none of them.
 
 Check order (first failure wins), the same as the original Toolkit:
@@ -19,9 +18,8 @@ Check order (first failure wins), the same as the original Toolkit:
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import Field, StrictBool, StrictStr
 
 from pct_runtime.config.pct_section import PctSettingError, check_pct_section
 from pct_runtime.config.sections import (
@@ -100,29 +98,32 @@ SECTION_KEYS: tuple[str, ...] = tuple(section.JSON_KEY for section in SECTIONS)
 # -- Models ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
 class ExecutionRule(Frozen):
-    id: StrictStr
-    match: StrictStr
-    patch: StrictBool
-    shell: StrictBool
-    code: StrictBool
+    id: str
+    match: str
+    patch: bool
+    shell: bool
+    code: bool
 
 
+@dataclass(frozen=True)
 class ExecutionConfig(Frozen):
     version: Literal[1] = 1
-    rules: list[ExecutionRule] = Field(default_factory=list)
+    rules: list[ExecutionRule] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
 class ToolkitConfig(CapabilitySections):
     """The effective configuration. `execution is None` means the legacy additive switches."""
 
     execution: ExecutionConfig | None = None
-    debug: StrictBool = False
+    debug: bool = False
 
 
 def default_config() -> ToolkitConfig:
     """The configuration of a new file: everything off, no `execution`."""
-    return ToolkitConfig.model_construct()
+    return ToolkitConfig()
 
 
 # -- Validation --------------------------------------------------------------------------
@@ -143,9 +144,7 @@ def _execution_rule(value: object, path: str) -> ExecutionRule:
     patch, shell, code = (value.get(key) for key in ("patch", "shell", "code"))
     if type(patch) is not bool or type(shell) is not bool or type(code) is not bool:
         raise ConfigValidationError(path, expected)
-    return ExecutionRule.model_construct(
-        id=rule_id, match=match.strip(), patch=patch, shell=shell, code=code
-    )
+    return ExecutionRule(id=rule_id, match=match.strip(), patch=patch, shell=shell, code=code)
 
 
 def _execution(document: JSONMapping) -> ExecutionConfig | None:
@@ -170,7 +169,7 @@ def _execution(document: JSONMapping) -> ExecutionConfig | None:
             raise ConfigValidationError(f"{path}.id", "be unique")
         seen.add(rule.id)
         rules.append(rule)
-    return ExecutionConfig.model_construct(version=1, rules=rules)
+    return ExecutionConfig(version=1, rules=rules)
 
 
 def parse_config(obj: object) -> ToolkitConfig:
@@ -191,7 +190,7 @@ def parse_config(obj: object) -> ToolkitConfig:
         else:
             sections[key] = {}
     execution = _execution(obj)
-    fields: dict[str, Any] = {  # model_construct takes its fields as keywords
+    fields: dict[str, Any] = {  # one keyword per section, typed by its row
         section.KEY: section.parse(sections[section.JSON_KEY]) for section in SECTIONS
     }
     fields["execution"] = execution
@@ -200,7 +199,7 @@ def parse_config(obj: object) -> ToolkitConfig:
         check_pct_section(obj)
     except PctSettingError as exc:
         raise ConfigValidationError(exc.path, exc.requirement) from None
-    return ToolkitConfig.model_construct(**fields)
+    return ToolkitConfig(**fields)
 
 
 # -- Serialization -----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The registry's config rows: each capability's section of the configuration document.
 
-One pydantic model per capability, in the spec's section order, each knowing its JSON key,
+One frozen dataclass per capability, in the spec's section order, each knowing its JSON key,
 how to parse its raw object (the spec's exact first error) and how to write its known
 fields back. `schema.py` assembles the document from `SECTIONS` and names none of them;
 the config layer sits below the decision layer, so these rows live here rather than in
@@ -11,9 +11,8 @@ two tables in step). See docs/adding-a-capability.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, ClassVar, Literal, Self
-
-from pydantic import Field, StrictBool, StrictStr
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal, Self
 
 from pct_runtime.config.validation import (
     ApprovalModes,
@@ -61,11 +60,11 @@ ApprovalMode = Literal["confirm", "always"]
 SidecarProvider = Literal["openai", "openai-codex"]
 ThinkingLevel = Literal["auto", "off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
-_BACKENDS: tuple[str, ...] = ("auto", "native", "sidecar")
-_MODES: tuple[str, ...] = ("live", "cached")
-_CONTEXT_SIZES: tuple[str, ...] = ("low", "medium", "high")
-_SIDECAR_PROVIDERS: tuple[str, ...] = ("openai", "openai-codex")
-_THINKING_LEVELS: tuple[str, ...] = (
+_BACKENDS: tuple[WebSearchBackend, ...] = ("auto", "native", "sidecar")
+_MODES: tuple[WebSearchMode, ...] = ("live", "cached")
+_CONTEXT_SIZES: tuple[SearchContextSize, ...] = ("low", "medium", "high")
+_SIDECAR_PROVIDERS: tuple[SidecarProvider, ...] = ("openai", "openai-codex")
+_THINKING_LEVELS: tuple[ThinkingLevel, ...] = (
     "auto",
     "off",
     "minimal",
@@ -84,6 +83,7 @@ OPTIONAL_OBJECTS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+@dataclass(frozen=True)
 class SectionModel(Frozen):
     """One capability's section: its keys, its parser and its writer."""
 
@@ -96,22 +96,37 @@ class SectionModel(Frozen):
     #: The spec's document writes `execution` before this section.
     AFTER_EXECUTION: ClassVar[bool] = False
 
-    enabled: StrictBool = False
+    enabled: bool = False
 
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         """The section from its raw object; raises the first failing field's error."""
-        return cls.model_construct(enabled=boolean(section, cls.JSON_KEY, "enabled", False))
+        return cls(enabled=boolean(section, cls.JSON_KEY, "enabled", False))
 
     def known(self, stored: JSONObject) -> JSONObject:
         """The known fields, written over the stored section `stored` (a copy)."""
         return overlay(stored, {"enabled": self.enabled})
 
 
+@dataclass(frozen=True)
 class SidecarModel(Frozen):
     provider: SidecarProvider
-    model: StrictStr
+    model: str
     thinking_level: ThinkingLevel = "auto"
+
+
+def _picked_sidecar(provider: str, model: str, level: str) -> SidecarModel:
+    """A picker's executor, checked as the file's value is but for the openai-only-auto
+    rule (the console offers each model only the levels it has)."""
+    if provider not in _SIDECAR_PROVIDERS or not isinstance(model, str):
+        raise ConfigValidationError(
+            "webSearch.sidecarModel", "name provider openai or openai-codex and a model"
+        )
+    if level not in _THINKING_LEVELS:
+        raise ConfigValidationError(
+            "webSearch.sidecarModel.thinkingLevel", f"be one of {', '.join(_THINKING_LEVELS)}"
+        )
+    return SidecarModel(provider=provider, model=model, thinking_level=level)
 
 
 def _sidecar_model(section: JSONMapping) -> SidecarModel | None:
@@ -135,9 +150,10 @@ def _sidecar_model(section: JSONMapping) -> SidecarModel | None:
         raise ConfigValidationError(path, expected)
     if provider == "openai" and thinking != "auto":
         raise ConfigValidationError(f"{path}.thinkingLevel", "be auto for provider openai")
-    return SidecarModel.model_construct(provider=provider, model=model, thinking_level=thinking)
+    return SidecarModel(provider=provider, model=model, thinking_level=thinking)
 
 
+@dataclass(frozen=True)
 class WebSearchConfig(SectionModel):
     KEY = "web_search"
     JSON_KEY = "webSearch"
@@ -150,7 +166,7 @@ class WebSearchConfig(SectionModel):
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         path = cls.JSON_KEY
-        return cls.model_construct(
+        return cls(
             enabled=boolean(section, path, "enabled", False),
             backend=choice(section, path, "backend", _BACKENDS, "auto"),
             mode=choice(section, path, "mode", _MODES, "live"),
@@ -199,6 +215,7 @@ class ApplyPatchConfig(SectionModel):
     LEGACY_SWITCH = True
 
 
+@dataclass(frozen=True)
 class _Approving(SectionModel):
     """A section with an `approvalMode` beside its switch."""
 
@@ -207,7 +224,7 @@ class _Approving(SectionModel):
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
         path = cls.JSON_KEY
-        return cls.model_construct(
+        return cls(
             enabled=boolean(section, path, "enabled", False),
             approval_mode=choice(section, path, "approvalMode", ApprovalModes, "confirm"),
         )
@@ -253,16 +270,17 @@ def _deferred(section: JSONMapping) -> tuple[str, ...]:
     return tuple(names)
 
 
+@dataclass(frozen=True)
 class ToolDiscoveryConfig(SectionModel):
     KEY = "tool_discovery"
     JSON_KEY = "toolDiscovery"
     AFTER_EXECUTION = True
 
-    deferred: tuple[Annotated[str, Field(strict=True)], ...] = DEFAULT_DEFERRED_TOOLS
+    deferred: tuple[str, ...] = DEFAULT_DEFERRED_TOOLS
 
     @classmethod
     def parse(cls, section: JSONMapping) -> Self:
-        return cls.model_construct(
+        return cls(
             enabled=boolean(section, cls.JSON_KEY, "enabled", False), deferred=_deferred(section)
         )
 
@@ -283,24 +301,18 @@ SECTIONS: tuple[type[SectionModel], ...] = (
 )
 
 
+@dataclass(frozen=True)
 class CapabilitySections(Frozen):
-    """The typed capability fields of `ToolkitConfig`, one per row of `SECTIONS`.
+    """The typed capability fields of `ToolkitConfig`, one per row of `SECTIONS`."""
 
-    Defaults are constructed, not validated (see `Frozen`): a section's defaults are valid.
-    """
-
-    web_search: WebSearchConfig = Field(default_factory=WebSearchConfig.model_construct)
-    remote_compaction: RemoteCompactionConfig = Field(
-        default_factory=RemoteCompactionConfig.model_construct
-    )
-    image_generation: ImageGenerationConfig = Field(
-        default_factory=ImageGenerationConfig.model_construct
-    )
-    apply_patch: ApplyPatchConfig = Field(default_factory=ApplyPatchConfig.model_construct)
-    computer_use: ComputerUseConfig = Field(default_factory=ComputerUseConfig.model_construct)
-    shell_sessions: ShellSessionsConfig = Field(default_factory=ShellSessionsConfig.model_construct)
-    code_mode: CodeModeConfig = Field(default_factory=CodeModeConfig.model_construct)
-    tool_discovery: ToolDiscoveryConfig = Field(default_factory=ToolDiscoveryConfig.model_construct)
+    web_search: WebSearchConfig = field(default_factory=WebSearchConfig)
+    remote_compaction: RemoteCompactionConfig = field(default_factory=RemoteCompactionConfig)
+    image_generation: ImageGenerationConfig = field(default_factory=ImageGenerationConfig)
+    apply_patch: ApplyPatchConfig = field(default_factory=ApplyPatchConfig)
+    computer_use: ComputerUseConfig = field(default_factory=ComputerUseConfig)
+    shell_sessions: ShellSessionsConfig = field(default_factory=ShellSessionsConfig)
+    code_mode: CodeModeConfig = field(default_factory=CodeModeConfig)
+    tool_discovery: ToolDiscoveryConfig = field(default_factory=ToolDiscoveryConfig)
 
     def section(self, key: str) -> SectionModel:
         """The section under attribute `key` (a row's `KEY`)."""
@@ -322,9 +334,7 @@ class CapabilitySections(Frozen):
             level = "auto"
             if current is not None and (current.provider, current.model) == (provider, model):
                 level = current.thinking_level
-            sidecar = SidecarModel.model_validate(
-                {"provider": provider, "model": model, "thinking_level": level}
-            )
+            sidecar = _picked_sidecar(provider, model, level)
         return self._with_web_search(sidecar)
 
     def with_search_effort(self, level: str) -> Self:
@@ -332,11 +342,7 @@ class CapabilitySections(Frozen):
         current = self.web_search.sidecar_model
         if current is None:
             return self
-        return self._with_web_search(
-            SidecarModel.model_validate(
-                {"provider": current.provider, "model": current.model, "thinking_level": level}
-            )
-        )
+        return self._with_web_search(_picked_sidecar(current.provider, current.model, level))
 
     def _with_web_search(self, sidecar: SidecarModel | None) -> Self:
         section = self.web_search.model_copy(update={"sidecar_model": sidecar})

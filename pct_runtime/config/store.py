@@ -12,17 +12,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
-import hashlib
 import json
 import os
 import stat
 import threading
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-import pct_runtime.config.lock as lock
 from pct_runtime.config.errors import (
     ConfigReadError,
     ConfigSaveError,
@@ -43,6 +40,8 @@ MISSING_REVISION = "missing"
 
 
 def revision_of(data: bytes) -> str:
+    import hashlib  # deferred (OpenSSL's load): a missing file has no revision to hash
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -273,6 +272,8 @@ class ConfigStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise write_failed_error() from exc
+        # deferred: the lock's uuid (with `platform`) and shutil are a save's, never a read's
+        import pct_runtime.config.lock as lock
 
         with lock.process_lock(str(self.lock_path)):
             try:
@@ -324,6 +325,8 @@ class ConfigStore:
 
     def _replace(self, payload: bytes) -> None:
         directory = self.path.parent
+        import uuid  # deferred: it loads `platform`; only a save writes a temp file
+
         temp = directory / f"{self._temp_prefix()}{os.getpid()}.{uuid.uuid4()}.tmp"
         try:
             old_mode: int | None = stat.S_IMODE(os.stat(self.path).st_mode)
@@ -364,6 +367,8 @@ class ConfigStore:
             if not pid_text.isdigit() or not rest:
                 continue
             pid = int(pid_text)
+            import pct_runtime.config.lock as lock  # loaded by `save` already
+
             if pid == os.getpid() or not lock.pid_running(pid):
                 with contextlib.suppress(OSError):
                     os.unlink(self.path.parent / name)

@@ -8,7 +8,6 @@ rejecting the file. Every section is checked, the spec's and pct's own (`pct.san
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 
@@ -45,6 +44,8 @@ def known_keys() -> KnownTree:
 
 
 def _nearest(key: str, known: KnownTree) -> str | None:
+    import difflib  # deferred: only an unknown key is matched, and most files have none
+
     lowered = {name.lower(): name for name in known}
     return lowered.get(key.lower()) or next(
         iter(difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)), None

@@ -8,12 +8,15 @@ same exact texts.
 from __future__ import annotations
 
 import copy
-
-from pydantic import BaseModel, ConfigDict
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
-ApprovalModes: tuple[str, ...] = ("confirm", "always")
+ApprovalModes: tuple[Literal["confirm", "always"], ...] = ("confirm", "always")
+
+_Choice = TypeVar("_Choice", bound=str)
 
 
 class ConfigValidationError(ValueError):
@@ -29,19 +32,25 @@ class ConfigValidationError(ValueError):
         self.requirement = requirement
 
 
-class Frozen(BaseModel):
-    """Immutable snapshot: the runtime shares one config between sessions and threads.
+class Frozen:
+    """Base of the config models, each a frozen dataclass: an immutable snapshot, because
+    the runtime shares one config between sessions and threads.
 
     Edit a draft with `model_copy(update={...})`. Unknown JSON fields are not kept here;
     the store keeps the raw document beside the model and merges into it on save.
 
-    The readers below check every field of a file with the spec's exact texts, so parsing
-    builds its models with `model_construct`; pydantic's own validators are built only when
-    a caller needs them (a picker's value, a JSON Schema), never at import: building them
-    for every model was a third of `pct status`'s start-up.
+    The readers below check every field of a file with the spec's exact texts, and
+    `ConfigStore.save` parses the document it is about to write, so a model built in code
+    is checked there too. The models were pydantic's; importing pydantic and building its
+    model classes was the largest part of `pct status`'s start-up, for validators nothing ran.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    if TYPE_CHECKING:  # what `dataclasses.replace` asks of its argument
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+    def model_copy(self, *, update: Mapping[str, object] | None = None) -> Self:
+        """A copy with the fields of `update` replaced (not validated, as before)."""
+        return dataclasses.replace(self, **(update or {}))
 
 
 def is_object(value: object) -> bool:
@@ -61,7 +70,9 @@ def boolean(section: JSONMapping, path: str, key: str, default: bool) -> bool:
     return value
 
 
-def choice(section: JSONMapping, path: str, key: str, values: tuple[str, ...], default: str) -> str:
+def choice(
+    section: JSONMapping, path: str, key: str, values: tuple[_Choice, ...], default: _Choice
+) -> _Choice:
     if key not in section:
         return default
     value = section[key]

@@ -51,7 +51,7 @@ def settings_from_config(raw: JSONMapping) -> JournalSettings:
 
 def agent_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
     """Pi's agent dir, exactly as `config.paths.agent_dir` resolves it (a test keeps the two
-    equal): importing `pct_runtime.config` would load the config schema and pydantic on
+    equal): importing `pct_runtime.config` would load the config schema on
     `pct apply-patch`'s path."""
     environ = os.environ if env is None else env
     configured = environ.get("PI_CODING_AGENT_DIR", "")

@@ -101,7 +101,7 @@ def _open_runtime_dir(env: Mapping[str, str]) -> CaptureRoot | None:
 
 def _open_agent_dir(env: Mapping[str, str]) -> CaptureRoot:
     """`<agent dir>/pct/output`; the agent dir itself is the user's choice and may be a link."""
-    # deferred: `pct_runtime.config` loads pydantic, which `pct apply-patch` never needs
+    # deferred: `pct_runtime.config` loads the schema, which `pct apply-patch` never needs
     from pct_runtime.config.paths import agent_dir
 
     base = agent_dir(env)
@@ -138,7 +138,7 @@ _roots: dict[tuple[str, ...], CaptureRoot] = {}
 def process_capture_root() -> CaptureRoot:
     """This process's capture root, opened on first use and held for the process's life
     (one per location: a test that points the agent dir elsewhere gets its own)."""
-    # deferred: `pct_runtime.config` loads pydantic, which `pct apply-patch` never needs
+    # deferred: `pct_runtime.config` loads the schema, which `pct apply-patch` never needs
     from pct_runtime.config.paths import AGENT_DIR_ENV
 
     key = tuple(os.environ.get(k, "") for k in (RUNTIME_DIR_ENV, "TMPDIR", AGENT_DIR_ENV, "HOME"))

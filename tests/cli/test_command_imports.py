@@ -98,7 +98,20 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "sqlite3",
         "mcp",
         "httpx",
-        "pydantic.plugin._loader",  # loaded when a validator is built: config models are not
+        # The config models are frozen dataclasses: pydantic's import alone cost more than
+        # the rest of the command. Only the MCP server needs it.
+        "pydantic",
+        "pydantic_core",
+        # What only a save, a typo, a session, a temp root or a `!command` key needs: uuid
+        # (with `platform`), the config lock, difflib, tempfile and shutil (bz2, lzma),
+        # subprocess.
+        "uuid",
+        "platform",
+        "pct_runtime.config.lock",
+        "difflib",
+        "tempfile",
+        "shutil",
+        "subprocess",
         "asyncio",  # the Computer Use probe starts a loop only on macOS with the app
         "pct_runtime.capabilities.computer_use.client",
         "pct_runtime.journal.store",

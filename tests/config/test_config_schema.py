@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any
@@ -643,5 +644,7 @@ def test_execution_unknown_keys_are_kept_and_removing_rules_drops_the_section() 
 
 def test_models_are_frozen_snapshots() -> None:
     config = default_config()
-    with pytest.raises(ValueError, match="frozen"):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.debug = True  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.web_search.enabled = True  # type: ignore[misc]

@@ -8,11 +8,9 @@ their `repr`/`str` never contain a key or token, so an accidental log line leaks
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -93,6 +91,8 @@ def chatgpt_account_id(token: str) -> str | None:
     parts = token.split(".")
     if len(parts) != 3 or not parts[1]:
         return None
+    import base64  # deferred, as `subprocess` below: `pct status` reads no token
+
     payload_b64 = parts[1] + "=" * (-len(parts[1]) % 4)
     try:
         payload = json.loads(base64.urlsafe_b64decode(payload_b64.encode("ascii")))
@@ -174,6 +174,8 @@ def _run_command(command: str) -> str | None:
     """Run a `!command` key once per process (Pi caches it for the process lifetime)."""
     if command in _command_cache:
         return _command_cache[command]
+    import subprocess  # deferred: only a `!command` key runs one
+
     try:
         done = subprocess.run(
             command, shell=True, capture_output=True, text=True, timeout=30, check=False

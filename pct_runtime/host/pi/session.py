@@ -7,7 +7,6 @@ the payload and compaction hooks. Nothing else differs between them.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -15,6 +14,14 @@ from pct_runtime.host.pi.model_registry import Model
 
 SessionKind = Literal["mcp", "embedded"]
 SESSION_KINDS: tuple[SessionKind, ...] = ("mcp", "embedded")
+
+
+def _new_id() -> str:
+    """A new session id. uuid loads `platform`; `pct status` imports this module for
+    `SessionKind` alone and opens no session, so it loads uuid only here."""
+    import uuid
+
+    return uuid.uuid4().hex
 
 
 @dataclass
@@ -29,7 +36,7 @@ class HostSession:
     kind: SessionKind = "mcp"
     model: Model | None = None
     ui_available: bool = False
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=_new_id)
     lineage: str = ""
     active_tools: list[str] = field(default_factory=list)
     discovered: set[str] = field(default_factory=set)

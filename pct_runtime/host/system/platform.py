@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 
@@ -31,6 +30,8 @@ def shell_available(env: Mapping[str, str] | None = None, fallback: str = FALLBA
     """
     environ = os.environ if env is None else env
     if sys.platform == "win32":
+        import shutil  # deferred: Windows only (shutil loads bz2 and lzma)
+
         comspec = environ.get("COMSPEC")
         return bool(comspec and os.path.exists(comspec)) or shutil.which("cmd") is not None
     shell = environ.get("SHELL", "")

@@ -8,7 +8,6 @@ enforcing backends all read the same facts.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +64,8 @@ def temp_roots(env: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     pct's own capture folder (`pct-output-*`) lives in the OS temp dir; jobs never need to
     write it (pct writes it from outside the sandbox), but it is covered either way.
     """
+    import tempfile  # deferred: it loads shutil (with bz2 and lzma); most modes never ask
+
     environ = os.environ if env is None else env
     roots: list[Path] = []
     for candidate in (environ.get("TMPDIR"), tempfile.gettempdir()):

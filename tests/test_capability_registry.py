@@ -33,12 +33,10 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/runtime/core.py": {"apply_patch"},
     "pct_runtime/serve/mcp/server.py": {"apply_patch"},
     "pct_runtime/serve/mcp/stateless.py": {"apply_patch"},
-    # Declared seam: Code Mode's nested dispatch to shell and apply_patch (pyproject.toml).
-    "pct_runtime/capabilities/code/bridge.py": {"shell"},
-    "pct_runtime/capabilities/code/descriptor.py": {"shell"},
-    "pct_runtime/capabilities/code/dialect.py": {"apply_patch", "shell"},
+    # Code Mode's nested calls name the `apply_patch` tool (it imports no capability).
+    "pct_runtime/capabilities/code/dialect.py": {"apply_patch"},
     "pct_runtime/capabilities/code/dispatch.py": {"apply_patch"},
-    "pct_runtime/capabilities/code/tools.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/tools.py": {"apply_patch"},
     "pct_runtime/capabilities/code/worker.py": {"apply_patch"},
     # Declared seam: the OpenAI factory and pipeline assemble compaction, image, web search.
     "pct_runtime/capabilities/openai/factory.py": {"web_search", "image", "compaction"},
@@ -80,19 +78,13 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/invocation.py": {"apply_patch"},
     # `pct apply-patch` (a pinned interface) runs the executor itself, journaled.
     "pct_runtime/cli_commands/apply_patch_cmd.py": {"apply_patch"},
-    # Undo stages restored files under apply_patch's staging names (swept the same way),
-    # and holds the workspace lock apply_patch commits under.
-    "pct_runtime/journal/undo.py": {"apply_patch"},
-    "pct_runtime/journal/restore.py": {"apply_patch"},
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
     "pct_runtime/runtime/context.py": {"shell", "code"},
     # The command policy's judge for the console's preview, which imports no capability.
     "pct_runtime/runtime/command_policy.py": {"shell"},
     # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
-    # ... and the workspace locks' folder every call's context carries (apply_patch's commit
-    # and undo take turns under it).
-    "pct_runtime/runtime/session.py": {"compaction", "apply_patch"},
+    "pct_runtime/runtime/session.py": {"compaction"},
     # The console's apply_patch approval modal renders the patch's file diffs.
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},

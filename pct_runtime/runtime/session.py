@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 import pct_runtime.runtime.descriptors as payload_hooks
-from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 from pct_runtime.capabilities.base import (
     Approval,
     CallContext,
@@ -42,6 +41,7 @@ from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.pi.model_registry import Model
 from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
 from pct_runtime.host.pi.session import HostSession, SessionKind
+from pct_runtime.host.system.workspace_lock import locks_dir
 from pct_runtime.host.ui import Answering, UIPort
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
@@ -95,7 +95,7 @@ class RuntimeSession:
         self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[object]] = set()
         self._calls: set[asyncio.Task[object]] = set()
-        #: Where apply_patch's workspace locks live (`CallContext.patch_locks`).
+        #: Where the workspace locks a patch commits under live (`CallContext.patch_locks`).
         self.patch_locks = locks_dir(runtime.agent_dir)
         self._tools: dict[str, Tool] = {}
         #: The Toolkit's own tools, which a Code Mode cell reaches (a foreign tool that

@@ -37,6 +37,7 @@ from pct_runtime.capabilities.base import (
     as_tool,
 )
 from pct_runtime.capabilities.context import Slots
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.pi.model_registry import Model
 from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
@@ -55,7 +56,7 @@ from pct_runtime.status import commands_lines, sandbox_lines
 from pct_runtime.status import status_text as render_status
 
 if TYPE_CHECKING:  # the embedder's typed compaction API; the OpenAI seam's hook builds them
-    from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
+    from pct_runtime.capabilities.openai.factory import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
 
@@ -230,7 +231,8 @@ class RuntimeSession:
                 active=tuple(self.host.active_tools) if previous else None,
                 discovered=frozenset(self.host.discovered),
                 native_suppressed=previous.native_suppressed if previous else frozenset(),
-            )
+            ),
+            CAPABILITIES,
         )
 
     def _projection_of(self, plan: ProjectionPlan) -> Projection:

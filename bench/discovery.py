@@ -38,6 +38,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 import mcp_types as types  # noqa: E402
 
 from pct_runtime.capabilities.discovery import toolkit_specs  # noqa: E402
+from pct_runtime.capabilities.table import CAPABILITIES  # noqa: E402
 from pct_runtime.config import parse_config  # noqa: E402
 from pct_runtime.decide.projection import ProjectionInputs, plan_projection  # noqa: E402
 from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential  # noqa: E402
@@ -132,7 +133,8 @@ def full_surface(cfg: Mapping[str, Any], loaded: Iterable[str]) -> tuple[list[st
             ui_available=True,
             discovered=frozenset(loaded),
             platform="darwin",
-        )
+        ),
+        CAPABILITIES,
     )
     specs = toolkit_specs()
     names = [name for name in plan.active if name in specs]

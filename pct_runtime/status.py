@@ -10,7 +10,6 @@ from pathlib import Path
 
 from pct_runtime.config.commands import CommandsFields
 from pct_runtime.config.errors import ConfigReadError
-from pct_runtime.decide.capability_table import CAPABILITIES
 from pct_runtime.decide.decisions import DASH, Decision
 from pct_runtime.decide.execution import format_execution_block
 from pct_runtime.decide.projection import ProjectionPlan
@@ -105,7 +104,7 @@ def format_status(
     if apply_error:
         lines.append(f"Apply error: {apply_error}")
 
-    for row in CAPABILITIES:
+    for row in plan.rows:
         decision = plan.decisions[row.key]
         lines += [f"{row.title}:", *_head(decision), *row.status_rows(decision, no_model)]
     if sandbox:

@@ -4,7 +4,9 @@ Run `python scripts/arch_metrics.py` from the repository root. It reads the code
 with an AST scan (no import is executed) and prints:
 
 - files outside each capability package that import it, and that name it (its identifier or
-  config key, e.g. `computer_use`/`computerUse`);
+  config key, e.g. `computer_use`/`computerUse`); then, per capability, where its declaration
+  lives (`capabilities/<name>/declaration.py`, listed by `capabilities/table.py`) and the
+  modules outside its package that name it or import it;
 - `Any` used as a type (names and attributes spelled `Any`);
 - imports inside functions (deferred imports): their count, and the share of internal imports
   (of `pct_runtime`/`pct_tui` modules) that are deferred, with and without the CLI's
@@ -39,6 +41,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pct_runtime", "pct_tui")
+#: The modules that name every capability on purpose: the list of declarations and the
+#: config rows (the config layer parses the document below every capability).
+REGISTRIES = ("pct_runtime/capabilities/table.py", "pct_runtime/config/sections.py")
 #: capability package -> the words that name it in code (identifier and config key).
 CAPABILITIES = {
     "apply_patch": ("apply_patch", "applyPatch"),
@@ -357,6 +362,16 @@ def main() -> int:
     print("files outside a capability's package that import it / name it:")
     for name, files in naming.items():
         print(f"  {name:13} {len(files):3} / {len(words[name]):3}")
+    print("declarations (the list: pct_runtime/capabilities/table.py):")
+    for name in CAPABILITIES:
+        declaration = ROOT / "pct_runtime" / "capabilities" / name / "declaration.py"
+        where = declaration.relative_to(ROOT).as_posix() if declaration.exists() else "none"
+        outside = naming[name] | words[name]
+        others = outside - set(REGISTRIES)
+        print(
+            f"  {name:13} {where}; named outside its package in {len(outside)} modules, "
+            f"{len(others)} besides the list and the config rows"
+        )
     print(f"Any: {any_count}")
     hooks = call_sites({"invoke_hooks"}, "pct_runtime.invocation")
     print(f"invocation hook call sites: {len(hooks)} ({', '.join(hooks)})")

@@ -1,10 +1,11 @@
-"""A capability's name appears outside its package only in the registry.
+"""A capability's name appears outside its package only in the capability list.
 
-Not true yet everywhere, so this pins the files that still name a capability (or import
-its package) outside it, as measured by `scripts/arch_metrics.py`. The set may only
-shrink: a new file naming a capability fails here — iterate the registry
-(`pct_runtime.decide.capability_table`) instead; a file that stopped naming one fails until its
-entry is removed, so the pin stays tight. See docs/adding-a-capability.md.
+Each package declares itself (`capabilities/<name>/declaration.py`) and one list imports
+the declarations (`pct_runtime/capabilities/table.py`). Not true yet everywhere, so this
+pins the files that still name a capability (or import its package) outside it, as
+measured by `scripts/arch_metrics.py`. The set may only shrink: a new file naming a
+capability fails here — iterate the list instead; a file that stopped naming one fails
+until its entry is removed, so the pin stays tight. See docs/adding-a-capability.md.
 """
 
 from __future__ import annotations
@@ -15,13 +16,11 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The registry, split by layer: the only places every capability is named on purpose.
-#: The decide table (every capability); the config rows, in the config layer because it is
-#: below every other; the capabilities' descriptor modules, which only the capabilities
-#: registry imports (the OpenAI seam exports the descriptors it assembles).
-REGISTRY = "pct_runtime/decide/capability_table.py"
+#: The only places every capability is named on purpose: the list of declarations (which
+#: also loads each declared binding), and the config rows, in the config layer because it
+#: parses the document below every capability.
+REGISTRY = "pct_runtime/capabilities/table.py"
 CONFIG_REGISTRY = "pct_runtime/config/sections.py"
-PACKAGE_REGISTRY = "pct_runtime/capabilities/descriptor_table.py"
 
 #: file -> capabilities it still names outside their packages (shrink only), each with why.
 ALLOWED: dict[str, set[str]] = {
@@ -33,25 +32,18 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/runtime/core.py": {"apply_patch"},
     "pct_runtime/serve/mcp/server.py": {"apply_patch"},
     "pct_runtime/serve/mcp/stateless.py": {"apply_patch"},
-    # Declared seam: Code Mode's nested dispatch to shell and apply_patch (pyproject.toml).
-    "pct_runtime/capabilities/code/bridge.py": {"shell"},
-    "pct_runtime/capabilities/code/descriptor.py": {"shell"},
-    "pct_runtime/capabilities/code/dialect.py": {"apply_patch", "shell"},
+    # Code Mode's nested calls name the `apply_patch` tool (it imports no capability); its
+    # declaration's menu help names it too.
+    "pct_runtime/capabilities/code/declaration.py": {"apply_patch"},
+    "pct_runtime/capabilities/code/dialect.py": {"apply_patch"},
     "pct_runtime/capabilities/code/dispatch.py": {"apply_patch"},
-    "pct_runtime/capabilities/code/tools.py": {"apply_patch", "shell"},
+    "pct_runtime/capabilities/code/tools.py": {"apply_patch"},
     "pct_runtime/capabilities/code/worker.py": {"apply_patch"},
     # Declared seam: the OpenAI factory and pipeline assemble compaction, image, web search.
     "pct_runtime/capabilities/openai/factory.py": {"web_search", "image", "compaction"},
     "pct_runtime/capabilities/openai/pipeline.py": {"web_search", "compaction"},
-    # The registry, split by layer (REGISTRY, CONFIG_REGISTRY, PACKAGE_REGISTRY above).
-    "pct_runtime/capabilities/descriptor_table.py": {
-        "apply_patch",
-        "shell",
-        "code",
-        "discovery",
-        "computer_use",
-    },
-    "pct_runtime/config/sections.py": {
+    # The list and the config rows (REGISTRY, CONFIG_REGISTRY above).
+    "pct_runtime/capabilities/table.py": {
         "apply_patch",
         "shell",
         "code",
@@ -61,7 +53,7 @@ ALLOWED: dict[str, set[str]] = {
         "compaction",
         "computer_use",
     },
-    "pct_runtime/decide/capability_table.py": {
+    "pct_runtime/config/sections.py": {
         "apply_patch",
         "shell",
         "code",
@@ -80,19 +72,11 @@ ALLOWED: dict[str, set[str]] = {
     "pct_runtime/invocation.py": {"apply_patch"},
     # `pct apply-patch` (a pinned interface) runs the executor itself, journaled.
     "pct_runtime/cli_commands/apply_patch_cmd.py": {"apply_patch"},
-    # Undo stages restored files under apply_patch's staging names (swept the same way),
-    # and holds the workspace lock apply_patch commits under.
-    "pct_runtime/journal/undo.py": {"apply_patch"},
-    "pct_runtime/journal/restore.py": {"apply_patch"},
     # Viewers' typed read access to the shell and Code Mode managers a session built
     # (the console's sessions screen and live control; never builds one).
     "pct_runtime/runtime/context.py": {"shell", "code"},
     # The command policy's judge for the console's preview, which imports no capability.
     "pct_runtime/runtime/command_policy.py": {"shell"},
-    # The embedder's typed `before_compact` API (CompactionPreparation -> CompactionResult).
-    # ... and the workspace locks' folder every call's context carries (apply_patch's commit
-    # and undo take turns under it).
-    "pct_runtime/runtime/session.py": {"compaction", "apply_patch"},
     # The console's apply_patch approval modal renders the patch's file diffs.
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},
@@ -122,7 +106,7 @@ def test_no_new_file_names_a_capability_outside_the_registry() -> None:
         for file, names in _naming().items()
         if names - ALLOWED.get(file, set())
     }
-    assert new == {}, "iterate pct_runtime.decide.capability_table instead of naming these"
+    assert new == {}, "iterate pct_runtime.capabilities.table instead of naming these"
 
 
 def test_the_pin_has_no_stale_entries() -> None:
@@ -149,3 +133,8 @@ def test_status_refusals_and_config_screens_name_no_capability() -> None:
     assert "pct_runtime/runtime/inputs.py" not in naming
     assert "pct_runtime/cli_commands/status_cmd.py" not in naming
     assert "pct_tui/state/drafts.py" not in naming
+    # The decision layer takes the rows as data: it names no capability outside its
+    # cross-capability execution rules.
+    assert {file for file in naming if file.startswith("pct_runtime/decide/")} == {
+        "pct_runtime/decide/execution.py"
+    }

@@ -2,7 +2,7 @@
 
 Each package's `descriptor` module (`capabilities/<name>/descriptor.py`; the OpenAI seam
 for the capabilities it assembles) exports `DESCRIPTORS`. Only the capability registry
-(`capabilities/descriptor_table.py`) imports those modules, so the discovery catalog, the
+(`capabilities/table.py`) imports those modules, so the discovery catalog, the
 runtime's bindings, a sync's start fence and cleanups, the payload hooks and the host
 probe iterate descriptors instead of naming packages (docs/ARCHITECTURE.md).
 
@@ -77,7 +77,7 @@ HostProbe = Callable[[ToolkitConfig, str, bool, Model | None, bool], str | None]
 class Descriptor:
     """One capability as the catalog, the runtime's bindings and a session's sync see it."""
 
-    #: Its registry row's key (`pct_runtime.decide.capability_table`), also its config section.
+    #: Its declaration's row key (`capabilities/<name>/declaration.py`), also its config section.
     key: str
     #: Its tool definitions, built without any executor (the discovery catalog).
     specs: Callable[[], Sequence[ToolSpec]]

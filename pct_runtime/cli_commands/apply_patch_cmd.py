@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
     from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
-    from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
+    from pct_runtime.host.system.workspace_lock import locks_dir
 
     try:
         patch = _read_patch(args.file)

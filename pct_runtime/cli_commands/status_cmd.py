@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from pct_runtime.serve.client.running import status_running
 
         return status_running(live_agent_dir())
+    from pct_runtime.capabilities.table import CAPABILITIES
     from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
     from pct_runtime.config.paths import agent_dir, config_path
     from pct_runtime.config.store import ConfigStore, read_document
@@ -115,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
             ui_available=ui_available,
             platform=platform,
             full_probe=True,  # an explicit status may start a host probe's helper
-        )
+        ),
+        CAPABILITIES,
     )
     raw = read_document(config_path()) or {}
     text = status_text(

@@ -3,9 +3,10 @@
 One frozen dataclass per capability, in the spec's section order, each knowing its JSON key,
 how to parse its raw object (the spec's exact first error) and how to write its known
 fields back. `schema.py` assembles the document from `SECTIONS` and names none of them;
-the config layer sits below the decision layer, so these rows live here rather than in
-`pct_runtime.decide.capability_table` (whose row keys are the `KEY`s below — a test keeps the
-two tables in step). See docs/adding-a-capability.md.
+the config layer sits below the decision layer and the capabilities, so these rows live
+here rather than in each capability's declaration (`capabilities/<name>/declaration.py`,
+whose row keys are the `KEY`s below — a test keeps the two in step). See
+docs/adding-a-capability.md.
 """
 
 from __future__ import annotations

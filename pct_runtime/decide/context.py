@@ -1,9 +1,10 @@
 """What a capability's planner reads in one planning pass, and the Protocol it implements.
 
-`plan_projection` builds one `PlanContext` and hands it to every registry row's planner
-(`decide/capability_table.py`), so the projection and discovery iterate rows instead of naming
-capabilities. The context is plain data plus the projection's shared readings (ownership,
-the discovery overlay, the execution routes); nothing here names a capability.
+`plan_projection` builds one `PlanContext` and hands it to every capability row's planner
+(`decide/rows.py`; each capability package declares its row), so the projection and
+discovery iterate rows instead of naming capabilities. The context is plain data plus the
+projection's shared readings (ownership, the discovery overlay, the execution routes);
+nothing here names a capability.
 """
 
 from __future__ import annotations

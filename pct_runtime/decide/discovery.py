@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -20,22 +19,23 @@ from pct_runtime.decide.context import (
     ineligible,
 )
 from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.decide.rows import CapabilityRow
 
 __all__ = [
-    "ATOMIC_GROUPS",
     "CONFLICTING",
     "DISABLED",
-    "JOINT_PAIRS",
     "NATIVE_BACKEND",
     "NESTED_ONLY",
     "NOT_MANAGED",
     "NOT_REGISTERED",
     "Eligibility",
     "LoadResult",
+    "atomic_groups",
     "base_eligibility",
     "discovery_state",
     "eligibility",
     "hidden_by_discovery",
+    "joint_pairs",
     "load_names",
     "managed_eligibility",
 ]
@@ -44,14 +44,16 @@ NOT_REGISTERED = "not-registered"
 NOT_MANAGED = "not-managed"
 CONFLICTING = "conflicting-tool-name"
 
-#: Groups that load only as a whole (registry rows with `load_group="atomic"`).
-ATOMIC_GROUPS: tuple[tuple[str, ...], ...] = tuple(
-    row.tools for row in CAPABILITIES if row.load_group == "atomic"
-)
-#: Pairs checked jointly; loading one member activates only that member.
-JOINT_PAIRS: tuple[tuple[str, ...], ...] = tuple(
-    row.tools for row in CAPABILITIES if row.load_group == "joint"
-)
+
+def atomic_groups(rows: tuple[CapabilityRow, ...]) -> tuple[tuple[str, ...], ...]:
+    """Groups that load only as a whole (rows with `load_group="atomic"`)."""
+    return tuple(row.tools for row in rows if row.load_group == "atomic")
+
+
+def joint_pairs(rows: tuple[CapabilityRow, ...]) -> tuple[tuple[str, ...], ...]:
+    """Pairs checked jointly; loading one member activates only that member."""
+    return tuple(row.tools for row in rows if row.load_group == "joint")
+
 
 _OK = ELIGIBLE
 _no = ineligible
@@ -65,7 +67,7 @@ def base_eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
         return _no(NOT_REGISTERED)
     if state == "foreign":
         return _no(CONFLICTING)
-    row = BY_TOOL.get(name)
+    row = next((row for row in plan.rows if name in row.tools), None)
     if row is None:
         return _no(DISABLED)  # fail closed for a name no feature claims
     return row.planner.eligibility(name, plan.base_decisions.get(row.key), plan.routes)
@@ -74,7 +76,7 @@ def base_eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
 def eligibility(name: str, plan: ProjectionPlan) -> Eligibility:
     """`base_eligibility` plus the joint check of the Shell and Code pairs: a foreign or
     absent sibling's own reason is reported first, then the name's, then the sibling's."""
-    pair = next((p for p in JOINT_PAIRS if name in p), None)
+    pair = next((p for p in joint_pairs(plan.rows) if name in p), None)
     if pair is not None:
         for sibling in pair:
             if sibling != name and not plan.tools.owned(sibling, plan.identity):
@@ -122,13 +124,14 @@ def load_names(requested: list[str], plan: ProjectionPlan) -> LoadResult:
     add: list[str] = []
     loaded: list[str] = []
     rejected: list[tuple[str, str]] = []
+    groups = atomic_groups(plan.rows)
     for name in dict.fromkeys(requested):
         if name in handled:
             continue
         if name not in managed:
             rejected.append((name, NOT_MANAGED))
             continue
-        group = next((g for g in ATOMIC_GROUPS if name in g), None)
+        group = next((g for g in groups if name in g), None)
         members = group or (name,)
         if group:
             handled.update(group)

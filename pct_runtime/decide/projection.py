@@ -11,11 +11,9 @@ activation state it had.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from pct_runtime.decide.capability_table import CAPABILITIES as CAPABILITY_ROWS
-from pct_runtime.decide.capability_table import deferral, search_path_conflict
 from pct_runtime.decide.context import ActiveList, PlanContext, ProjectionInputs
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import (
@@ -26,6 +24,7 @@ from pct_runtime.decide.execution import (
     request_capabilities,
     resolve_routes,
 )
+from pct_runtime.decide.rows import CapabilityRow, deferral, duplicated
 from pct_runtime.host.pi.model_registry import Model
 from pct_runtime.host.pi.names import (
     DEFERRABLE_TOOL_NAMES,
@@ -40,16 +39,12 @@ from pct_runtime.host.pi.session import SessionKind
 from pct_runtime.host.pi.tool_registry import ToolSnapshot
 
 __all__ = [
-    "CAPABILITIES",
     "ProjectionInputs",
     "ProjectionPlan",
     "is_hidden_by_discovery",
     "plan_projection",
     "resolve_deferred_set",
 ]
-
-#: Capability keys of `ProjectionPlan.decisions`, in status order (from the registry).
-CAPABILITIES: tuple[str, ...] = tuple(row.key for row in CAPABILITY_ROWS)
 
 
 @dataclass(frozen=True)
@@ -79,6 +74,9 @@ class ProjectionPlan:
     #: The session's loads after this plan: emptied while discovery is disabled, so that
     #: re-enabling hides every deferred name again. Write it back into the session on commit.
     discovered: frozenset[str] = frozenset()
+    #: The capability rows it was planned with, in status order (`decisions` follows them):
+    #: discovery and status read them from here.
+    rows: tuple[CapabilityRow, ...] = ()
 
     @property
     def native_suppressed(self) -> frozenset[str]:
@@ -105,9 +103,11 @@ def is_hidden_by_discovery(
     return loader_available and name in set(deferred) and name not in set(discovered)
 
 
-def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
-    """Every registry row's planner, in status order: base decisions, the desired active
-    list, native substitution (the execution routes' coupling), then the final rows."""
+def plan_projection(inputs: ProjectionInputs, rows: Sequence[CapabilityRow]) -> ProjectionPlan:
+    """Every capability row's planner, in status order (`capabilities.table.CAPABILITIES`):
+    base decisions, the desired active list, native substitution (the execution routes'
+    coupling), then the final rows."""
+    rows = tuple(rows)
     config = inputs.config
     tools = inputs.tools
     if inputs.host_admitted is not None:
@@ -116,7 +116,7 @@ def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
     ident = inputs.identity
     model = inputs.model
 
-    settings = deferral(config)
+    settings = deferral(rows, config)
     managed = resolve_deferred_set(settings.deferred)
     loader = settings.enabled and not tools.unavailable(FIND_TOOLS_TOOL, ident)
     discovered = inputs.discovered if settings.enabled else frozenset()
@@ -125,9 +125,9 @@ def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
     )
     ctx = PlanContext(inputs, tools, routes, managed, loader, frozenset(discovered))
 
-    base: dict[str, Decision | None] = {row.key: row.planner.base(ctx) for row in CAPABILITY_ROWS}
+    base: dict[str, Decision | None] = {row.key: row.planner.base(ctx) for row in rows}
     desired = ActiveList(inputs.active)
-    for row in CAPABILITY_ROWS:
+    for row in rows:
         row.planner.activate(ctx, base[row.key], desired)
 
     # Native substitution is keyed by built-in identity: only a visible built-in winner
@@ -162,7 +162,7 @@ def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
     )
     loaded = tuple(name for name in managed if name in discovered and name in active)
     settled = replace(ctx, active=active, deferred_hidden=frozenset(deferred_hidden), loaded=loaded)
-    decisions = {row.key: row.planner.final(settled, base[row.key]) for row in CAPABILITY_ROWS}
+    decisions = {row.key: row.planner.final(settled, base[row.key]) for row in rows}
     admitted_names = tuple(name for name in EXECUTION_TOOL_NAMES if tools.owned(name, ident))
     return ProjectionPlan(
         active=active,
@@ -182,7 +182,8 @@ def plan_projection(inputs: ProjectionInputs) -> ProjectionPlan:
         session_kind=inputs.session_kind,
         ui_available=inputs.ui_available,
         rules_managed=config.execution is not None,
-        search_path_conflict=search_path_conflict(config, active),
+        search_path_conflict=duplicated(rows, config, active),
         notes=routes.notes,
         discovered=frozenset(discovered),
+        rows=rows,
     )

@@ -16,8 +16,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pct_runtime.capabilities.apply_patch.staging import staging_name
 from pct_runtime.host.system.folders import FolderError, open_folder, open_root, parts_inside
+from pct_runtime.host.system.staging import staging_name
 from pct_runtime.journal.blobs import OPEN_CLOEXEC, OPEN_NOFOLLOW, sha256_hex, write_all
 from pct_runtime.journal.capture import CaptureError, read_image
 from pct_runtime.journal.records import Anchor, FileImage, PatchFile

@@ -6,7 +6,7 @@ refuses the whole undo and nothing changes. Then every restored content is stage
 its target (the same `.pct-apply-patch-<pid>-<uuid>.tmp` names the patch tool stages under,
 so a dead writer's leftovers are swept the same way), the folders and files are checked
 again, and only then is each renamed into place. All of that runs under the workspace lock
-apply_patch commits under, so an undo and a patch of the same files never both succeed on
+a patch commits under, so an undo and a patch of the same files never both succeed on
 stale checks. The undo is journaled as a call of tool `undo` with the files it changed, so
 it can itself be undone.
 """
@@ -18,7 +18,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
-from pct_runtime.capabilities.apply_patch.workspace_lock import (
+from pct_runtime.host.system.workspace_lock import (
     LOCKS_DIR_NAME,
     WAIT_SECONDS,
     LockTimeoutError,

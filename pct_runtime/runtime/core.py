@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from pct_runtime.capabilities.base import CallableTool, Tool
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.config import default_config
 from pct_runtime.config.commands import CommandsFields, commands_in
 from pct_runtime.config.errors import ConfigReadError, reload_message
@@ -227,7 +228,8 @@ class Runtime:
                 model=self.default_model if model is None else model,
                 kind=kind,
                 ui_available=ui_available,
-            )
+            ),
+            CAPABILITIES,
         )
 
     # ----------------------------------------------------------------- lifecycle

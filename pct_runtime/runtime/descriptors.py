@@ -1,6 +1,6 @@
 """What the runtime does through the capability descriptors, and nothing else.
 
-Nothing here names a capability: it iterates the descriptors (`capabilities/descriptor_table.py`).
+Nothing here names a capability: it iterates the descriptors (`capabilities/table.py`).
 
 **Bindings.** A binding names the tools a capability provides (its registry row's, so the
 two cannot drift) and builds them for one session from that session's `SessionContext`.
@@ -43,10 +43,10 @@ from typing import Protocol
 from pct_runtime.capabilities.base import CallableTool, Tool
 from pct_runtime.capabilities.context import Slots
 from pct_runtime.capabilities.descriptor import ActiveDecisions, Descriptor
-from pct_runtime.capabilities.descriptor_table import descriptors
+from pct_runtime.capabilities.table import BY_KEY, CAPABILITIES, descriptors
 from pct_runtime.config.schema import ToolkitConfig
-from pct_runtime.decide.capability_table import BY_KEY, released
 from pct_runtime.decide.projection import ProjectionPlan
+from pct_runtime.decide.rows import released
 from pct_runtime.host.pi.session import SessionKind
 from pct_runtime.runtime.context import CapabilityBinding, SessionContext
 
@@ -94,7 +94,7 @@ class Transition:
 
 def transition_of(plan: ProjectionPlan, config: ToolkitConfig | None) -> Transition:
     """The fence and the cleanups' inputs `plan` asks for under `config`."""
-    gone = released(plan.decisions, plan.routes)
+    gone = released(CAPABILITIES, plan.decisions, plan.routes)
     found = descriptors()
     return Transition(
         released=gone,

@@ -8,7 +8,7 @@ descriptor (`Descriptor.probe`); the verdicts reach the decision layer by capabi
 
 from __future__ import annotations
 
-from pct_runtime.capabilities.descriptor_table import host_probes
+from pct_runtime.capabilities.table import host_probes
 from pct_runtime.config.schema import ToolkitConfig
 from pct_runtime.decide.projection import ProjectionInputs
 from pct_runtime.host.pi.model_registry import Model, ModelRegistry

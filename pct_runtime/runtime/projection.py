@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES
+from pct_runtime.capabilities.table import BY_TOOL, CAPABILITIES
 from pct_runtime.decide.discovery import load_names
 from pct_runtime.decide.projection import ProjectionPlan
 

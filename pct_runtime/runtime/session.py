@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 import pct_runtime.runtime.descriptors as payload_hooks
-from pct_runtime.capabilities.apply_patch.workspace_lock import locks_dir
 from pct_runtime.capabilities.base import (
     Approval,
     CallContext,
@@ -38,10 +37,12 @@ from pct_runtime.capabilities.base import (
     as_tool,
 )
 from pct_runtime.capabilities.context import Slots
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.decide.projection import ProjectionPlan, plan_projection
 from pct_runtime.host.pi.model_registry import Model
 from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
 from pct_runtime.host.pi.session import HostSession, SessionKind
+from pct_runtime.host.system.workspace_lock import locks_dir
 from pct_runtime.host.ui import Answering, UIPort
 from pct_runtime.journal.recorder import CallOrigin, CallTrace
 from pct_runtime.jsontypes import JSONMapping
@@ -55,7 +56,7 @@ from pct_runtime.status import commands_lines, sandbox_lines
 from pct_runtime.status import status_text as render_status
 
 if TYPE_CHECKING:  # the embedder's typed compaction API; the OpenAI seam's hook builds them
-    from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
+    from pct_runtime.capabilities.openai.factory import CompactionPreparation, CompactionResult
 
 _log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class RuntimeSession:
         self._sync_lock = asyncio.Lock()
         self._background: set[asyncio.Task[object]] = set()
         self._calls: set[asyncio.Task[object]] = set()
-        #: Where apply_patch's workspace locks live (`CallContext.patch_locks`).
+        #: Where the workspace locks a patch commits under live (`CallContext.patch_locks`).
         self.patch_locks = locks_dir(runtime.agent_dir)
         self._tools: dict[str, Tool] = {}
         #: The Toolkit's own tools, which a Code Mode cell reaches (a foreign tool that
@@ -230,7 +231,8 @@ class RuntimeSession:
                 active=tuple(self.host.active_tools) if previous else None,
                 discovered=frozenset(self.host.discovered),
                 native_suppressed=previous.native_suppressed if previous else frozenset(),
-            )
+            ),
+            CAPABILITIES,
         )
 
     def _projection_of(self, plan: ProjectionPlan) -> Projection:

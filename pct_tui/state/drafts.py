@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pct_runtime.capabilities.table import MENU_ROWS
 from pct_runtime.config import (
     ConfigValidationError,
     ExecutionConfig,
@@ -31,7 +32,7 @@ from pct_runtime.config.commands import (
 )
 from pct_runtime.config.rules import first_matching_rule, preview_legacy_migration
 from pct_runtime.config.sections import SECTIONS
-from pct_runtime.decide.capability_table import MENU_ROWS, MenuEntry
+from pct_runtime.decide.rows import MenuEntry
 from pct_runtime.jsontypes import JSONObject
 
 SAVED_MESSAGE = "Pi Codex Toolkit configuration saved."

@@ -119,8 +119,18 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "pct_runtime.runtime.core",
         "pct_runtime.serve.mcp.server",
         "pct_runtime.cli_commands.log_cmd",
+        # The capability list loads each package's declaration, never its tools.
+        "pct_runtime.capabilities.apply_patch.executor",
+        "pct_runtime.capabilities.shell.manager",
+        "pct_runtime.capabilities.code.manager",
+        "pct_runtime.capabilities.discovery.tool",
+        "pct_runtime.capabilities.web_search.tool",
+        "pct_runtime.capabilities.image.tool",
+        "pct_runtime.capabilities.compaction.hook",
+        "pct_runtime.capabilities.openai.factory",
     ):
         assert not _loaded(names, package), package
+    assert "pct_runtime.capabilities.table" in names
 
 
 def test_log_does_not_import_the_event_loop(tmp_path: Path, agent: Path) -> None:

@@ -7,10 +7,10 @@ import typing
 
 import pytest
 
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.config import ConfigValidationError
 from pct_runtime.config.schema import SECTION_KEYS, ToolkitConfig, parse_config, to_json_obj
 from pct_runtime.config.sections import COMPUTER_USE_TOOL_NAMES, SECTIONS, CapabilitySections
-from pct_runtime.decide.capability_table import CAPABILITIES
 
 
 def test_one_section_per_registry_row_in_status_order() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.config import ToolkitConfig, parse_config
 from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
 from pct_runtime.host.pi.credentials import ApiKeyCredential, Credentials, OAuthCredential
@@ -102,7 +103,8 @@ def plan(
             host_reasons={"computer_use": cu_reason},
             shell_available=shell,
             host_admitted=None if host_admitted is None else frozenset(host_admitted),
-        )
+        ),
+        CAPABILITIES,
     )
 
 

@@ -153,6 +153,7 @@ def test_nested_only_names_are_not_visible() -> None:
 def test_unresolved_identity_owns_nothing() -> None:
     from decide_fixtures import config, registry
 
+    from pct_runtime.capabilities.table import CAPABILITIES
     from pct_runtime.decide.projection import ProjectionInputs, plan_projection
 
     snap = tools()
@@ -164,7 +165,8 @@ def test_unresolved_identity_owns_nothing() -> None:
             tools=snap,
             active=tuple(snap.names),
             identity=None,
-        )
+        ),
+        CAPABILITIES,
     )
     assert p.admitted_names == ()
     assert p.hidden_natives == ()

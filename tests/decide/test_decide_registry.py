@@ -1,11 +1,11 @@
-"""The capability registry's decide table covers exactly what the decision layer decides."""
+"""The capability list's rows cover exactly what the decision layer decides."""
 
 from __future__ import annotations
 
 from decide_fixtures import plan
 
-from pct_runtime.decide.capability_table import BY_TOOL, CAPABILITIES, MENU_ROWS
-from pct_runtime.decide.discovery import ATOMIC_GROUPS, JOINT_PAIRS
+from pct_runtime.capabilities.table import BY_TOOL, CAPABILITIES, MENU_ROWS
+from pct_runtime.decide.discovery import atomic_groups, joint_pairs
 from pct_runtime.host.pi.names import (
     CODE_MODE_TOOLS,
     COMPUTER_USE_TOOLS,
@@ -28,8 +28,8 @@ def test_every_owned_tool_belongs_to_exactly_one_row_with_a_refusal() -> None:
 
 
 def test_discovery_load_groups_come_from_the_rows() -> None:
-    assert ATOMIC_GROUPS == (COMPUTER_USE_TOOLS,)
-    assert JOINT_PAIRS == (SHELL_TOOLS, CODE_MODE_TOOLS)
+    assert atomic_groups(CAPABILITIES) == (COMPUTER_USE_TOOLS,)
+    assert joint_pairs(CAPABILITIES) == (SHELL_TOOLS, CODE_MODE_TOOLS)
 
 
 def test_every_deferrable_name_has_a_row_whose_planner_decides_its_eligibility() -> None:

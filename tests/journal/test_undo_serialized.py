@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
-from pct_runtime.capabilities.apply_patch.workspace_lock import (
+from pct_runtime.host.system.workspace_lock import (
     WorkspaceLock,
     lock_name,
     locks_dir,

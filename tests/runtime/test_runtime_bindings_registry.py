@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pct_runtime.decide.capability_table import CAPABILITIES
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.runtime import default_bindings
 
 

@@ -52,11 +52,6 @@ from pct_runtime.capabilities.apply_patch.parser import (
 )
 from pct_runtime.capabilities.apply_patch.pathlimits import check_staging_room
 from pct_runtime.capabilities.apply_patch.source import Rewrite
-from pct_runtime.capabilities.apply_patch.staging import (
-    remove_stale_staging,
-    staging_name,
-    write_all,
-)
 from pct_runtime.capabilities.apply_patch.walk import OPEN_CLOEXEC as _OPEN_CLOEXEC
 from pct_runtime.capabilities.apply_patch.walk import OPEN_NOFOLLOW as _OPEN_NOFOLLOW
 from pct_runtime.capabilities.apply_patch.walk import HeldFolders, Key, appeared, read_bytes
@@ -66,7 +61,12 @@ from pct_runtime.capabilities.apply_patch.walk import identity as _identity
 from pct_runtime.capabilities.apply_patch.walk import kind_name as _kind_name
 from pct_runtime.capabilities.apply_patch.walk import read_source as _read_source
 from pct_runtime.capabilities.apply_patch.walk import walk_path as _walk
-from pct_runtime.capabilities.apply_patch.workspace_lock import (
+from pct_runtime.host.system.staging import (
+    remove_stale_staging,
+    staging_name,
+    write_all,
+)
+from pct_runtime.host.system.workspace_lock import (
     WAIT_SECONDS,
     LockAbortedError,
     LockTimeoutError,

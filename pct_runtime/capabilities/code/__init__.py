@@ -7,12 +7,41 @@ slots and progress; the runtime's call pipeline runs each call), `manager` (`Cod
 cell limits and lifecycle), `render` (result text) and `tools` (`create_code_tools`).
 """
 
-from pct_runtime.capabilities.code.manager import CodeManager
-from pct_runtime.capabilities.code.tools import create_code_tools
-from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.code.manager import (
+        CodeManager,
+    )
+    from pct_runtime.capabilities.code.tools import (
+        create_code_tools,
+    )
+    from pct_runtime.capabilities.code.worker import (
+        ALLOWED_MODULES,
+    )
+
+# Names load on first use: `pct status` imports this package for its declaration
+# (`declaration.py`), which needs none of them.
+_HOME: dict[str, str] = {
+    "ALLOWED_MODULES": "pct_runtime.capabilities.code.worker",
+    "CodeManager": "pct_runtime.capabilities.code.manager",
+    "create_code_tools": "pct_runtime.capabilities.code.tools",
+}
 
 __all__ = [
     "ALLOWED_MODULES",
     "CodeManager",
     "create_code_tools",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -22,9 +22,8 @@ from collections import deque
 from pathlib import Path
 
 from pct_runtime.capabilities.code.worker import MAX_DEPTH, nested_deeper_than
-from pct_runtime.capabilities.shell.job import group_alive
 from pct_runtime.host.system.lifeline import child_setup, lifeline, protect_child
-from pct_runtime.host.system.procs import pidfd_pid
+from pct_runtime.host.system.procs import group_alive, pidfd_pid
 from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.host.system.sandbox.spawn import SpawnedPopen
 from pct_runtime.host.system.sandbox.spawn import popen as sandboxed_popen

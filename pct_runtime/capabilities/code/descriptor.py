@@ -1,5 +1,10 @@
-"""Code Mode's descriptor: `exec` / `wait`, the session's Code Mode manager (over the
-shell manager it drives, a declared seam) and what a sync does to it."""
+"""Code Mode's descriptor: `exec` / `wait`, the session's Code Mode manager and what a sync
+does to it.
+
+A cell's nested calls go through the session's call pipeline by tool name
+(`context.calls`), so nothing here imports the capabilities it calls. The session binds in
+the capability list's order, Shell Sessions before Code Mode, so its output owner and shell
+manager are built (and closed) around Code Mode's: output, shell, code, closed in reverse."""
 
 from __future__ import annotations
 
@@ -10,7 +15,6 @@ from pct_runtime.capabilities.code.manager import CodeManager
 from pct_runtime.capabilities.code.tools import create_code_tools
 from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
-from pct_runtime.capabilities.shell.descriptor import session_shell
 from pct_runtime.host.pi.names import CODE_MODE_TOOLS
 
 #: The session's Code Mode manager (viewers peek at it).
@@ -27,8 +31,6 @@ def session_code(context: CapabilityContext) -> CodeManager:
     """The session's current `CodeManager` (a fresh one after a confirmed disable cleanup)."""
 
     def make() -> CodeManager:
-        session_shell(context)  # output, shell, code: closed in reverse order
-
         def approval_mode() -> str:
             return context.config().code_mode.approval_mode
 

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from pct_runtime.capabilities.base import ToolError
-
-# Cells share the Shell Sessions limits (spec: "output budgets as for shells"); one source.
-from pct_runtime.capabilities.shell.dialect import (
+from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.output.budgets import (
     BYTES_PER_TOKEN,
     OUTPUT_DEFAULT_BYTES,
     OUTPUT_MAX_BYTES,
@@ -26,7 +25,6 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_MAX_MS,
     YIELD_MIN_MS,
 )
-from pct_runtime.jsontypes import JSONMapping
 
 ADAPTER_NAMES = ("exec_command", "write_stdin", "apply_patch")
 

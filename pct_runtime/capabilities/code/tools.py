@@ -15,7 +15,9 @@ from pct_runtime.capabilities.code.bridge import MEMORY_LIMIT_BYTES
 from pct_runtime.capabilities.code.dialect import ADAPTER_NAMES, PRAGMA_EXAMPLE
 from pct_runtime.capabilities.code.manager import CodeManager
 from pct_runtime.capabilities.code.worker import ALLOWED_MODULES
-from pct_runtime.capabilities.shell.dialect import (
+from pct_runtime.host.system.sandbox import Sandbox
+from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.output.budgets import (
     OUTPUT_DEFAULT_BYTES,
     OUTPUT_MAX_BYTES,
     OUTPUT_MIN_BYTES,
@@ -24,8 +26,6 @@ from pct_runtime.capabilities.shell.dialect import (
     YIELD_DEFAULT_MS,
     YIELD_MAX_MS,
 )
-from pct_runtime.host.system.sandbox import Sandbox
-from pct_runtime.jsontypes import JSONMapping
 
 ADAPTER_HELP = "\n".join(
     [

@@ -3,14 +3,14 @@
 `find_tools` searches descriptions of managed names even when this runtime has no live
 tool for a name (for example a capability whose package is not wired in); the benchmark
 measures `tools/list` sizes from the same definitions. The definitions come from each
-capability's descriptor (`capabilities/descriptor_table.py`, loaded on first use), so a
+capability's descriptor (`capabilities/table.py`, loaded on first use), so a
 capability that fails to import only loses its own entry.
 """
 
 from __future__ import annotations
 
 from pct_runtime.capabilities.base import ToolSpec
-from pct_runtime.capabilities.descriptor_table import descriptors
+from pct_runtime.capabilities.table import descriptors
 
 _cache: dict[str, ToolSpec] | None = None
 

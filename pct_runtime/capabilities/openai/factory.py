@@ -1,7 +1,7 @@
 """Builders that wire the OpenAI capabilities into a session, and their descriptors.
 
 This seam assembles Web Search, Image Generation and Remote Compaction, so it exports
-their descriptors (`DESCRIPTORS`, read by `capabilities/descriptor_table.py`) and the embedded
+their descriptors (`DESCRIPTORS`, read by `capabilities/table.py`) and the embedded
 session's payload hooks (`OpenAIPayload`, on the Web Search descriptor). The builders take
 live getters (config, registry, agent dir, the decided model) so a reload or a model
 switch is seen on the next call, and they never decide whether a tool is active:
@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, cast
 
 from pct_runtime.capabilities.base import Tool, ToolSpec
 from pct_runtime.capabilities.compaction.hook import RemoteCompaction
-from pct_runtime.capabilities.compaction.remote import CompactionPreparation, CompactionResult
+
+# Re-exported: the embedder's typed `before_compact` (`RuntimeSession`) names these types
+# through this seam, whose payload hook builds them.
+from pct_runtime.capabilities.compaction.remote import (
+    CompactionPreparation as CompactionPreparation,
+)
+from pct_runtime.capabilities.compaction.remote import CompactionResult as CompactionResult
 from pct_runtime.capabilities.context import CapabilityContext, Key
 from pct_runtime.capabilities.descriptor import ActiveDecisions, Descriptor
 from pct_runtime.capabilities.image.tool import OpenAIImageTool, image_spec
@@ -160,7 +166,7 @@ def build_remote_compaction(
 
 #: The session's slot of its `RemoteCompaction`.
 COMPACTION: Key[RemoteCompaction] = Key("remote_compaction")
-#: Decision keys (`decide.capability_table`) the hooks act on.
+#: Decision keys (the declarations' row keys) the hooks act on.
 _SEARCH = "web_search"
 _COMPACTION = "remote_compaction"
 

@@ -22,16 +22,17 @@ from pathlib import Path
 
 from pct_runtime.capabilities.base import ToolError
 from pct_runtime.jsontypes import JSONMapping
-
-YIELD_MIN_MS = 0
-YIELD_MAX_MS = 60_000
-YIELD_DEFAULT_MS = 10_000
-OUTPUT_MIN_BYTES = 1024
-OUTPUT_MAX_BYTES = 262_144
-OUTPUT_DEFAULT_BYTES = 51_200
-TOKENS_MIN = 256
-TOKENS_MAX = 65_536
-BYTES_PER_TOKEN = 4
+from pct_runtime.output.budgets import (
+    BYTES_PER_TOKEN,
+    OUTPUT_DEFAULT_BYTES,
+    OUTPUT_MAX_BYTES,
+    OUTPUT_MIN_BYTES,
+    TOKENS_MAX,
+    TOKENS_MIN,
+    YIELD_DEFAULT_MS,
+    YIELD_MAX_MS,
+    YIELD_MIN_MS,
+)
 
 #: Codex fields this toolkit does not support, with the reason the model is told.
 UNSUPPORTED_FIELDS: Mapping[str, str] = {

@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import os
 import signal
-import sys
 from collections import deque
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Literal
 
 from pct_runtime.capabilities.shell.resolve import ShellConfig
 from pct_runtime.host.system.lifeline import lifeline, protect_child
+from pct_runtime.host.system.procs import group_alive
 from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.host.system.sandbox.spawn import SpawnedProcess, spawn_process
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
@@ -40,45 +40,12 @@ PIPE_SIZE = 1024 * 1024
 InputDelivery = Literal["written", "unknown"]
 
 
-def _proc_group_has_live_member(pgid: int) -> bool:
-    """Linux: does any non-zombie process belong to `pgid`? (zombies may never be reaped)."""
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return True
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 def _grow_pipe(fd: int) -> None:
     """Ask for a PIPE_SIZE buffer; the default stays where the system refuses (or on macOS)."""
     set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
     if set_size is not None:
         with contextlib.suppress(OSError):
             fcntl.fcntl(fd, set_size, PIPE_SIZE)
-
-
-def group_alive(pgid: int) -> bool:
-    """True while any live process remains in the process group `pgid`."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if sys.platform.startswith("linux"):
-        return _proc_group_has_live_member(pgid)
-    return True
 
 
 class StdinWrite:

@@ -22,14 +22,6 @@ from pct_runtime.capabilities.base import (
     run_once,
 )
 from pct_runtime.capabilities.shell.dialect import (
-    OUTPUT_DEFAULT_BYTES,
-    OUTPUT_MAX_BYTES,
-    OUTPUT_MIN_BYTES,
-    TOKENS_MAX,
-    TOKENS_MIN,
-    YIELD_DEFAULT_MS,
-    YIELD_MAX_MS,
-    YIELD_MIN_MS,
     ExecCommandArgs,
     WriteStdinArgs,
     normalize_exec_command_args,
@@ -40,6 +32,16 @@ from pct_runtime.capabilities.shell.gate import CommandGate
 from pct_runtime.capabilities.shell.manager import ShellManager
 from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+from pct_runtime.output.budgets import (
+    OUTPUT_DEFAULT_BYTES,
+    OUTPUT_MAX_BYTES,
+    OUTPUT_MIN_BYTES,
+    TOKENS_MAX,
+    TOKENS_MIN,
+    YIELD_DEFAULT_MS,
+    YIELD_MAX_MS,
+    YIELD_MIN_MS,
+)
 
 _NO_SANDBOX = (
     "The command runs with the user's own permissions; there is no sandbox and no timeout."

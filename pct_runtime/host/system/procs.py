@@ -4,12 +4,16 @@ A pid alone is not an identity — after a crash the number can be handed to an 
 process. On Linux a process is identified by its pid plus its start time (clock ticks since
 boot, field 22 of `/proc/<pid>/stat`), which no later process with the same pid can share.
 Where there is no procfs (macOS) only the pid can be checked.
+
+And whether a process group still has a live member: a shell job and a Code Mode worker
+are settled only when their whole group is gone.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import sys
 
 from pct_runtime.pids import pid_alive, proc_stat_fields
 
@@ -89,3 +93,36 @@ def pidfd_pid(pidfd: int) -> int:
                     return pid
                 break
     raise OSError(errno.ESRCH, "the sandboxed process is not visible in this PID namespace")
+
+
+def _proc_group_has_live_member(pgid: int) -> bool:
+    """Linux: does any non-zombie process belong to `pgid`? (zombies may never be reaped)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while any live process remains in the process group `pgid`."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if sys.platform.startswith("linux"):
+        return _proc_group_has_live_member(pgid)
+    return True

@@ -11,6 +11,7 @@ from discovery_support import CODEX, CU, registry
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.config import parse_config
 from pct_runtime.decide.discovery import discovery_state, load_names
 from pct_runtime.decide.projection import ProjectionInputs, ProjectionPlan, plan_projection
@@ -42,7 +43,8 @@ def plan_for(
             ui_available=True,
             platform="darwin",
             discovered=discovered,
-        )
+        ),
+        CAPABILITIES,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from discovery_support import CODEX, CU, DialogUI, EchoTool, discovery, find, open_one
 
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.config import parse_config
 from pct_runtime.config.schema import ToolDiscoveryConfig
 from pct_runtime.decide.discovery import discovery_state, load_names
@@ -181,7 +182,8 @@ def test_group_incomplete_when_a_member_is_not_managed() -> None:
             active=tuple(snapshot.names),
             ui_available=True,
             platform="darwin",
-        )
+        ),
+        CAPABILITIES,
     )
     result = load_names(["computer_use_click"], plan)
     reason = "group incomplete: computer_use_list_apps is not managed"

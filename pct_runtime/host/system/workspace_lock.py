@@ -1,7 +1,7 @@
-"""One OS lock per working directory, shared by apply_patch's commit and by undo.
+"""One OS lock per working directory, shared by a patch's commit and by undo.
 
 Without it an undo and a patch of the same file can both check the file, both write it and
-both report success: one change is lost. apply_patch holds the lock from its last recheck of
+both report success: one change is lost. A patch holds the lock from its last recheck of
 the sources to its post-images, undo from its check of the files to its last rename, so the
 one that comes second sees what the first changed and refuses.
 

@@ -1,4 +1,5 @@
-"""Names of staged files, and removing the ones a dead writer left behind.
+"""Names of staged files (a patch's new contents, undo's restored files), and removing the
+ones a dead writer left behind.
 
 A writer stages each new content as `.pct-apply-patch-<pid>-<32 hex>.tmp` next to its target and
 renames it into place. A writer killed between the two leaves the staging file behind; the

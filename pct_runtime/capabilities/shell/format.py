@@ -115,18 +115,12 @@ def _stdin_line(report: StdinReport, prefix: str = "stdin") -> str | None:
     return None
 
 
-def format_shell_result(obs: ShellObservation) -> ToolResult:
-    """Render one observation as the exact text and details both tools return."""
+def _status_lines(obs: ShellObservation) -> list[str]:
+    """The head: the status, then the exit code (ended) or the running hint, then who
+    stopped it when a console did, then an unknown outcome."""
     lines = [f"session_id {obs.session_id}: {obs.status}"]
-    exit_code: int | str | None = None
-    signal_text: str | None = None
     if obs.status != "running":
         lines.append(f"exit_code: {obs.exit_code_text()}")
-        if obs.returncode is not None:
-            if obs.returncode < 0:
-                signal_text = signal_name(-obs.returncode)
-            else:
-                exit_code = obs.returncode
     else:
         lines.append(RUNNING_HINT)
     if obs.stopped_by is not None:
@@ -136,26 +130,36 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
             "outcome unknown: the process group did not confirm exit after SIGTERM and SIGKILL; "
             "the session is kept — poll it or terminate it again with write_stdin"
         )
-    if obs.stdin is not None:
-        stdin_line = _stdin_line(obs.stdin)
-        if stdin_line:
-            lines.append(stdin_line)
-    for earlier in obs.stdin_earlier:
-        earlier_line = _stdin_line(earlier, "stdin (earlier call)")
-        if earlier_line:
-            lines.append(earlier_line)
+    return lines
+
+
+def _input_lines(obs: ShellObservation) -> list[str]:
+    """What this and earlier calls did to stdin, what a person typed, a stdin transport."""
+    reports = [(obs.stdin, "stdin")] if obs.stdin is not None else []
+    reports += [(earlier, "stdin (earlier call)") for earlier in obs.stdin_earlier]
+    lines = [line for report, prefix in reports if (line := _stdin_line(report, prefix))]
     if obs.operator_typed:
         lines.append(typed_line(obs.operator_typed, obs.typed_by))
     if obs.stdin_transport:
         lines.append(
             "stdin: carried the command (stdin transport); this session is not interactive"
         )
+    return lines
+
+
+def _recovery_lines(obs: ShellObservation) -> list[str]:
+    """The recovery line of each stream the manager chose to show (all when it names none)."""
+    lines = []
     for label in ("stdout", "stderr"):
         record = obs.recovery.get(label)
         if record is not None and (obs.recovery_shown is None or label in obs.recovery_shown):
             lines.append(record.line(label))
-    text = "\n".join(lines)
-    blocks = [(label, read) for label, read in (("stdout", obs.stdout), ("stderr", obs.stderr))]
+    return lines
+
+
+def _output_text(obs: ShellObservation, blocks: list[tuple[str, PreviewRead]]) -> str:
+    """The `[stdout]`/`[stderr]` blocks or the no-output line, then the truncation notes."""
+    text = ""
     shown = [(label, read.text) for label, read in blocks if read.data]
     for label, body in shown:
         # One trailing newline is absorbed by the line structure; details keep exact text.
@@ -169,6 +173,20 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
     ]
     if notes:
         text += "\n" + "\n".join(notes)
+    return text
+
+
+def _exit_details(obs: ShellObservation) -> tuple[int | None, str | None]:
+    """`(exit_code, signal)` of an ended job: a code, a signal's name, or neither."""
+    if obs.status == "running" or obs.returncode is None:
+        return None, None
+    if obs.returncode < 0:
+        return None, signal_name(-obs.returncode)
+    return obs.returncode, None
+
+
+def _details(obs: ShellObservation, blocks: list[tuple[str, PreviewRead]]) -> JSONObject:
+    exit_code, signal_text = _exit_details(obs)
     details: JSONObject = {
         "session_id": obs.session_id,
         "status": obs.status,
@@ -196,4 +214,12 @@ def format_shell_result(obs: ShellObservation) -> ToolResult:
         details["stdin_transport"] = True
     if obs.operator_typed:
         details["operator_typed_bytes"] = obs.operator_typed
-    return ToolResult(text=text, details=details)
+    return details
+
+
+def format_shell_result(obs: ShellObservation) -> ToolResult:
+    """Render one observation as the exact text and details both tools return."""
+    lines = _status_lines(obs) + _input_lines(obs) + _recovery_lines(obs)
+    blocks = [("stdout", obs.stdout), ("stderr", obs.stderr)]
+    text = "\n".join(lines) + _output_text(obs, blocks)
+    return ToolResult(text=text, details=_details(obs, blocks))

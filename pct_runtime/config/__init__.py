@@ -7,8 +7,9 @@ first use (PEP 562), so `config.pct_section` (pct's own section) can be read by
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from pct_runtime import lazy
 
 if TYPE_CHECKING:
     from pct_runtime.config.errors import ConfigReadError, ConfigSaveError, reload_message
@@ -102,10 +103,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(
+    __name__, {name: f"{__name__}.{module}" for name, module in _WHERE.items()}
+)

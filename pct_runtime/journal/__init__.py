@@ -15,8 +15,9 @@ it never imports runtime, serve or pct_tui.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from pct_runtime import lazy
 
 if TYPE_CHECKING:
     from pct_runtime.journal.capture import PatchCapture
@@ -81,10 +82,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(
+    __name__, {name: f"{__name__}.{module}" for name, module in _WHERE.items()}
+)

@@ -9,8 +9,9 @@ cell limits and lifecycle), `render` (result text) and `tools` (`create_code_too
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from pct_runtime import lazy
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.code.manager import (
@@ -38,10 +39,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(__name__, _HOME)

@@ -7,8 +7,9 @@ projection, status and every `find_tools` answer.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from pct_runtime import lazy
 
 if TYPE_CHECKING:
     from pct_runtime.capabilities.discovery.catalog import (
@@ -98,10 +99,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.exports(__name__, _HOME)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
-from pct_runtime.decide.blocks import StatusRows
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -29,6 +28,22 @@ from pct_runtime.decide.context import (
 )
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import ExecutionRoutes, is_nested_only
+
+#: A rule-managed tool that is off only because no model is known reports this reason.
+NO_MODEL_REASON = "current-model-missing"
+
+#: (decision, no model known under execution rules) -> the lines of a capability's
+#: `pct status` block after `configured`/`effective`. Each declaration has its own: fixed
+#: lines, the same words every time, so a reader (or a script) can match them.
+StatusRows = Callable[[Decision, bool], list[str]]
+
+
+def rule_reason(decision: Decision, no_model: bool) -> str:
+    """A rule-managed tool that is off only because no model is known says so."""
+    if no_model and not decision.reason and decision.effective == "off":
+        return NO_MODEL_REASON
+    return decision.reason
+
 
 # -- Planners: the shapes a capability's decision takes in a planning pass -------------------
 

@@ -7,11 +7,10 @@ name, never the patch engine. Its config section is `config/sections.py`'s
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import patch_decision
-from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route
+from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route, rule_reason
 from pct_runtime.host.pi import names
 
 _TOOLS = (names.APPLY_PATCH_TOOL,)
@@ -23,10 +22,15 @@ def _patch(ctx: PlanContext) -> Decision:
     )
 
 
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  reason: {rule_reason(d, no_model)}"]
+
+
 ROW = CapabilityRow(
     "apply_patch",
     "Apply Patch",
-    blocks.apply_patch_rows,
+    _status_lines,
     _TOOLS,
     "Apply Patch is not enabled.",
     planner=Route(_TOOLS, lambda routes: routes.direct_patch, _patch),

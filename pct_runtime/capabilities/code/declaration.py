@@ -8,11 +8,10 @@ opens.
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import code_decision
-from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route
+from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route, rule_reason
 from pct_runtime.host.pi import names
 
 
@@ -50,10 +49,21 @@ _MENU = (
     ),
 )
 
+CODE_NOTE = (
+    "  nested calls dispatch only declared adapters; per-call tool hooks and third-party "
+    "permission interceptors do not see them."
+)
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  reason: {rule_reason(d, no_model)}", CODE_NOTE]
+
+
 ROW = CapabilityRow(
     "code_mode",
     "Code Mode",
-    blocks.code_rows,
+    _status_lines,
     names.CODE_MODE_TOOLS,
     "Code Mode is not enabled.",
     planner=Route(names.CODE_MODE_TOOLS, lambda routes: routes.code, _code),

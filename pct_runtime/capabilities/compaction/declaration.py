@@ -7,7 +7,6 @@ descriptor). Its config section is `config/sections.py`'s `RemoteCompactionConfi
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
 from pct_runtime.decide.decisions import Decision, decide_remote_compaction
 from pct_runtime.decide.rows import CapabilityRow, MenuEntry, NoTools, given
@@ -28,10 +27,20 @@ class _Compaction(NoTools):
         return given(base)
 
 
+REMOTE_NOTE = (
+    "  active is structural only; refreshed OAuth account compatibility is checked per attempt."
+)
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  reason: {d.reason}", REMOTE_NOTE]
+
+
 ROW = CapabilityRow(
     "remote_compaction",
     "Remote Compaction",
-    blocks.compaction_rows,
+    _status_lines,
     planner=_Compaction(),
     menu=(MenuEntry("remote_compaction", "Remote Compaction", "Remote Compaction on/off."),),
 )

@@ -7,9 +7,8 @@ names, never the client. Its config section is `config/sections.py`'s
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
-from pct_runtime.decide.decisions import Decision, decide_computer_use
+from pct_runtime.decide.decisions import DASH, Decision, decide_computer_use
 from pct_runtime.decide.rows import CapabilityRow, Gated, MenuEntry
 from pct_runtime.host.pi import names
 
@@ -36,10 +35,18 @@ _MENU = (
     ),
 )
 
+COMPUTER_USE_NOTE = "  experimental local bridge through ChatGPT.app node_repl and @oai/sky."
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  transport: {d.transport or DASH}", f"  reason: {d.reason}", COMPUTER_USE_NOTE]
+
+
 ROW = CapabilityRow(
     "computer_use",
     "Computer Use",
-    blocks.computer_use_rows,
+    _status_lines,
     names.COMPUTER_USE_TOOLS,
     "Computer Use is not active for the current session.",
     planner=Gated(names.COMPUTER_USE_TOOLS, _computer_use),

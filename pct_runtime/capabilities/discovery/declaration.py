@@ -9,7 +9,6 @@ reads through this row's `deferral`.
 from __future__ import annotations
 
 from pct_runtime.config import ToolkitConfig
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import ActiveList, PlanContext
 from pct_runtime.decide.decisions import Decision, decide_tool_discovery
 from pct_runtime.decide.rows import CapabilityRow, Deferral, MenuEntry, NoTools
@@ -54,10 +53,26 @@ _MENU = (
     ),
 )
 
+DISCOVERY_NOTE = (
+    "  only explicitly managed Toolkit-owned tools can be loaded; discovery never enables "
+    "a disabled capability or grants permission."
+)
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [
+        f"  reason: {d.reason}",
+        f"  managed deferred tools: {d.managed or 0}",
+        f"  loaded this session: {d.loaded or 0}",
+        DISCOVERY_NOTE,
+    ]
+
+
 ROW = CapabilityRow(
     "tool_discovery",
     "Tool Discovery",
-    blocks.discovery_rows,
+    _status_lines,
     (names.FIND_TOOLS_TOOL,),
     "Tool discovery is not enabled.",
     planner=_Discovery(),

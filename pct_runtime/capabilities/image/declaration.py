@@ -7,9 +7,8 @@ name, never the tool. Its config section is `config/sections.py`'s
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
-from pct_runtime.decide.decisions import Decision, decide_image_generation
+from pct_runtime.decide.decisions import DASH, Decision, decide_image_generation
 from pct_runtime.decide.rows import CapabilityRow, Gated, MenuEntry
 from pct_runtime.host.pi import names
 
@@ -20,10 +19,15 @@ def _image(ctx: PlanContext) -> Decision:
     )
 
 
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  backend: {d.backend or DASH}", f"  reason: {d.reason}"]
+
+
 ROW = CapabilityRow(
     "image_generation",
     "Image Generation",
-    blocks.image_rows,
+    _status_lines,
     (names.IMAGE_GENERATION_TOOL,),
     "OpenAI Image Generation is not active for the current model.",
     "OpenAI Image Generation is unavailable: ",

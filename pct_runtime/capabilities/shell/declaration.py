@@ -7,11 +7,10 @@ names, never the shell manager. Its config section is `config/sections.py`'s
 
 from __future__ import annotations
 
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import PlanContext
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import shell_decision
-from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route
+from pct_runtime.decide.rows import CapabilityRow, MenuEntry, Route, rule_reason
 from pct_runtime.host.pi import names
 
 
@@ -25,10 +24,18 @@ def _shell(ctx: PlanContext) -> Decision:
     )
 
 
+SHELL_NOTE = "  local pipes only; no TTY; commands launch once and are never replayed."
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [f"  reason: {rule_reason(d, no_model)}", SHELL_NOTE]
+
+
 ROW = CapabilityRow(
     "shell_sessions",
     "Shell Sessions",
-    blocks.shell_rows,
+    _status_lines,
     names.SHELL_TOOLS,
     "Shell Sessions are not enabled.",
     planner=Route(names.SHELL_TOOLS, lambda routes: routes.direct_shell, _shell),

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pct_runtime.config import ToolkitConfig
-from pct_runtime.decide import blocks
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -121,10 +120,25 @@ _MENU = (
     ),
 )
 
+SIDECAR_NOTE = "  Sidecar uses a separate OpenAI request with additional latency and cost."
+
+
+def _status_lines(d: Decision, no_model: bool) -> list[str]:
+    """The lines of its `pct status` block after `configured`/`effective`."""
+    return [
+        f"  requested backend: {d.requested_backend}",
+        f"  effective backend: {d.effective_backend}",
+        f"  web search executor: {d.executor}",
+        f"  web search executor effort: {d.executor_effort}",
+        f"  reason: {d.reason}",
+        SIDECAR_NOTE,
+    ]
+
+
 ROW = CapabilityRow(
     "web_search",
     "Web Search",
-    blocks.web_search_rows,
+    _status_lines,
     (names.WEB_SEARCH_TOOL,),
     "OpenAI Web Search is not active for the current model.",
     "OpenAI Web Search is unavailable: ",

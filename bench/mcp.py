@@ -7,7 +7,8 @@
    and parsing one big stdin line (pct's own stdio transport against the SDK's
    `stdio_server`). Goal: pct ≤ 1.2× the peer.
 2. `exec_command true` to its completed result over stdio, beside the peer's `run` tool
-   spawning `sh -c true` (pipes, read to EOF). Goal: pct ≤ 1.3× the peer.
+   spawning `sh -c true` (pipes, read to EOF); pct's `$SHELL` is that `sh` too. Goal: pct
+   ≤ 1.3× the peer.
 3. Time from spawning the server to its `initialize` response (stdio). Goal: pct ≤ 1.1× the
    peer.
 4. `--mb` MB (default 200) of output through one job over stdio: `exec_command`, then
@@ -77,6 +78,9 @@ def prepare_agent_dir(root: Path) -> dict[str, str]:
     # checkout that may not write them compiles every module on every start.
     env = {k: v for k, v in os.environ.items() if k not in ("PCT_TOKEN", "PYTHONDONTWRITEBYTECODE")}
     env["PI_CODING_AGENT_DIR"] = str(agent)
+    # pct runs `$SHELL -c CMD`, the peer `sh -c CMD`: the same shell on both sides, so the
+    # exec rows compare the servers, not bash's start-up with dash's (2x on Debian).
+    env["SHELL"] = shutil.which("sh") or "/bin/sh"
     return env
 
 

@@ -296,10 +296,18 @@ class LiveHub:
         if work.id in self.work:
             return
         self.work[work.id] = work
-        if len(self.work) > MAX_WORK:
-            ended = [w for w in self.work.values() if not w.running and w.log is None]
-            for old in ended[: len(self.work) - MAX_WORK]:
-                del self.work[old.id]
+        excess = len(self.work) - MAX_WORK
+        if excess > 0:
+            # Oldest first, and the oldest have nearly always ended: stop at the first few
+            # rather than reading every entry's state on every new job.
+            ended: list[str] = []
+            for w in self.work.values():
+                if not w.running and w.log is None:
+                    ended.append(w.id)
+                    if len(ended) == excess:
+                        break
+            for old_id in ended:
+                del self.work[old_id]
         self.changed()
 
         async def wait_end() -> None:

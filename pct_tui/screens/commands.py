@@ -22,7 +22,7 @@ from pct_tui.screens.base import press
 from pct_tui.widgets.cells import literal
 
 DECISIONS = ("allow", "ask", "deny")
-TRY_PLACEHOLDER = "Type a command line to see what it would get, e.g. bash -c 'git push'"
+TRY_PLACEHOLDER = "Type a command line, e.g. bash -c 'git push'"
 
 
 class CommandRuleScreen(ModalScreen[bool]):

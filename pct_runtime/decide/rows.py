@@ -172,8 +172,10 @@ class CapabilityRow:
     #: The module exporting its descriptor (`DESCRIPTORS`, its binding), imported on first
     #: use; None for a capability without tools of its own.
     binding: str | None = None
-    #: Its descriptor declares a host probe: `pct status` loads only these bindings.
-    probes_host: bool = False
+    #: The module exporting its host probe (`PROBE`, a `capabilities.descriptor.HostProbe`),
+    #: imported by every planning pass; None without a host requirement. Not the binding:
+    #: `pct status` loads these and no tool.
+    probe: str | None = None
     #: The names this capability defers and whether it is on (Tool Discovery's settings).
     deferral: Callable[[ToolkitConfig], Deferral] | None = None
     #: A foreign tool in the active list duplicates this capability's path (the plan's

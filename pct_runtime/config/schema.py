@@ -18,7 +18,6 @@ Check order (first failure wins), the same as the original Toolkit:
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pct_runtime.config.pct_section import PctSettingError, check_pct_section
@@ -53,6 +52,7 @@ from pct_runtime.config.validation import (
     overlay,
     raw_section,
 )
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 __all__ = [
@@ -98,7 +98,7 @@ SECTION_KEYS: tuple[str, ...] = tuple(section.JSON_KEY for section in SECTIONS)
 # -- Models ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionRule(Frozen):
     id: str
     match: str
@@ -107,13 +107,13 @@ class ExecutionRule(Frozen):
     code: bool
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionConfig(Frozen):
     version: Literal[1] = 1
     rules: list[ExecutionRule] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@datarecord
 class ToolkitConfig(CapabilitySections):
     """The effective configuration. `execution is None` means the legacy additive switches."""
 

@@ -16,7 +16,6 @@ import json
 import os
 import stat
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -34,6 +33,7 @@ from pct_runtime.config.schema import (
     parse_config,
     to_json_obj,
 )
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.jsontypes import JSONObject
 
 MISSING_REVISION = "missing"
@@ -71,7 +71,7 @@ def json_position(exc: ValueError) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@datarecord
 class ConfigRead:
     """One read: the effective config (last known good after a failure), the file revision,
     and the failure if any. `raw` is the stored document the config came from (unknown

@@ -8,11 +8,14 @@ same exact texts.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
+from pct_runtime.datarecord import replace
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+if TYPE_CHECKING:
+    import dataclasses
 
 ApprovalModes: tuple[Literal["confirm", "always"], ...] = ("confirm", "always")
 
@@ -33,7 +36,8 @@ class ConfigValidationError(ValueError):
 
 
 class Frozen:
-    """Base of the config models, each a frozen dataclass: an immutable snapshot, because
+    """Base of the config models, each a frozen record (`pct_runtime.datarecord`, a
+    dataclass without dataclasses' start-up cost): an immutable snapshot, because
     the runtime shares one config between sessions and threads.
 
     Edit a draft with `model_copy(update={...})`. Unknown JSON fields are not kept here;
@@ -50,7 +54,7 @@ class Frozen:
 
     def model_copy(self, *, update: Mapping[str, object] | None = None) -> Self:
         """A copy with the fields of `update` replaced (not validated, as before)."""
-        return dataclasses.replace(self, **(update or {}))
+        return replace(self, **(update or {}))
 
 
 def is_object(value: object) -> bool:

@@ -12,10 +12,10 @@ docs/adding-a-capability.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.decide.blocks import StatusRows
 from pct_runtime.decide.context import (
     DISABLED,
@@ -58,7 +58,7 @@ class NoTools:
         return ineligible(DISABLED)  # fail closed for a name no feature lets load
 
 
-@dataclass(frozen=True)
+@datarecord
 class Gated(NoTools):
     """One decision gates a deferrable group of names (Image Generation, Computer Use)."""
 
@@ -79,7 +79,7 @@ class Gated(NoTools):
         return feature_eligibility(given(base))
 
 
-@dataclass(frozen=True)
+@datarecord
 class Route(NoTools):
     """An execution capability: its route (decide/execution.py) decides it."""
 
@@ -100,7 +100,7 @@ class Route(NoTools):
         return ELIGIBLE if self.route(routes) else ineligible(DISABLED)
 
 
-@dataclass(frozen=True)
+@datarecord
 class Deferral:
     """The Tool Discovery settings every planning pass reads: on or off, and the names it
     defers (a row's `deferral` gives them; none means nothing is deferred)."""
@@ -121,7 +121,7 @@ NO_DEFERRAL = Deferral(False, ())
 MenuKind = Literal["switch", "choice", "approval", "legacy", "rules", "pick"]
 
 
-@dataclass(frozen=True)
+@datarecord
 class MenuEntry:
     """One item of the `/pct config` menu: its exact label and its help line."""
 
@@ -144,7 +144,7 @@ class MenuEntry:
 LoadGroup = Literal["single", "atomic", "joint"]
 
 
-@dataclass(frozen=True)
+@datarecord
 class CapabilityRow:
     """One capability as decide, status, the runtime and the console see it.
 

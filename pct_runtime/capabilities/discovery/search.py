@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from pct_runtime.datarecord import datarecord
 
 #: At most this many matches per query: a short list the model can read in one turn.
 MAX_MATCHES = 8
@@ -59,7 +60,7 @@ TIER_NAME_WORD = 3
 TIER_DESCRIPTION = 4
 
 
-@dataclass(frozen=True)
+@datarecord
 class CatalogEntry:
     """One managed name as a query sees it: its description and its state right now
     (`active`, `eligible` or `unavailable: <reason>`)."""
@@ -69,7 +70,7 @@ class CatalogEntry:
     state: str
 
 
-@dataclass(frozen=True)
+@datarecord
 class Match:
     name: str
     state: str

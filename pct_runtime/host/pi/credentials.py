@@ -13,9 +13,10 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from pct_runtime.datarecord import datarecord, field
 
 CredentialKind = Literal["api-key", "codex-oauth"]
 
@@ -27,7 +28,7 @@ ACCOUNT_CLAIM = "https://api.openai.com/auth"
 _REDACTED = "<redacted>"
 
 
-@dataclass(frozen=True, repr=False)
+@datarecord(repr=False)
 class ApiKeyCredential:
     """`{"type": "api_key", "key": ...}`; `key` keeps Pi's value syntax unresolved."""
 
@@ -47,7 +48,7 @@ class ApiKeyCredential:
     __str__ = __repr__
 
 
-@dataclass(frozen=True, repr=False)
+@datarecord(repr=False)
 class OAuthCredential:
     """`{"type": "oauth", access, refresh, expires (epoch ms), accountId?}`."""
 

@@ -139,11 +139,11 @@ def test_bad_calls_raise_type_errors() -> None:
     with pytest.raises(TypeError, match="missing 1 required argument"):
         Point()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="positional arguments"):
-        Point(1, "a", (), [], 2)  # type: ignore[misc]
+        Point(1, "a", (), [], 2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'y'"):
         Point(1, y=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="multiple values"):
-        Point(1, x=2)  # type: ignore[call-arg]
+        Point(1, x=2)  # type: ignore[misc]
 
 
 def test_declaration_errors_as_dataclasses() -> None:

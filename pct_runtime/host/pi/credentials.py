@@ -167,7 +167,8 @@ def load_auth(path: Path) -> tuple[dict[str, Credential], str | None]:
         return {}, str(exc)
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+#: `$VAR` or `${VAR}`, compiled on first use (by `re`'s cache): `pct status` resolves no key.
+_VAR = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
 _command_cache: dict[str, str | None] = {}
 
 
@@ -209,13 +210,14 @@ def resolve_config_value(
     else:
         prefix = ""
     out: list[str] = [prefix]
+    variable = re.compile(_VAR)
     i = 0
     while i < len(value):
         if value.startswith("$$", i):
             out.append("$")
             i += 2
             continue
-        match = _VAR.match(value, i)
+        match = variable.match(value, i)
         if match:
             out.append(environ.get(match.group(1) or match.group(2), ""))
             i = match.end()

@@ -17,7 +17,6 @@ Check order (first failure wins), the same as the original Toolkit:
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 from pct_runtime.config.pct_section import PctSettingError, check_pct_section
@@ -48,6 +47,7 @@ from pct_runtime.config.validation import (
     ConfigValidationError,
     Frozen,
     boolean,
+    copy_json,
     is_object,
     overlay,
     raw_section,
@@ -215,7 +215,7 @@ def to_json_obj(config: ToolkitConfig, raw: JSONMapping | None = None) -> JSONOb
     fields (an `approvalMode`) stay.
     """
     stored: JSONMapping = raw if raw is not None else {}
-    doc: JSONObject = copy.deepcopy(dict(stored))
+    doc: JSONObject = copy_json(dict(stored))
     execution = config.execution
     known: JSONObject = {}
     later: JSONObject = {}

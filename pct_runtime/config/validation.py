@@ -7,7 +7,6 @@ same exact texts.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
@@ -87,7 +86,17 @@ def choice(
 
 def raw_section(raw: JSONMapping, key: str) -> JSONObject:
     value = raw.get(key)
-    return copy.deepcopy(value) if isinstance(value, dict) else {}
+    return copy_json(value) if isinstance(value, dict) else {}
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON document (objects, arrays, scalars): `copy.deepcopy`'s result
+    for these, without importing `copy` (and weakref) into every command reading the config."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
 
 
 def overlay(base: JSONObject, known: JSONMapping) -> JSONObject:

@@ -139,6 +139,9 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "pct_runtime.host.ui",
         "pct_runtime.debug",
         "logging",
+        # The config store's lock is a `_thread` lock; its records are datarecords.
+        "threading",
+        "pct_runtime.capabilities.discovery.catalog",
     ):
         assert not _loaded(names, package), package
     assert "pct_runtime.capabilities.table" in names

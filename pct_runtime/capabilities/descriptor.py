@@ -3,8 +3,8 @@
 Each package's `descriptor` module (`capabilities/<name>/descriptor.py`; the OpenAI seam
 for the capabilities it assembles) exports `DESCRIPTORS`. Only the capability registry
 (`capabilities/table.py`) imports those modules, so the discovery catalog, the
-runtime's bindings, a sync's start fence and cleanups, the payload hooks and the host
-probe iterate descriptors instead of naming packages (docs/ARCHITECTURE.md).
+runtime's bindings, a sync's start fence and cleanups and the payload hooks iterate
+descriptors instead of naming packages (docs/ARCHITECTURE.md).
 
 A binding asks its session for what it needs through one typed context
 (`capabilities.context.CapabilityContext`), which the runtime implements. Hooks get plain
@@ -69,7 +69,9 @@ class PayloadHook(Protocol):
 
 #: `probe(config, platform, ui_available, model, full)`: why the host cannot run the
 #: capability (a status reason), or None. `full` is an explicit `pct status`, which may
-#: start helper processes; a session start runs only file checks.
+#: start helper processes; a session start runs only file checks. A capability with a host
+#: requirement exports it as `PROBE` from the module its row names (`CapabilityRow.probe`),
+#: not from its descriptor, so a status reads it without loading any tool.
 HostProbe = Callable[[ToolkitConfig, str, bool, Model | None, bool], str | None]
 
 
@@ -89,5 +91,3 @@ class Descriptor:
     cleanup: Cleanup | None = None
     #: Provider-request / compaction hooks of an embedded session.
     payload: PayloadHook | None = None
-    #: The host's verdict (a `ProjectionInputs` host fact); None: no host requirement.
-    probe: HostProbe | None = None

@@ -13,20 +13,20 @@ bindings and the console's menu read this list instead of naming a capability.
 from __future__ import annotations
 
 import importlib
-import logging
+from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.apply_patch.declaration import ROW as APPLY_PATCH
 from pct_runtime.capabilities.code.declaration import ROW as CODE
 from pct_runtime.capabilities.compaction.declaration import ROW as COMPACTION
 from pct_runtime.capabilities.computer_use.declaration import ROW as COMPUTER_USE
-from pct_runtime.capabilities.descriptor import Descriptor
 from pct_runtime.capabilities.discovery.declaration import ROW as DISCOVERY
 from pct_runtime.capabilities.image.declaration import ROW as IMAGE
 from pct_runtime.capabilities.shell.declaration import ROW as SHELL
 from pct_runtime.capabilities.web_search.declaration import ROW as WEB_SEARCH
 from pct_runtime.decide.rows import CapabilityRow, by_key, by_tool
 
-_log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # the descriptor record loads with the first binding: a status reads none
+    from pct_runtime.capabilities.descriptor import Descriptor, HostProbe
 
 #: Every capability, in the order `/pct status` prints its block (the status text is pinned
 #: byte for byte, so this order is part of it).
@@ -69,14 +69,19 @@ BY_TOOL: dict[str, CapabilityRow] = by_tool(CAPABILITIES)
 
 _modules: dict[str, tuple[Descriptor, ...]] = {}
 _loaded: tuple[Descriptor, ...] | None = None
+_probes: dict[str, HostProbe] | None = None
 
 
 def _load(name: str) -> tuple[Descriptor, ...]:
     if name not in _modules:
+        from pct_runtime.capabilities.descriptor import Descriptor
+
         try:
             module = importlib.import_module(name)
         except ImportError:
-            _log.debug("capability not installed: %s", name, exc_info=True)
+            import logging
+
+            logging.getLogger(__name__).debug("capability not installed: %s", name, exc_info=True)
             found: tuple[Descriptor, ...] = ()
         else:
             found = tuple(d for d in module.DESCRIPTORS if isinstance(d, Descriptor))
@@ -98,14 +103,24 @@ def descriptors() -> tuple[Descriptor, ...]:
     return _loaded
 
 
-def host_probes() -> tuple[Descriptor, ...]:
-    """The descriptors that declare a host probe, loading no other capability."""
-    if _loaded is not None:
-        return tuple(d for d in _loaded if d.probe is not None)
-    return tuple(
-        d
-        for row in BINDING_ROWS
-        if row.probes_host
-        for d in _descriptors_of(row)
-        if d.probe is not None
-    )
+def host_probes() -> dict[str, HostProbe]:
+    """Each row's host probe by key (its `probe` module's `PROBE`), loading no binding.
+
+    A probe module that fails to import disables only its verdict (logged), as a binding
+    that fails to import disables only its capability."""
+    global _probes
+    if _probes is None:
+        found: dict[str, HostProbe] = {}
+        for row in CAPABILITIES:
+            if row.probe is None:
+                continue
+            try:
+                found[row.key] = importlib.import_module(row.probe).PROBE
+            except ImportError:
+                import logging
+
+                logging.getLogger(__name__).debug(
+                    "host probe not installed: %s", row.probe, exc_info=True
+                )
+        _probes = found
+    return _probes

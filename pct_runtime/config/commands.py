@@ -8,9 +8,9 @@ same way. The shell capability turns the fields into its judge's policy.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from pct_runtime.config.pct_section_base import PctSettingError, subsection
+from pct_runtime.datarecord import datarecord
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 COMMAND_DECISIONS: tuple[str, ...] = ("allow", "ask", "deny")
@@ -21,14 +21,17 @@ class CommandsConfigError(PctSettingError):
     """`pct.commands` has a value pct cannot use."""
 
 
-# Named tuples, not dataclasses: `pct apply-patch` reads the pct section through the
-# journal's settings, and importing dataclasses costs more than the apply itself.
-class CommandRuleFields(NamedTuple):
+# Records, not dataclasses: `pct apply-patch` reads the pct section through the journal's
+# settings, and importing dataclasses costs more than the apply itself (a NamedTuple class,
+# built with `exec`, costs about as much as the record module).
+@datarecord
+class CommandRuleFields:
     prefix: str
     decision: str
 
 
-class CommandsFields(NamedTuple):
+@datarecord
+class CommandsFields:
     default: str = DEFAULT_COMMAND_DECISION
     rules: tuple[CommandRuleFields, ...] = ()
 

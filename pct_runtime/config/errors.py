@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from pct_runtime.datarecord import datarecord
 
 ReadErrorCode = Literal["invalid-json", "invalid-config", "config-read-failed"]
 SaveErrorCode = Literal["stale-revision", "lock-held", "unreadable", "write-failed"]
@@ -20,7 +21,7 @@ _LOCK_ADVICE = (
 )
 
 
-@dataclass(frozen=True)
+@datarecord
 class ConfigReadError:
     """Why the last read failed. `detail` is fixed text or an errno name, never file content.
 

@@ -14,10 +14,10 @@ subclass naming the field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import NamedTuple
 
 from pct_runtime.config.commands import DEFAULT_COMMAND_DECISION, commands_fields
 from pct_runtime.config.pct_section_base import PCT_SECTION, PctSettingError, subsection
+from pct_runtime.datarecord import datarecord
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 __all__ = ["PCT_SECTION", "PctSettingError", "subsection"]
@@ -37,12 +37,14 @@ class JournalConfigError(PctSettingError):
     """`pct.journal` has a value pct cannot use."""
 
 
-class SandboxFields(NamedTuple):
+@datarecord
+class SandboxFields:
     mode: str = DEFAULT_SANDBOX_MODE
     network: bool = False
 
 
-class JournalFields(NamedTuple):
+@datarecord
+class JournalFields:
     enabled: bool = True
     max_bytes: int = DEFAULT_JOURNAL_MAX_BYTES
     max_age_days: float = DEFAULT_JOURNAL_MAX_AGE_DAYS
@@ -85,7 +87,8 @@ def journal_fields(raw: JSONMapping) -> JournalFields:
     return JournalFields(enabled, max_bytes, float(max_age))
 
 
-class Subsection(NamedTuple):
+@datarecord
+class Subsection:
     """One subsection of `pct`: its key, its known fields with their defaults (what
     `pct config show` prints and the typo check knows) and its parser."""
 

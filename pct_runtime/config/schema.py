@@ -17,8 +17,6 @@ Check order (first failure wins), the same as the original Toolkit:
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pct_runtime.config.pct_section import PctSettingError, check_pct_section
@@ -49,10 +47,12 @@ from pct_runtime.config.validation import (
     ConfigValidationError,
     Frozen,
     boolean,
+    copy_json,
     is_object,
     overlay,
     raw_section,
 )
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 __all__ = [
@@ -98,7 +98,7 @@ SECTION_KEYS: tuple[str, ...] = tuple(section.JSON_KEY for section in SECTIONS)
 # -- Models ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionRule(Frozen):
     id: str
     match: str
@@ -107,13 +107,13 @@ class ExecutionRule(Frozen):
     code: bool
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionConfig(Frozen):
     version: Literal[1] = 1
     rules: list[ExecutionRule] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@datarecord
 class ToolkitConfig(CapabilitySections):
     """The effective configuration. `execution is None` means the legacy additive switches."""
 
@@ -215,7 +215,7 @@ def to_json_obj(config: ToolkitConfig, raw: JSONMapping | None = None) -> JSONOb
     fields (an `approvalMode`) stay.
     """
     stored: JSONMapping = raw if raw is not None else {}
-    doc: JSONObject = copy.deepcopy(dict(stored))
+    doc: JSONObject = copy_json(dict(stored))
     execution = config.execution
     known: JSONObject = {}
     later: JSONObject = {}

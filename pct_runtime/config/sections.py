@@ -12,7 +12,6 @@ docs/adding-a-capability.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Self
 
 from pct_runtime.config.validation import (
@@ -25,6 +24,7 @@ from pct_runtime.config.validation import (
     overlay,
     raw_section,
 )
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.jsontypes import JSONMapping, JSONObject
 
 # -- Names -------------------------------------------------------------------------------
@@ -84,7 +84,7 @@ OPTIONAL_OBJECTS: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-@dataclass(frozen=True)
+@datarecord
 class SectionModel(Frozen):
     """One capability's section: its keys, its parser and its writer."""
 
@@ -109,7 +109,7 @@ class SectionModel(Frozen):
         return overlay(stored, {"enabled": self.enabled})
 
 
-@dataclass(frozen=True)
+@datarecord
 class SidecarModel(Frozen):
     provider: SidecarProvider
     model: str
@@ -154,7 +154,7 @@ def _sidecar_model(section: JSONMapping) -> SidecarModel | None:
     return SidecarModel(provider=provider, model=model, thinking_level=thinking)
 
 
-@dataclass(frozen=True)
+@datarecord
 class WebSearchConfig(SectionModel):
     KEY = "web_search"
     JSON_KEY = "webSearch"
@@ -216,7 +216,7 @@ class ApplyPatchConfig(SectionModel):
     LEGACY_SWITCH = True
 
 
-@dataclass(frozen=True)
+@datarecord
 class _Approving(SectionModel):
     """A section with an `approvalMode` beside its switch."""
 
@@ -271,7 +271,7 @@ def _deferred(section: JSONMapping) -> tuple[str, ...]:
     return tuple(names)
 
 
-@dataclass(frozen=True)
+@datarecord
 class ToolDiscoveryConfig(SectionModel):
     KEY = "tool_discovery"
     JSON_KEY = "toolDiscovery"
@@ -302,7 +302,7 @@ SECTIONS: tuple[type[SectionModel], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@datarecord
 class CapabilitySections(Frozen):
     """The typed capability fields of `ToolkitConfig`, one per row of `SECTIONS`."""
 

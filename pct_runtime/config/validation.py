@@ -7,12 +7,14 @@ same exact texts.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, TypeVar
 
+from pct_runtime.datarecord import replace
 from pct_runtime.jsontypes import JSONMapping, JSONObject
+
+if TYPE_CHECKING:
+    import dataclasses
 
 ApprovalModes: tuple[Literal["confirm", "always"], ...] = ("confirm", "always")
 
@@ -33,7 +35,8 @@ class ConfigValidationError(ValueError):
 
 
 class Frozen:
-    """Base of the config models, each a frozen dataclass: an immutable snapshot, because
+    """Base of the config models, each a frozen record (`pct_runtime.datarecord`, a
+    dataclass without dataclasses' start-up cost): an immutable snapshot, because
     the runtime shares one config between sessions and threads.
 
     Edit a draft with `model_copy(update={...})`. Unknown JSON fields are not kept here;
@@ -50,7 +53,7 @@ class Frozen:
 
     def model_copy(self, *, update: Mapping[str, object] | None = None) -> Self:
         """A copy with the fields of `update` replaced (not validated, as before)."""
-        return dataclasses.replace(self, **(update or {}))
+        return replace(self, **(update or {}))
 
 
 def is_object(value: object) -> bool:
@@ -83,7 +86,17 @@ def choice(
 
 def raw_section(raw: JSONMapping, key: str) -> JSONObject:
     value = raw.get(key)
-    return copy.deepcopy(value) if isinstance(value, dict) else {}
+    return copy_json(value) if isinstance(value, dict) else {}
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON document (objects, arrays, scalars): `copy.deepcopy`'s result
+    for these, without importing `copy` (and weakref) into every command reading the config."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value
 
 
 def overlay(base: JSONObject, known: JSONMapping) -> JSONObject:

@@ -10,10 +10,10 @@ nothing here names a capability.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from pct_runtime.config import ToolkitConfig
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.decide.decisions import CONFLICT, Decision, overlay_deferred
 from pct_runtime.decide.execution import ExecutionRoutes, is_eager_replacement, is_nested_only
 from pct_runtime.decide.routes import RouteRegistry
@@ -27,7 +27,7 @@ NESTED_ONLY = "nested-only"
 NATIVE_BACKEND = "native-backend"
 
 
-@dataclass(frozen=True)
+@datarecord
 class ProjectionInputs:
     """Everything one planning pass reads. Plain data; build a fresh one per pass.
 
@@ -81,7 +81,7 @@ class ActiveList:
         return name in self.names
 
 
-@dataclass(frozen=True)
+@datarecord
 class Eligibility:
     ok: bool
     reason: str = ""
@@ -94,7 +94,7 @@ def ineligible(reason: str) -> Eligibility:
     return Eligibility(False, reason)
 
 
-@dataclass(frozen=True)
+@datarecord
 class PlanContext:
     """One pass's shared readings. `tools` is already narrowed to a child's admitted names.
 

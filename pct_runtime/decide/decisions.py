@@ -8,9 +8,9 @@ decision a capability would have on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Literal
 
+from pct_runtime.datarecord import datarecord, replace
 from pct_runtime.decide.routes import (
     ModelReference,
     RouteInspection,
@@ -29,7 +29,7 @@ CONFLICT = "conflicting-tool-name"
 DASH = "—"
 
 
-@dataclass(frozen=True)
+@datarecord
 class Decision:
     """One capability's status row.
 
@@ -66,7 +66,7 @@ def _off(backend: str | None = None, transport: str | None = None) -> Decision:
 # --- Web Search ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@datarecord
 class WebSearchSettings:
     """The fields of the Web Search section a decision reads."""
 

@@ -10,11 +10,11 @@ winners?), never by clearing bits: a failed Code route never becomes direct Shel
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
 from pct_runtime.config.rules import first_matching_rule
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.decide.decisions import (
     Decision,
     decide_apply_patch_legacy,
@@ -39,7 +39,7 @@ EXECUTION_NOTES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@datarecord
 class RequestedCapabilities:
     patch: bool = False
     shell: bool = False
@@ -48,7 +48,7 @@ class RequestedCapabilities:
     rule_id: str | None = None
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionAdmission:
     """Which owned execution names the host admitted (visible winner is the runtime's)."""
 
@@ -76,7 +76,7 @@ class ExecutionAdmission:
         )
 
 
-@dataclass(frozen=True)
+@datarecord
 class ExecutionRoutes:
     requested: RequestedCapabilities = field(default_factory=RequestedCapabilities)
     direct_patch: bool = False

@@ -12,8 +12,8 @@ activation state it had.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 
+from pct_runtime.datarecord import datarecord, field, replace
 from pct_runtime.decide.context import ActiveList, PlanContext, ProjectionInputs
 from pct_runtime.decide.decisions import Decision
 from pct_runtime.decide.execution import (
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@datarecord
 class ProjectionPlan:
     """One planned projection. Committing it is `ProjectionSync`'s job."""
 

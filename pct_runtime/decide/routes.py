@@ -8,9 +8,9 @@ gateway paths are all `unofficial-endpoint`. This is not a generic SSRF framewor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Protocol
 
+from pct_runtime.datarecord import datarecord, replace
 from pct_runtime.host.pi.credentials import CredentialKind
 from pct_runtime.host.pi.endpoints import (
     IMAGE_ENDPOINTS,
@@ -40,7 +40,7 @@ class ModelReference(Protocol):
     def thinking_level(self) -> str: ...
 
 
-@dataclass(frozen=True)
+@datarecord
 class RouteInspection:
     """ok with the route kind and fixed Responses endpoint, or not ok with a reason."""
 

@@ -12,10 +12,10 @@ docs/adding-a-capability.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Literal
 
 from pct_runtime.config import ToolkitConfig
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,
@@ -73,7 +73,7 @@ class NoTools:
         return ineligible(DISABLED)  # fail closed for a name no feature lets load
 
 
-@dataclass(frozen=True)
+@datarecord
 class Gated(NoTools):
     """One decision gates a deferrable group of names (Image Generation, Computer Use)."""
 
@@ -94,7 +94,7 @@ class Gated(NoTools):
         return feature_eligibility(given(base))
 
 
-@dataclass(frozen=True)
+@datarecord
 class Route(NoTools):
     """An execution capability: its route (decide/execution.py) decides it."""
 
@@ -115,7 +115,7 @@ class Route(NoTools):
         return ELIGIBLE if self.route(routes) else ineligible(DISABLED)
 
 
-@dataclass(frozen=True)
+@datarecord
 class Deferral:
     """The Tool Discovery settings every planning pass reads: on or off, and the names it
     defers (a row's `deferral` gives them; none means nothing is deferred)."""
@@ -136,7 +136,7 @@ NO_DEFERRAL = Deferral(False, ())
 MenuKind = Literal["switch", "choice", "approval", "legacy", "rules", "pick"]
 
 
-@dataclass(frozen=True)
+@datarecord
 class MenuEntry:
     """One item of the `/pct config` menu: its exact label and its help line."""
 
@@ -159,7 +159,7 @@ class MenuEntry:
 LoadGroup = Literal["single", "atomic", "joint"]
 
 
-@dataclass(frozen=True)
+@datarecord
 class CapabilityRow:
     """One capability as decide, status, the runtime and the console see it.
 
@@ -187,8 +187,10 @@ class CapabilityRow:
     #: The module exporting its descriptor (`DESCRIPTORS`, its binding), imported on first
     #: use; None for a capability without tools of its own.
     binding: str | None = None
-    #: Its descriptor declares a host probe: `pct status` loads only these bindings.
-    probes_host: bool = False
+    #: The module exporting its host probe (`PROBE`, a `capabilities.descriptor.HostProbe`),
+    #: imported by every planning pass; None without a host requirement. Not the binding:
+    #: `pct status` loads these and no tool.
+    probe: str | None = None
     #: The names this capability defers and whether it is on (Tool Discovery's settings).
     deferral: Callable[[ToolkitConfig], Deferral] | None = None
     #: A foreign tool in the active list duplicates this capability's path (the plan's

@@ -2,8 +2,8 @@
 
 `Runtime.plan_inputs` (sessions, console previews) and `pct status` (no started Runtime,
 an explicit full probe) both build their `ProjectionInputs` here, so they can never
-disagree about the host. A capability with a host requirement declares its probe in its
-descriptor (`Descriptor.probe`); the verdicts reach the decision layer by capability key.
+disagree about the host. A capability with a host requirement names its probe's module on
+its row (`CapabilityRow.probe`); the verdicts reach the decision layer by capability key.
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ def plan_inputs(
     """`full_probe` is an explicit `pct status`: the probes may start helper processes
     there (each only when its cheaper checks pass); a session start runs file checks only."""
     reasons = {
-        d.key: d.probe(config, platform, ui_available, model, full_probe)
-        for d in host_probes()
-        if d.probe is not None
+        key: probe(config, platform, ui_available, model, full_probe)
+        for key, probe in host_probes().items()
     }
     return ProjectionInputs(
         config=config,

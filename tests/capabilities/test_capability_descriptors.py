@@ -3,6 +3,7 @@ loads it from the binding its declaration names."""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import replace
 
 import pytest
@@ -43,17 +44,24 @@ def test_a_capability_that_fails_to_import_disables_only_itself(
     assert sorted(catalog.toolkit_specs()) == sorted(OWNED_TOOL_NAMES)
 
 
-def test_host_probe_modules_are_exactly_the_descriptors_with_a_probe() -> None:
-    probed = {d.key for d in registry.descriptors() if d.probe is not None}
-    assert {d.key for d in registry.host_probes()} == probed
-    monkeypatched = registry._loaded
-    try:
-        registry._loaded = None  # `pct status`: only the probe modules load
-        assert {d.key for d in registry.host_probes()} == probed
-    finally:
-        registry._loaded = monkeypatched
-    declared = {row.key for row in CAPABILITIES if row.probes_host}
-    assert declared == probed
+def test_host_probes_are_exactly_the_rows_that_name_a_probe_module() -> None:
+    declared = {row.key for row in CAPABILITIES if row.probe is not None}
+    assert set(registry.host_probes()) == declared == {"computer_use"}
+    for row in CAPABILITIES:
+        if row.probe is not None:  # a probe module is not the binding a status skips
+            assert row.probe != row.binding
+            assert registry.host_probes()[row.key] is importlib.import_module(row.probe).PROBE
+
+
+def test_a_probe_module_that_fails_to_import_drops_only_its_verdict(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = replace(
+        CAPABILITIES[0], key="no_such_capability", probe="pct_runtime.capabilities.no_such.probe"
+    )
+    monkeypatch.setattr(registry, "CAPABILITIES", (broken, *CAPABILITIES))
+    monkeypatch.setattr(registry, "_probes", None)
+    assert set(registry.host_probes()) == {"computer_use"}
 
 
 def test_every_row_with_tools_names_its_binding_and_binds_once() -> None:

@@ -128,6 +128,20 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         "pct_runtime.capabilities.image.tool",
         "pct_runtime.capabilities.compaction.hook",
         "pct_runtime.capabilities.openai.factory",
+        # The host probe is its own module: no binding loads, so neither the tool contract,
+        # the UI port, the descriptor record nor Computer Use's tools (and their templates).
+        # (`importlib.import_module` bypasses importtime: a binding shows by its imports.)
+        "pct_runtime.capabilities.computer_use.tools",
+        "pct_runtime.capabilities.computer_use.eligibility",  # macOS only
+        "pct_runtime.capabilities.descriptor",
+        "pct_runtime.capabilities.base",
+        "pct_runtime.capabilities.context",
+        "pct_runtime.host.ui",
+        "pct_runtime.debug",
+        "logging",
+        # The config store's lock is a `_thread` lock; its records are datarecords.
+        "threading",
+        "pct_runtime.capabilities.discovery.catalog",
     ):
         assert not _loaded(names, package), package
     assert "pct_runtime.capabilities.table" in names

@@ -2,7 +2,8 @@
 
 Cheap to import (`pct status` reads it): the decision layer's primitives and the tools'
 names, never the client. Its config section is `config/sections.py`'s
-`ComputerUseConfig`; its descriptor has a host probe, so `pct status` loads that binding.
+`ComputerUseConfig`; its host probe is `probe.py`, which `pct status` loads (the
+descriptor it does not).
 """
 
 from __future__ import annotations
@@ -55,5 +56,5 @@ ROW = CapabilityRow(
     # Deferred by Tool Discovery is hidden until loaded, not disabled.
     kept=lambda decision, routes: decision.effective in ("active", "deferred"),
     binding="pct_runtime.capabilities.computer_use.descriptor",
-    probes_host=True,
+    probe="pct_runtime.capabilities.computer_use.probe",
 )

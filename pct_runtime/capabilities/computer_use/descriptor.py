@@ -1,5 +1,5 @@
-"""Computer Use's descriptor: the six tools, their session binding, what a sync does to
-the bridge, and the host probe that feeds its decision.
+"""Computer Use's descriptor: the six tools, their session binding and what a sync does to
+the bridge (its host probe is `probe.py`, which a status loads without this module).
 
 The bridge (`ComputerUseLifecycle`) is built on a session's first call only: a session
 that never uses Computer Use starts nothing.
@@ -11,7 +11,6 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
 from pct_runtime.capabilities.base import CallContext, Tool, ToolSpec
-from pct_runtime.capabilities.computer_use import eligibility
 from pct_runtime.capabilities.computer_use.tools import (
     METHODS,
     create_computer_use_tools,
@@ -20,7 +19,6 @@ from pct_runtime.capabilities.computer_use.tools import (
 from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
-from pct_runtime.host.pi.model_registry import Model
 
 if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
     from pct_runtime.capabilities.computer_use.client import ComputerUseClient
@@ -69,32 +67,11 @@ async def _cleanup(slots: Slots, kept: bool, mode: Hashable) -> bool:
     return False
 
 
-def _probe(
-    config: ToolkitConfig, platform: str, ui_available: bool, model: Model | None, full: bool
-) -> str | None:
-    """A session start runs only the file checks (components, helper) and starts nothing.
-
-    An explicit `pct status` (`full`) runs the whole probe (components, helper, a
-    dedicated `node_repl` client asking `@oai/sky` for its target, then closed) — but only
-    when every cheaper check before it in the chain passes, so Linux and headless runs
-    start nothing."""
-    if not full:
-        return eligibility.inspect_runtime().reason if platform == "darwin" else None
-    if not (config.computer_use.enabled and platform == "darwin" and ui_available):
-        return None
-    if model is None or not model.has_image_input:
-        return None
-    import asyncio  # only here: a status on Linux or without the app never starts a loop
-
-    return asyncio.run(eligibility.ComputerUseProbe().probe())
-
-
 DESCRIPTORS: tuple[Descriptor, ...] = (
     Descriptor(
         "computer_use",
         _specs,
         _bind,
         cleanup=Cleanup(_cleanup, _approval_mode),
-        probe=_probe,
     ),
 )

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from pct_runtime.datarecord import datarecord
 
 #: At most this many matches per query: a short list the model can read in one turn.
 MAX_MATCHES = 8
 #: A match's summary is one line of at most this many characters.
 SUMMARY_LIMIT = 140
 
-_WORD = re.compile(r"[a-z0-9]+")
-_SEPARATORS = re.compile(r"[\s\-./]+")
+# Patterns, not compiled ones: `re` compiles each on first use (and caches it), so `pct
+# status`, which imports this module for its package's declaration, compiles none.
+_WORD = r"[a-z0-9]+"
+_SEPARATORS = r"[\s\-./]+"
 #: Words that match almost every description and say nothing about which tool is meant.
 _STOP_WORDS = frozenset(
     {
@@ -59,7 +62,7 @@ TIER_NAME_WORD = 3
 TIER_DESCRIPTION = 4
 
 
-@dataclass(frozen=True)
+@datarecord
 class CatalogEntry:
     """One managed name as a query sees it: its description and its state right now
     (`active`, `eligible` or `unavailable: <reason>`)."""
@@ -69,7 +72,7 @@ class CatalogEntry:
     state: str
 
 
-@dataclass(frozen=True)
+@datarecord
 class Match:
     name: str
     state: str
@@ -104,7 +107,7 @@ def summarize(description: str, limit: int = SUMMARY_LIMIT) -> str:
 
 def query_terms(query: str) -> tuple[str, ...]:
     """Lowercase words of the query, stop words dropped unless nothing else is left."""
-    words = list(dict.fromkeys(_WORD.findall(query.lower())))
+    words = list(dict.fromkeys(re.findall(_WORD, query.lower())))
     meaningful = [w for w in words if w not in _STOP_WORDS]
     return tuple(meaningful or words)
 
@@ -122,10 +125,10 @@ def rank(query: str, entry: CatalogEntry) -> tuple[int, int] | None:
     `matched terms` counts distinct query words found in the name or description.
     """
     name = entry.name.lower()
-    phrase = _SEPARATORS.sub("_", query.strip().lower()).strip("_")
+    phrase = re.sub(_SEPARATORS, "_", query.strip().lower()).strip("_")
     terms = query_terms(query)
-    name_words = _WORD.findall(name)
-    description_words = _WORD.findall(entry.description.lower())
+    name_words = re.findall(_WORD, name)
+    description_words = re.findall(_WORD, entry.description.lower())
     in_name = [t for t in terms if _word_hit(t, name_words)]
     in_description = [t for t in terms if t not in in_name and _word_hit(t, description_words)]
     matched = len(in_name) + len(in_description)

@@ -7,9 +7,8 @@ binding is the OpenAI factory's descriptor (the factory assembles the three Open
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from pct_runtime.config import ToolkitConfig
+from pct_runtime.datarecord import replace
 from pct_runtime.decide.context import (
     DISABLED,
     ELIGIBLE,

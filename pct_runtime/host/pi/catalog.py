@@ -7,10 +7,11 @@ override or extend any of it, which is how a user tracks a newer catalog.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from pct_runtime.datarecord import datarecord
 
 
-class CatalogEntry(NamedTuple):
+@datarecord
+class CatalogEntry:
     id: str
     reasoning: bool
     image: bool

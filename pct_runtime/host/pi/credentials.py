@@ -13,9 +13,10 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from pct_runtime.datarecord import datarecord, field
 
 CredentialKind = Literal["api-key", "codex-oauth"]
 
@@ -27,7 +28,7 @@ ACCOUNT_CLAIM = "https://api.openai.com/auth"
 _REDACTED = "<redacted>"
 
 
-@dataclass(frozen=True, repr=False)
+@datarecord(repr=False)
 class ApiKeyCredential:
     """`{"type": "api_key", "key": ...}`; `key` keeps Pi's value syntax unresolved."""
 
@@ -47,7 +48,7 @@ class ApiKeyCredential:
     __str__ = __repr__
 
 
-@dataclass(frozen=True, repr=False)
+@datarecord(repr=False)
 class OAuthCredential:
     """`{"type": "oauth", access, refresh, expires (epoch ms), accountId?}`."""
 
@@ -166,7 +167,8 @@ def load_auth(path: Path) -> tuple[dict[str, Credential], str | None]:
         return {}, str(exc)
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+#: `$VAR` or `${VAR}`, compiled on first use (by `re`'s cache): `pct status` resolves no key.
+_VAR = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
 _command_cache: dict[str, str | None] = {}
 
 
@@ -208,13 +210,14 @@ def resolve_config_value(
     else:
         prefix = ""
     out: list[str] = [prefix]
+    variable = re.compile(_VAR)
     i = 0
     while i < len(value):
         if value.startswith("$$", i):
             out.append("$")
             i += 2
             continue
-        match = _VAR.match(value, i)
+        match = variable.match(value, i)
         if match:
             out.append(environ.get(match.group(1) or match.group(2), ""))
             i = match.end()

@@ -9,9 +9,9 @@ fragments, look-alike hosts and gateway paths are all unofficial. Not a generic 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from pct_runtime.datarecord import datarecord
 from pct_runtime.host.pi.credentials import CredentialKind
 
 API_KEY_HOST = "api.openai.com"
@@ -32,7 +32,7 @@ IMAGE_ENDPOINTS: dict[CredentialKind, str] = {
 }
 
 
-@dataclass(frozen=True)
+@datarecord
 class OfficialRoute:
     """What makes a provider's route official: its Responses API, host, base paths, kind."""
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pct_runtime.datarecord import datarecord, field, replace
 from pct_runtime.host.pi.catalog import BUILTIN_PROVIDERS, XHIGH_ID_MARKERS
 from pct_runtime.host.pi.credentials import Credentials
 from pct_runtime.jsontypes import JSONMapping, JSONObject
@@ -25,7 +25,7 @@ _DEFAULT_REASONING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium",
 _INPUT_KINDS = ("text", "image")
 
 
-@dataclass(frozen=True)
+@datarecord
 class Model:
     """One registry model: identity, route (api + baseUrl), modalities and reasoning."""
 
@@ -236,7 +236,7 @@ def _upsert_custom(
         models[(provider, model_id)] = Model(provider=provider, id=model_id, **fields)
 
 
-@dataclass(frozen=True)
+@datarecord
 class Settings:
     """The model keys of Pi's `settings.json` (global, with the project file merged over)."""
 

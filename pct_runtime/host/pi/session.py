@@ -7,9 +7,9 @@ the payload and compaction hooks. Nothing else differs between them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
+from pct_runtime.datarecord import datarecord, field
 from pct_runtime.host.pi.model_registry import Model
 
 SessionKind = Literal["mcp", "embedded"]
@@ -24,7 +24,7 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-@dataclass
+@datarecord(frozen=False)
 class HostSession:
     """One runtime session.
 

@@ -14,9 +14,9 @@ outcomes, exactly as the spec requires:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal
 
+from pct_runtime.datarecord import datarecord
 from pct_runtime.host.pi.names import NATIVE_TOOLS
 
 #: Owner identity of Pi's native tools (`sourceInfo.source === "builtin"`).
@@ -27,7 +27,7 @@ RUNTIME_OWNER = "pct"
 OwnershipState = Literal["owned", "foreign", "absent"]
 
 
-@dataclass(frozen=True)
+@datarecord
 class Registration:
     name: str
     owner: str
@@ -38,7 +38,7 @@ class Registration:
         return self.owner == BUILTIN_OWNER
 
 
-@dataclass(frozen=True)
+@datarecord
 class Ownership:
     state: OwnershipState
     winner: Registration | None = None
@@ -99,7 +99,7 @@ class ToolRegistry:
         return ToolSnapshot(tuple(self.visible()))
 
 
-@dataclass(frozen=True)
+@datarecord
 class ToolSnapshot:
     """An immutable read of the visible projection, for pure planning."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
 from pct_runtime.config import pct_section
 from pct_runtime.config.pct_section import SandboxConfigError as SandboxConfigError
+from pct_runtime.datarecord import datarecord
 from pct_runtime.jsontypes import JSONMapping
 
 SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
@@ -36,7 +36,7 @@ WRITABLE_DEVICES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@datarecord
 class SandboxSettings:
     """The operator's choice: a mode and whether confined jobs keep outbound network."""
 

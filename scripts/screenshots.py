@@ -189,6 +189,10 @@ async def shoot(out: Path) -> list[str]:
                 )
             )
         )
+        # The second question must be queued first ("2 waiting", "1 of 2"): under load it
+        # reached the queue after the picture or before it, and two runs differed.
+        while app.sub_title != "2 waiting":
+            await pilot.pause(0.01)
         await save("approval-patch")
         await pilot.press("n")
         await save("approval-computer-use")

@@ -10,6 +10,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.serve.startup import paused_during_startup
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,6 +106,7 @@ def pct_section_refusal(path: Path) -> str | None:
     )
 
 
+@paused_during_startup
 def handle(args: argparse.Namespace) -> int:
 
     _defer_model_builds()

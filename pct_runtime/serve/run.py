@@ -25,6 +25,7 @@ from pct_runtime.serve.live.hub import LiveHub
 from pct_runtime.serve.live.protocol import PROTOCOL_VERSION
 from pct_runtime.serve.mcp.server import PctMCPServer
 from pct_runtime.serve.mcp.stdio import StdioTransport
+from pct_runtime.serve.startup import resume_collector
 from pct_runtime.serve.token import TOKEN_ENV, load_or_create_token, token_path
 
 _log = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ async def serve_stdio(
 
     stop_on_signals(cleanup, first=runtime.journal.drain)
     transport = StdioTransport()
+    resume_collector()  # start-up is over: see pct_runtime/serve/startup.py
     try:
         async with transport.open() as (read, write):
             await mcp.server.run(read, write, mcp.server.create_initialization_options())
@@ -188,6 +190,7 @@ async def serve_http(
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # non-POSIX
             loop.add_signal_handler(sig, on_signal)
+    resume_collector()  # start-up is over: see pct_runtime/serve/startup.py
     try:
         await http.serve()
     finally:

@@ -20,7 +20,7 @@ from pct_runtime.capabilities.context import CapabilityContext, Key, Slots
 from pct_runtime.capabilities.descriptor import Cleanup, Descriptor
 from pct_runtime.config.schema import ApprovalMode, ToolkitConfig
 
-if TYPE_CHECKING:  # the bridge's classes, loaded when a session binds the tools
+if TYPE_CHECKING:  # the bridge's classes, loaded on a session's first call
     from pct_runtime.capabilities.computer_use.client import ComputerUseClient
     from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
 
@@ -33,10 +33,12 @@ def _specs() -> Sequence[ToolSpec]:
 
 
 def _bind(services: CapabilityContext) -> Sequence[Tool]:
-    # The bridge loads when a session binds the tools: `pct status` only probes.
-    from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
-
     def make() -> ComputerUseLifecycle:
+        # The bridge (its client, asyncio subprocess and approval modules) loads on a
+        # session's first Computer Use call: every session binds the tools, most never call
+        # them, and `pct serve` answers `initialize` only after its session is bound.
+        from pct_runtime.capabilities.computer_use.lifecycle import ComputerUseLifecycle
+
         lifecycle = ComputerUseLifecycle(debug=services.debug)
         services.on_close(lifecycle.close)
         return lifecycle

@@ -44,39 +44,12 @@ def resume_collector() -> None:
         gc.enable()
 
 
-def defer_adapter_builds() -> None:
-    """Build each pydantic `TypeAdapter`'s validator on first use instead of at creation.
-
-    The MCP SDK makes ~16 adapters at import (every request, result and notification union
-    of both sides, the client session's result unions); a server validates with a few of
-    them. pydantic defers a model's build with `defer_build` (switched on for `pct serve`
-    beside this), but an adapter over a union has no model config to read it from, so it
-    builds at once. An adapter whose config says `defer_build=False` still builds at once;
-    if a future pydantic renames what this wraps, start-up is merely slower.
-    """
-    try:
-        from pydantic.type_adapter import TypeAdapter
-    except ImportError:  # pragma: no cover - pydantic is a dependency
-        return
-    current = TypeAdapter.__dict__.get("_defer_build")
-    if not isinstance(current, property) or getattr(current.fget, "_pct_deferred", False):
-        return
-
-    def deferred(adapter: TypeAdapter[object]) -> bool:
-        config = adapter._config if adapter._config is not None else adapter._model_config
-        return (config or {}).get("defer_build", True) is True
-
-    deferred._pct_deferred = True  # type: ignore[attr-defined]
-    TypeAdapter._defer_build = property(deferred)  # type: ignore[method-assign,assignment]
-
-
 def paused_during_startup(handler: Callable[_P, _R]) -> Callable[_P, _R]:
     """`handler` with the collector paused until it resumes it itself (before serving) or
     returns or raises (a refused start-up, or the end of serving)."""
 
     @functools.wraps(handler)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        defer_adapter_builds()
         pause_collector()
         try:
             return handler(*args, **kwargs)

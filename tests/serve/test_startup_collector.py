@@ -1,5 +1,4 @@
-"""`pct serve` pauses the garbage collector during start-up and always turns it back on,
-and builds pydantic adapters on first use."""
+"""`pct serve` pauses the garbage collector during start-up and always turns it back on."""
 
 from __future__ import annotations
 
@@ -67,21 +66,3 @@ def test_a_collector_already_off_is_left_off() -> None:
 
     handler()
     assert not gc.isenabled()
-
-
-def test_adapters_build_on_first_use_and_validate_the_same(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from pydantic import ConfigDict, TypeAdapter, ValidationError
-
-    monkeypatch.setattr(TypeAdapter, "_defer_build", TypeAdapter.__dict__["_defer_build"])
-    startup.defer_adapter_builds()
-    startup.defer_adapter_builds()  # twice: wraps once
-    adapter = TypeAdapter(int | list[str])
-    assert not adapter.pydantic_complete
-    assert adapter.validate_python(["a"]) == ["a"]
-    assert adapter.pydantic_complete
-    with pytest.raises(ValidationError):
-        adapter.validate_python({"no": 1})
-    # An adapter that asks to be built at once still is.
-    assert TypeAdapter(int, config=ConfigDict(defer_build=False)).pydantic_complete

@@ -19,6 +19,7 @@ from pct_runtime.cli_commands.errors import CliError
 
 if TYPE_CHECKING:  # argparse loads only when a parser is built (see `QUICK`)
     import argparse
+    from types import ModuleType
 
     Handler = Callable[[argparse.Namespace], int]
     QuickArgs = Callable[[list[str]], argparse.Namespace | None]
@@ -52,6 +53,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 #: for anything else (help, an unknown, abbreviated or repeated option), which argparse then
 #: parses: its messages stay its own.
 QUICK = frozenset({"apply-patch"})
+
+PARSER, RUN = 0, 1
+
+
+def _module(command: str, which: int) -> ModuleType:
+    """`command`'s parser (`PARSER`) or run (`RUN`) module, from `SUBCOMMANDS`: the one
+    place the CLI imports a module by name."""
+    return importlib.import_module(SUBCOMMANDS[command][which])
 
 
 def _columns() -> int:
@@ -108,7 +117,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
     names = [command] if command in SUBCOMMANDS else list(SUBCOMMANDS)
     for name in names:
-        importlib.import_module(SUBCOMMANDS[name][0]).register(sub)
+        _module(name, PARSER).register(sub)
     _remember_parsers(parser)
     return parser
 
@@ -159,7 +168,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     """The arguments: the command's `quick_args` when it has one and they fit, else argparse
     (which exits 2 on a usage error, 0 after `--help`)."""
     if words and words[0] in QUICK:
-        quick: QuickArgs = importlib.import_module(SUBCOMMANDS[words[0]][0]).quick_args
+        quick: QuickArgs = _module(words[0], PARSER).quick_args
         args = quick(words[1:])
         if args is not None:
             return args
@@ -171,7 +180,7 @@ def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
     args = _parse(list(sys.argv[1:] if argv is None else argv))
     quick_exit = bool(getattr(args, "quick_exit", False))
     try:
-        handler: Handler = importlib.import_module(SUBCOMMANDS[args.command][1]).run
+        handler: Handler = _module(args.command, RUN).run
         return handler(args), quick_exit
     except CliError as exc:
         print(f"pct: {exc}", file=sys.stderr)

@@ -13,9 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from pct_runtime.config import ConfigStore, default_config, reload_message, to_json_obj
 from pct_runtime.config.paths import config_path
-from pct_runtime.config.pct_section import PCT_SECTION, effective_section
 
 if TYPE_CHECKING:
     import argparse
@@ -31,6 +29,15 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    # Start-up: `pct config path` prints a path; the schema and the store load for `show`.
+    from pct_runtime.config import (  # noqa: PLC0415
+        ConfigStore,
+        default_config,
+        reload_message,
+        to_json_obj,
+    )
+    from pct_runtime.config.pct_section import PCT_SECTION, effective_section  # noqa: PLC0415
+
     if args.defaults:
         document = to_json_obj(default_config())
         document[PCT_SECTION] = effective_section({})

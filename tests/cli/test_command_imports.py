@@ -171,3 +171,10 @@ def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path)
         "pct_runtime.serve.mcp.http",
     ):
         assert not _loaded(names, package), package
+
+
+def test_config_path_loads_neither_the_schema_nor_the_store(tmp_path: Path, agent: Path) -> None:
+    names = _imported(["config", "path"], tmp_path, agent)
+    assert "pct_runtime.cli_commands.config_cmd" in names
+    for package in ("pct_runtime.config.schema", "pct_runtime.config.store", "sqlite3"):
+        assert not _loaded(names, package), package

@@ -47,11 +47,11 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "undo": ("pct_runtime.cli_commands.args.undo_args", "pct_runtime.cli_commands.undo_cmd"),
 }
 
-#: Commands whose parser module reads their plain arguments without argparse
+#: Commands whose run module reads their plain arguments without argparse
 #: (`quick_args(words)`): importing it and building even one subcommand's parser (with
-#: gettext looking for translations) is ~5 ms of a ~70 ms `pct apply-patch`. It returns None
-#: for anything else (help, an unknown, abbreviated or repeated option), which argparse then
-#: parses: its messages stay its own.
+#: gettext looking for translations) is ~5 ms of a ~70 ms `pct apply-patch`, and the parser
+#: module would be one more import. It returns None for anything else (help, an unknown,
+#: abbreviated or repeated option), which argparse then parses: its messages stay its own.
 QUICK = frozenset({"apply-patch"})
 
 PARSER, RUN = 0, 1
@@ -168,7 +168,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     """The arguments: the command's `quick_args` when it has one and they fit, else argparse
     (which exits 2 on a usage error, 0 after `--help`)."""
     if words and words[0] in QUICK:
-        quick: QuickArgs = _module(words[0], PARSER).quick_args
+        quick: QuickArgs = _module(words[0], RUN).quick_args
         args = quick(words[1:])
         if args is not None:
             return args

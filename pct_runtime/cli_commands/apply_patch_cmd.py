@@ -7,8 +7,10 @@ stderr and exits 1. Only the parser and executor are imported (no event loop, no
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
 
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
@@ -17,8 +19,37 @@ from pct_runtime.cli_commands.args.apply_patch_args import register
 from pct_runtime.host.system.workspace_lock import locks_dir
 from pct_runtime.journal.settings import agent_dir_from_env, settings_for
 
-if TYPE_CHECKING:  # `args.apply_patch_args.quick_args` spares it the usual argparse
+if TYPE_CHECKING:  # `quick_args` spares the usual `pct apply-patch` argparse
     import argparse
+
+
+def quick_args(words: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments after `apply-patch` when they are only `--cwd DIR` (or `--cwd=DIR`) and
+    FILE (or `-`), each at most once, no value empty or starting with `-`: what its parser
+    (`args.apply_patch_args`) makes of them, without argparse. None for anything else,
+    argparse's to parse (help, errors and every corner of its syntax stay its own)."""
+    cwd: str | None = None
+    file: str | None = None
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if word == "--cwd" and at + 1 < len(words):
+            value: str | None = words[at + 1]
+            at += 2
+        elif word.startswith("--cwd="):
+            value = word[len("--cwd=") :]
+            at += 1
+        else:
+            if file is not None or not word or (word.startswith("-") and word != "-"):
+                return None
+            file = word
+            at += 1
+            continue
+        if cwd is not None or not value or value.startswith("-"):
+            return None
+        cwd = value
+    found = SimpleNamespace(command="apply-patch", cwd=cwd or ".", file=file, quick_exit=True)
+    return cast("argparse.Namespace", found)
 
 
 class _PatchInputError(Exception):

@@ -201,7 +201,7 @@ def test_apply_patch_reads_plain_arguments_as_argparse_would(words: list[str]) -
     """`pct apply-patch` skips argparse for plain `--cwd DIR` and FILE: the same values as
     its parser; anything else is left to that parser (None)."""
     from pct_runtime import cli
-    from pct_runtime.cli_commands.args.apply_patch_args import quick_args
+    from pct_runtime.cli_commands.apply_patch_cmd import quick_args
 
     quick = quick_args(words)
     if words in OTHER:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, cast
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
-from pct_runtime.cli_commands.args.apply_patch_args import register
 from pct_runtime.host.system.workspace_lock import locks_dir
 from pct_runtime.journal.settings import agent_dir_from_env, settings_for
 
@@ -106,7 +105,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run only this subcommand (`python -m pct_runtime.cli_commands.apply_patch_cmd`)."""
-    import argparse  # noqa: PLC0415 - start-up: `pct apply-patch` reads its words without it
+    # Start-up: `pct apply-patch` reads plain words with neither argparse nor its parser.
+    import argparse  # noqa: PLC0415
+
+    from pct_runtime.cli_commands.args.apply_patch_args import register  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="pct apply-patch")
     register(parser.add_subparsers(dest="command"))

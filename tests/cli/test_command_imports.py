@@ -91,6 +91,8 @@ def test_apply_patch_imports_only_the_patch_engine(tmp_path: Path, agent: Path) 
         "pct_runtime.host.ui",
         "pct_runtime.cli_commands.log_cmd",
         "pct_runtime.cli_commands.sandbox_opts",
+        # Its parser module too: `quick_args` reads the plain words.
+        "pct_runtime.cli_commands.args",
         "pct_runtime.output.capture",
         "pct_runtime.runtime",
     ):

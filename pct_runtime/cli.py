@@ -8,6 +8,7 @@ Exit codes and streams are pinned in docs/ARCHITECTURE.md ("Interfaces pinned").
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -176,8 +177,24 @@ def _parse(words: list[str]) -> argparse.Namespace:
 
 
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
-    """(exit code, whether the command allows an exit without teardown)."""
-    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    """(exit code, whether the command allows an exit without teardown).
+
+    A quick command runs with the cyclic collector paused from its first import, as its
+    apply already is (`collector_paused`): the objects its modules create live until exit,
+    and the collector's passes over them would find no cycle. It is restored for an
+    in-process caller."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    paused = bool(words) and words[0] in QUICK and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _dispatch(_parse(words))
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _dispatch(args: argparse.Namespace) -> tuple[int, bool]:
     quick_exit = bool(getattr(args, "quick_exit", False))
     try:
         handler: Handler = _module(args.command, RUN).run

@@ -1,12 +1,15 @@
 """`pct`: the command line of the runtime.
 
-Each subcommand registers itself in `_COMMANDS`; handlers import their capability lazily so
-that short commands (`pct apply-patch`, `pct config path`) start fast.
+`SUBCOMMANDS` lists the subcommands, each with the module that builds its parser and the
+module that runs it; `pct <command>` imports only its own two (start-up is most of a short
+command's time), and a run module imports what its command needs at its top.
 Exit codes and streams are pinned in docs/ARCHITECTURE.md ("Interfaces pinned").
 """
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -15,13 +18,50 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pct_runtime.cli_commands.errors import CliError
 
-if TYPE_CHECKING:  # argparse loads only when a parser is built (see `_QUICK`)
+if TYPE_CHECKING:  # argparse loads only when a parser is built (see `QUICK`)
     import argparse
+    from types import ModuleType
 
     Handler = Callable[[argparse.Namespace], int]
-    Register = Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
+    QuickArgs = Callable[[list[str]], argparse.Namespace | None]
 
-__all__ = ["CliError", "build_parser", "entry", "main"]
+__all__ = ["QUICK", "SUBCOMMANDS", "CliError", "build_parser", "entry", "main"]
+
+#: The subcommands, in the order `pct --help` lists them: name -> (the module whose
+#: `register(subparsers)` adds its parser, the module whose `run(args)` runs it). The CLI's
+#: one lazy-loading point: these modules are imported by name (`importlib`), the parser
+#: module when a parser is built (`--help` and a usage error build them all), the run module
+#: once the arguments parsed. Nothing else in the CLI defers an import for start-up but what
+#: a run module itself reserves for one case (a flag, the journal off), each saying why.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("pct_runtime.cli_commands.args.config_args", "pct_runtime.cli_commands.config_cmd"),
+    "status": ("pct_runtime.cli_commands.args.status_args", "pct_runtime.cli_commands.status_cmd"),
+    "models": ("pct_runtime.cli_commands.args.models_args", "pct_runtime.cli_commands.models_cmd"),
+    "reload": ("pct_runtime.cli_commands.args.reload_args", "pct_runtime.cli_commands.reload_cmd"),
+    "serve": ("pct_runtime.cli_commands.args.serve_args", "pct_runtime.cli_commands.serve_cmd"),
+    "attach": ("pct_runtime.cli_commands.args.attach_args", "pct_runtime.cli_commands.attach_cmd"),
+    "apply-patch": (
+        "pct_runtime.cli_commands.args.apply_patch_args",
+        "pct_runtime.cli_commands.apply_patch_cmd",
+    ),
+    "log": ("pct_runtime.cli_commands.args.log_args", "pct_runtime.cli_commands.log_cmd"),
+    "undo": ("pct_runtime.cli_commands.args.undo_args", "pct_runtime.cli_commands.undo_cmd"),
+}
+
+#: Commands whose run module reads their plain arguments without argparse
+#: (`quick_args(words)`): importing it and building even one subcommand's parser (with
+#: gettext looking for translations) is ~5 ms of a ~70 ms `pct apply-patch`, and the parser
+#: module would be one more import. It returns None for anything else (help, an unknown,
+#: abbreviated or repeated option), which argparse then parses: its messages stay its own.
+QUICK = frozenset({"apply-patch"})
+
+PARSER, RUN = 0, 1
+
+
+def _module(command: str, which: int) -> ModuleType:
+    """`command`'s parser (`PARSER`) or run (`RUN`) module, from `SUBCOMMANDS`: the one
+    place the CLI imports a module by name."""
+    return importlib.import_module(SUBCOMMANDS[command][which])
 
 
 def _columns() -> int:
@@ -40,7 +80,7 @@ def _columns() -> int:
 def _parser_class() -> type[argparse.ArgumentParser]:
     """The parser class of `pct` and of each subcommand (subparsers inherit it), made on
     first use so that a command argparse never sees does not import it."""
-    import argparse
+    import argparse  # noqa: PLC0415 - start-up: `pct apply-patch` parses without it
 
     class _Formatter(argparse.HelpFormatter):
         """argparse's help formatter, given its width: argparse builds one for every
@@ -64,111 +104,21 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-def _add_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import config_cmd
-
-    config_cmd.register(sub)
-
-
-def _add_reload(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import reload_cmd
-
-    reload_cmd.register(sub)
-
-
-def _add_apply_patch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import apply_patch_cmd
-
-    apply_patch_cmd.register(sub)
-
-
-def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import serve_cmd
-
-    serve_cmd.register(sub)
-
-
-def _add_attach(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import attach_cmd
-
-    attach_cmd.register(sub)
-
-
-def _add_status(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import status_cmd
-
-    status_cmd.register(sub)
-
-
-def _add_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import models_cmd
-
-    models_cmd.register(sub)
-
-
-def _add_journal(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pct_runtime.cli_commands import log_cmd, undo_cmd
-
-    log_cmd.register(sub)
-    undo_cmd.register(sub)
-
-
-# Registration functions, in the order `pct --help` lists them.
-_COMMANDS: list[Register] = [
-    _add_config,
-    _add_status,
-    _add_models,
-    _add_reload,
-    _add_serve,
-    _add_attach,
-    _add_apply_patch,
-    _add_journal,
-]
-
-
-# Which registration defines each command, so that `pct <command>` imports only its own module
-# (start-up is most of a short command's time). A name missing here registers everything.
-_REGISTRAR_OF: dict[str, Register] = {
-    "config": _add_config,
-    "status": _add_status,
-    "reload": _add_reload,
-    "serve": _add_serve,
-    "attach": _add_attach,
-    "apply-patch": _add_apply_patch,
-    "log": _add_journal,
-    "undo": _add_journal,
-}
-
-
-def _quick_apply_patch(words: list[str]) -> argparse.Namespace | None:
-    from pct_runtime.cli_commands import apply_patch_cmd
-
-    return apply_patch_cmd.quick_args(words)
-
-
-# Commands that read their plain arguments without argparse: importing it and building even
-# one subcommand's parser (with gettext looking for translations) is ~5 ms of a ~70 ms
-# `pct apply-patch`. They return None for anything else (help, an unknown, abbreviated or
-# repeated option), which argparse then parses: its messages stay its own.
-_QUICK: dict[str, Callable[[list[str]], argparse.Namespace | None]] = {
-    "apply-patch": _quick_apply_patch,
-}
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser for every command, or only for `command` when it names a known one."""
+    # Start-up: `--version`'s action subclasses argparse's (see `_parser_class`).
+    from pct_runtime.version import VersionAction  # noqa: PLC0415
+
     parser: argparse.ArgumentParser = _parser_class()(
         prog="pct",
         description="Pi Codex Toolkit runtime: Codex-grade tools for coding agents over MCP.",
     )
-    from pct_runtime.version import VersionAction
-
     parser.add_argument("--version", action=VersionAction, command="pct")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    only = _REGISTRAR_OF.get(command) if command is not None else None
-    for register in [only] if only is not None else _COMMANDS:
-        register(sub)
+    names = [command] if command in SUBCOMMANDS else list(SUBCOMMANDS)
+    for name in names:
+        _module(name, PARSER).register(sub)
     _remember_parsers(parser)
     return parser
 
@@ -176,7 +126,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _remember_parsers(parser: argparse.ArgumentParser) -> None:
     """Each (sub)command's parser records itself in the namespace, so an unknown flag is
     reported with that subcommand's usage (argparse reports it with the top-level one)."""
-    import argparse
+    import argparse  # noqa: PLC0415 - loaded by then: see `_parser_class`
 
     parser.set_defaults(usage_parser=parser)
     for action in parser._actions:
@@ -215,16 +165,39 @@ def entry() -> NoReturn:
     sys.exit(code)
 
 
+def _parse(words: list[str]) -> argparse.Namespace:
+    """The arguments: the command's `quick_args` when it has one and they fit, else argparse
+    (which exits 2 on a usage error, 0 after `--help`)."""
+    if words and words[0] in QUICK:
+        quick: QuickArgs = _module(words[0], RUN).quick_args
+        args = quick(words[1:])
+        if args is not None:
+            return args
+    return parse(build_parser(words[0] if words else None), words)
+
+
 def _run(argv: Sequence[str] | None) -> tuple[int, bool]:
-    """(exit code, whether the command allows an exit without teardown)."""
+    """(exit code, whether the command allows an exit without teardown).
+
+    A quick command runs with the cyclic collector paused from its first import, as its
+    apply already is (`collector_paused`): the objects its modules create live until exit,
+    and the collector's passes over them would find no cycle. It is restored for an
+    in-process caller."""
     words = list(sys.argv[1:] if argv is None else argv)
-    quick = _QUICK.get(words[0]) if words else None
-    args = quick(words[1:]) if quick is not None else None
-    if args is None:
-        args = parse(build_parser(words[0] if words else None), words)
-    handler: Handler = args.handler
+    paused = bool(words) and words[0] in QUICK and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _dispatch(_parse(words))
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _dispatch(args: argparse.Namespace) -> tuple[int, bool]:
     quick_exit = bool(getattr(args, "quick_exit", False))
     try:
+        handler: Handler = _module(args.command, RUN).run
         return handler(args), quick_exit
     except CliError as exc:
         print(f"pct: {exc}", file=sys.stderr)

@@ -26,12 +26,9 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from pct_runtime.cli import CliError
+from pct_runtime.cli_commands.args.sandbox_args import add_sandbox_arguments
 from pct_runtime.cli_commands.host_checks import load_host_model
-from pct_runtime.cli_commands.sandbox_opts import (
-    SandboxStartError,
-    add_sandbox_arguments,
-    startup_sandbox,
-)
+from pct_runtime.cli_commands.sandbox_opts import SandboxStartError, startup_sandbox
 from pct_runtime.config.paths import agent_dir as default_agent_dir
 from pct_runtime.config.paths import config_path
 from pct_runtime.config.reload import not_regular_message

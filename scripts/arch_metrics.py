@@ -9,8 +9,12 @@ with an AST scan (no import is executed) and prints:
   modules outside its package that name it or import it;
 - `Any` used as a type (names and attributes spelled `Any`);
 - imports inside functions (deferred imports): their count, and the share of internal imports
-  (of `pct_runtime`/`pct_tui` modules) that are deferred, with and without the CLI's
-  per-subcommand ones;
+  (of `pct_runtime`/`pct_tui` modules) that are deferred, in the CLI and elsewhere
+  (`tests/test_deferred_imports.py` keeps the share at most 5%); then the declared
+  lazy-loading points, whose modules are imported by name and so are no import statement:
+  the CLI's subcommand table (`pct_runtime/cli.py` `SUBCOMMANDS`) and the packages'
+  `lazy.exports` homes, the share with each of their modules counted as one deferred
+  import, and every place that imports a module by name (`importlib.import_module`);
 - citations left in comments and docstrings (`§` references, issue numbers, untranslated
   CJK text): `tests/test_comments.py` keeps them at 0;
 - the highest McCabe complexity of a function (ruff's C901 count, the cap in pyproject.toml);
@@ -151,8 +155,12 @@ def package_citations() -> dict[str, list[tuple[int, str]]]:
     return found
 
 
-#: Modules whose deferred imports are the CLI's per-subcommand loading (start-up time).
+#: The CLI's modules: their deferred imports are counted apart.
 CLI_MODULES = ("pct_runtime.cli", "pct_runtime.cli_commands")
+#: Where the CLI's subcommand table is, and its name.
+SUBCOMMAND_TABLE = ("pct_runtime/cli.py", "SUBCOMMANDS")
+#: The calls that import a module by name.
+BY_NAME = ("importlib.import_module", "import_module", "__import__")
 
 
 def import_figures() -> dict[str, int]:
@@ -181,6 +189,67 @@ def import_figures() -> dict[str, int]:
             counts["internal deferred"] += internal and deferred
             counts["internal deferred in the CLI"] += internal and deferred and in_cli
     return dict(counts)
+
+
+def _module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
+    """The module-level `NAME = {...}` (or `NAME: T = {...}`) dict literals of a module."""
+    found: dict[str, ast.Dict] = {}
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict):
+            found[target.id] = value
+    return found
+
+
+def subcommand_table() -> dict[str, list[str]]:
+    """The CLI's subcommand table: command -> the modules it imports by name."""
+    path, name = SUBCOMMAND_TABLE
+    table = _module_dicts(ast.parse((ROOT / path).read_text(encoding="utf-8")))[name]
+    return {
+        ast.literal_eval(key): list(ast.literal_eval(value))
+        for key, value in zip(table.keys, table.values, strict=True)
+        if key is not None
+    }
+
+
+def lazy_homes() -> dict[str, dict[str, str]]:
+    """package -> {exported name: the module it loads from} of each `lazy.exports(...)`:
+    a dict literal, or a comprehension over one whose values are relative to the package."""
+    found: dict[str, dict[str, str]] = {}
+    for module, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        dicts = _module_dicts(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _callee(node) in ("lazy.exports", "exports")):
+                continue
+            homes = node.args[1]
+            if isinstance(homes, ast.Name):
+                table, prefix = dicts[homes.id], ""
+            elif isinstance(homes, ast.DictComp) and isinstance(homes.generators[0].iter, ast.Call):
+                source = homes.generators[0].iter.func
+                assert isinstance(source, ast.Attribute)
+                assert isinstance(source.value, ast.Name)
+                table, prefix = dicts[source.value.id], module + "."
+            else:
+                raise SystemExit(f"{path}: lazy.exports homes this script cannot read")
+            found[module] = {
+                ast.literal_eval(key): prefix + ast.literal_eval(value)
+                for key, value in zip(table.keys, table.values, strict=True)
+                if key is not None
+            }
+    return found
+
+
+def by_name_imports() -> list[str]:
+    """Every call that imports a module by name (`path:line`)."""
+    sites: list[str] = []
+    for path in modules().values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _callee(node) in BY_NAME:
+                sites.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
+    return sites
 
 
 def max_complexity() -> tuple[int, str]:
@@ -440,9 +509,32 @@ def _print_imports() -> None:
         f"{figures.get('internal', 0)} internal imports ({100 * inner / internal:.1f}%)"
     )
     print(
-        f"  the CLI's per-subcommand: {cli}; the rest: {inner - cli} "
+        f"  the CLI's: {cli}; the rest: {inner - cli} "
         f"({100 * (inner - cli) / internal:.1f}% of internal imports)"
     )
+    table = subcommand_table()
+    commands = {module for pair in table.values() for module in pair}
+    homes = lazy_homes()
+    home_modules = {module for names in homes.values() for module in names.values()}
+    print("declared lazy-loading points (modules imported by name, in no count above):")
+    print(
+        f"  the subcommand table ({':'.join(SUBCOMMAND_TABLE)}): {len(table)} commands, "
+        f"{len(commands)} modules"
+    )
+    print(
+        f"  lazy.exports homes: {len(homes)} packages export "
+        f"{sum(len(names) for names in homes.values())} names from {len(home_modules)} modules"
+    )
+    for label, extra in (
+        ("the table's modules as deferred imports", commands),
+        ("the homes' modules too", home_modules),
+    ):
+        inner, internal = inner + len(extra), internal + len(extra)
+        print(f"  counting {label}: {inner} of {internal} ({100 * inner / internal:.1f}%)")
+    sites = by_name_imports()
+    print(f"imports by name ({', '.join(BY_NAME)}): {len(sites)}")
+    for site in sites:
+        print(f"  {site}")
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:

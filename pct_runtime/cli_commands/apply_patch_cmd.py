@@ -9,32 +9,24 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
+
+from pct_runtime.capabilities.apply_patch.collector import collector_paused
+from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
+from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
+from pct_runtime.host.system.workspace_lock import locks_dir
+from pct_runtime.journal.settings import agent_dir_from_env, settings_for
 
 if TYPE_CHECKING:  # `quick_args` spares the usual `pct apply-patch` argparse
     import argparse
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "apply-patch",
-        help="apply a Codex-style patch (*** Begin Patch … *** End Patch)",
-        description=(
-            "Apply one patch read from FILE (or standard input) to the files under --cwd. "
-            "A rejected patch changes nothing."
-        ),
-    )
-    parser.add_argument("--cwd", default=".", help="working directory (default: current)")
-    parser.add_argument("file", nargs="?", metavar="FILE", help="patch file (default: stdin)")
-    # Nothing is left to run at exit: the journal's row is spooled before `run` returns.
-    parser.set_defaults(handler=run, quick_exit=True)
-
-
 def quick_args(words: Sequence[str]) -> argparse.Namespace | None:
     """The arguments after `apply-patch` when they are only `--cwd DIR` (or `--cwd=DIR`) and
-    FILE (or `-`), each at most once, no value empty or starting with `-`: what `register`'s
-    parser would make of them, without argparse. None for anything else, argparse's to parse
-    (help, errors and every corner of its syntax stay its own)."""
+    FILE (or `-`), each at most once, no value empty or starting with `-`: what its parser
+    (`args.apply_patch_args`) makes of them, without argparse. None for anything else,
+    argparse's to parse (help, errors and every corner of its syntax stay its own)."""
     cwd: str | None = None
     file: str | None = None
     at = 0
@@ -55,11 +47,7 @@ def quick_args(words: Sequence[str]) -> argparse.Namespace | None:
         if cwd is not None or not value or value.startswith("-"):
             return None
         cwd = value
-    from types import SimpleNamespace
-
-    found = SimpleNamespace(
-        command="apply-patch", cwd=cwd or ".", file=file, handler=run, quick_exit=True
-    )
+    found = SimpleNamespace(command="apply-patch", cwd=cwd or ".", file=file, quick_exit=True)
     return cast("argparse.Namespace", found)
 
 
@@ -79,8 +67,6 @@ def _read_patch(file: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.capabilities.apply_patch.collector import collector_paused
-
     # The journal's row is built right after the apply, while the patch's objects are still
     # alive: with the collector back on, its passes would walk them all (a few ms) only to
     # find no cycle. Everything dies by reference counting or at exit.
@@ -89,24 +75,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
-    from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
-    from pct_runtime.host.system.workspace_lock import locks_dir
-
     try:
         patch = _read_patch(args.file)
     except _PatchInputError as exc:
         sys.stderr.write(f"pct: {exc}\n")
         return 1
     # The journal (transport "cli"): the patch's pre-images make `pct undo` work for it too.
-    # Its writer is imported only when the journal is on.
-    from pct_runtime.journal.settings import agent_dir_from_env, settings_for
-
     agent_dir = agent_dir_from_env()
     settings = settings_for(agent_dir)
     journal = None
     if settings.enabled:
-        from pct_runtime.journal.oneshot import OneShotTrace
+        # Start-up: its writer (spool, capture, redaction) loads only when the journal is on.
+        from pct_runtime.journal.oneshot import OneShotTrace  # noqa: PLC0415
 
         journal = OneShotTrace.start(agent_dir, "apply_patch", {"patch": patch}, settings=settings)
     witness = journal.patch_witness if journal is not None else None
@@ -125,13 +105,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run only this subcommand (`python -m pct_runtime.cli_commands.apply_patch_cmd`)."""
-    import argparse
+    # Start-up: `pct apply-patch` reads plain words with neither argparse nor its parser.
+    import argparse  # noqa: PLC0415
+
+    from pct_runtime.cli_commands.args.apply_patch_args import register  # noqa: PLC0415
 
     parser = argparse.ArgumentParser(prog="pct apply-patch")
-    sub = parser.add_subparsers(dest="command")
-    register(sub)
-    args = parser.parse_args(["apply-patch", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.handler(args))
+    register(parser.add_subparsers(dest="command"))
+    return run(parser.parse_args(["apply-patch", *(sys.argv[1:] if argv is None else argv)]))
 
 
 if __name__ == "__main__":  # pragma: no cover

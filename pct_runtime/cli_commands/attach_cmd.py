@@ -7,12 +7,13 @@ The token itself is never printed: the snippet says where to read it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from pct_runtime.cli_commands.attach_pi import (
     OLDEST_PI,
@@ -23,28 +24,11 @@ from pct_runtime.cli_commands.attach_pi import (
     pi_snippet,
 )
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.config.paths import agent_dir
+from pct_runtime.serve.token import TOKEN_ENV, token_path
 
-AGENTS = ("codex", "claude", "pi")
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "attach",
-        help="print MCP config that attaches an agent (codex, claude, pi) to pct",
-        description="Print ready-to-paste configuration that attaches an agent to pct over MCP.",
-    )
-    parser.add_argument("agent", choices=AGENTS)
-    parser.add_argument(
-        "--http",
-        metavar="URL",
-        help="attach to a running HTTP server (e.g. http://127.0.0.1:8765/mcp)",
-    )
-    parser.add_argument(
-        "--pi-version",
-        metavar="X.Y",
-        help="the Pi to attach (default: ask `pi --version`; both snippets when unknown)",
-    )
-    parser.set_defaults(handler=handle)
+if TYPE_CHECKING:
+    import argparse
 
 
 def _pct_command() -> str:
@@ -56,9 +40,6 @@ def _pct_command() -> str:
 
 
 def _token_line() -> str:
-    from pct_runtime.config.paths import agent_dir
-    from pct_runtime.serve.token import TOKEN_ENV, token_path
-
     return f'export {TOKEN_ENV}="$(cat {token_path(agent_dir())})"'
 
 
@@ -132,8 +113,6 @@ def http_url(text: str) -> str:
     """`--http` as a URL the agent can use: `8765`, `127.0.0.1:8765` or `host:port/path`
     are completed to `http://…` (path `/mcp`, where pct serves, when none is given).
     Raises `CliError` for another scheme or no host."""
-    from urllib.parse import urlsplit
-
     value = text.strip()
     if value.isdigit():
         value = f"127.0.0.1:{value}"
@@ -155,9 +134,7 @@ def http_url(text: str) -> str:
     return value
 
 
-def handle(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir
-
+def run(args: argparse.Namespace) -> int:
     custom = os.environ.get("PI_CODING_AGENT_DIR") or None
     pi_dir = str(agent_dir()) if custom else "~/.pi/agent"
     version = None

@@ -9,52 +9,34 @@ effective configuration is the all-off defaults; the error goes to stderr, exit 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+from pct_runtime.config.paths import config_path
+
+if TYPE_CHECKING:
+    import argparse
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "config",
-        help="show the configuration file path or its effective contents",
-        description="Inspect the Pi Codex Toolkit configuration file (shared with Pi).",
-    )
-    actions = parser.add_subparsers(dest="config_command", metavar="ACTION")
-    actions.required = True
-    path_parser = actions.add_parser(
-        "path",
-        help="print the configuration file path",
-        description="Print <agent dir>/extensions/pi-codex-toolkit.json; the agent dir is "
-        "$PI_CODING_AGENT_DIR or ~/.pi/agent.",
-    )
-    path_parser.set_defaults(handler=run_path)
-    show_parser = actions.add_parser(
-        "show",
-        help="print the effective configuration as JSON",
-        description="Print the effective configuration as JSON, defaults filled in (pct's "
-        "own `pct` section included) and unknown fields kept. Exit 1 (message on stderr) "
-        "when the file is invalid.",
-    )
-    show_parser.add_argument(
-        "--defaults",
-        action="store_true",
-        help="print every key with its default value instead (the file is not read)",
-    )
-    show_parser.set_defaults(handler=run_show)
+def run(args: argparse.Namespace) -> int:
+    return run_path(args) if args.config_command == "path" else run_show(args)
 
 
 def run_path(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import config_path
-
     print(config_path())
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from pct_runtime.config import ConfigStore, default_config, reload_message, to_json_obj
-    from pct_runtime.config.paths import config_path
-    from pct_runtime.config.pct_section import PCT_SECTION, effective_section
+    # Start-up: `pct config path` prints a path; the schema and the store load for `show`.
+    from pct_runtime.config import (  # noqa: PLC0415
+        ConfigStore,
+        default_config,
+        reload_message,
+        to_json_obj,
+    )
+    from pct_runtime.config.pct_section import PCT_SECTION, effective_section  # noqa: PLC0415
 
     if args.defaults:
         document = to_json_obj(default_config())

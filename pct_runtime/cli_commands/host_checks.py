@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.datarecord import datarecord
+from pct_runtime.host.pi.model_registry import Model, ModelRegistry, load_settings
+from pct_runtime.host.pi.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
 
-if TYPE_CHECKING:
-    from pct_runtime.host.pi.model_registry import Model, ModelRegistry
 
-
-@dataclass(frozen=True)
+@datarecord
 class HostModel:
     """Pi's model registry and the session model a fresh session gets (None: no model)."""
 
@@ -39,7 +38,7 @@ def parse_model_arg(value: str) -> tuple[str, str]:
 
 def unknown_model_message(registry: ModelRegistry, model_arg: str) -> str:
     """The unknown `--model` error: the nearest known ids, and how to list them all."""
-    import difflib
+    import difflib  # noqa: PLC0415 - start-up: only an unknown --model is matched
 
     refs = [f"{m.provider}/{m.id}" for m in registry.all()]
     near = difflib.get_close_matches(model_arg, refs, n=3, cutoff=0.6)
@@ -61,8 +60,6 @@ def load_host_model(
     """Load Pi's registry and pick the model: `--model` (must be known, else `CliError`
     exit 2), or Pi's settings default (`<agent dir>/settings.json` with
     `<cwd>/.pi/settings.json` merged over it). Every file problem is a warning first."""
-    from pct_runtime.host.pi.model_registry import ModelRegistry, load_settings
-
     ref = parse_model_arg(model_arg) if model_arg is not None else None
     registry = ModelRegistry.load(agent)
     problems = [registry.error, registry.credentials.error]
@@ -93,8 +90,6 @@ def warn_unknown_tools(allowlist: Sequence[str] | None, *, stream: TextIO | None
     """Warn about `--tools` names that match no pct or Pi native tool (a typo drops a tool)."""
     if allowlist is None:
         return
-    from pct_runtime.host.pi.names import NATIVE_TOOLS, OWNED_TOOL_NAMES
-
     known = (*NATIVE_TOOLS, *OWNED_TOOL_NAMES)
     unknown = [name for name in allowlist if name not in known]
     if unknown:

@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pct_runtime.journal.schema import damaged, is_damaged
+from pct_runtime.journal.settings import config_file, settings_for, state_problem
+from pct_runtime.journal.store import db_path
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -15,8 +19,6 @@ if TYPE_CHECKING:
 
 def off_reason(root: Path) -> tuple[str | None, bool]:
     """(why the journal is off or None, whether that keeps it from being written)."""
-    from pct_runtime.journal.settings import config_file, settings_for, state_problem
-
     problem = state_problem(root, create=False)
     if problem is not None:
         return problem, True
@@ -38,9 +40,6 @@ def print_notices(journal: Journal) -> None:
 
 
 def unreadable(root: Path, exc: sqlite3.Error) -> str:
-    from pct_runtime.journal.schema import damaged, is_damaged
-    from pct_runtime.journal.store import db_path
-
     path = db_path(root)
     if is_damaged(exc):
         return str(damaged(path, exc))

@@ -8,50 +8,27 @@ error (exit 2); a journal that cannot be opened prints why on stderr, exit 1.
 
 from __future__ import annotations
 
-import argparse
 import re
+import sqlite3
 import sys
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
+from pct_runtime.journal import Journal, JournalError, JournalQuery
+from pct_runtime.journal.settings import agent_dir_from_env
+from pct_runtime.journal.store import journal_exists
 from pct_runtime.output.terminal_text import visible
 
-if TYPE_CHECKING:  # the journal loads on use (start-up time of the other subcommands)
+if TYPE_CHECKING:
+    import argparse
+
     from pct_runtime.journal import CallRecord
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_OUTCOMES = ("ok", "error", "denied", "cancelled")
-DEFAULT_LIMIT = 50
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "log",
-        help="print the journal of tool calls, newest first",
-        description="Print the journal of every tool call pct ran for this agent dir "
-        "(all runtimes, across restarts), newest first. Filters combine.",
-    )
-    parser.add_argument("--session", metavar="ID", help="only calls of this session")
-    parser.add_argument(
-        "--tool", metavar="NAME", help="only calls of this tool (as `pct log` shows it)"
-    )
-    parser.add_argument(
-        "--since",
-        metavar="DURATION|ISO",
-        help="only calls since then: 30m, 2h, 7d, 1w, or an ISO time (local unless it has a zone)",
-    )
-    parser.add_argument("--outcome", choices=_OUTCOMES, help="only calls with this outcome")
-    parser.add_argument(
-        "--text", metavar="TEXT", help="only calls whose summary or result has TEXT"
-    )
-    parser.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, metavar="N", help="at most N calls (default 50)"
-    )
-    parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.set_defaults(handler=run)
 
 
 def parse_since(text: str, now: float | None = None) -> float:
@@ -98,13 +75,6 @@ def _filtered(args: argparse.Namespace) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sqlite3
-
-    from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
-    from pct_runtime.journal import Journal, JournalError, JournalQuery
-    from pct_runtime.journal.settings import agent_dir_from_env
-    from pct_runtime.journal.store import journal_exists
-
     if args.limit < 1:
         raise CliError("--limit must be at least 1")
     since = parse_since(args.since) if args.since is not None else None

@@ -7,26 +7,17 @@ listed too (marked), since `--model` accepts them.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
 
+from pct_runtime.config.paths import agent_dir
+from pct_runtime.host.pi.model_registry import ModelRegistry
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "models",
-        help="list the PROVIDER/ID values --model accepts",
-        description="List the models of Pi's registry (models.json and the built-in "
-        "catalog) as PROVIDER/ID, sorted; with TEXT, only those containing it. "
-        "`(no credentials)` marks a provider with no key in auth.json or the environment.",
-    )
-    parser.add_argument("text", nargs="?", metavar="TEXT", help="only ids containing TEXT")
-    parser.set_defaults(handler=run)
+if TYPE_CHECKING:
+    import argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir
-    from pct_runtime.host.pi.model_registry import ModelRegistry
-
     registry = ModelRegistry.load(agent_dir())
     for problem in (registry.error, registry.credentials.error):
         if problem:

@@ -9,34 +9,25 @@ each is asked to reload and its message is printed as `<runtime>: <message>`.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
+from pct_runtime.config.paths import agent_dir, config_path
+from pct_runtime.config.reload import reload_file as _reload_file
+from pct_runtime.config.typos import file_warnings
+from pct_runtime.serve.client.running import reload_running
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "reload",
-        help="re-read and validate the configuration file",
-        description="Make every running pct runtime (pct serve, the console) re-read "
-        "pi-codex-toolkit.json and print its message; with none running, validate the file. "
-        "Exit 1 (messages on stderr) when the file is invalid. Nothing is written.",
-    )
-    parser.set_defaults(handler=run)
+if TYPE_CHECKING:
+    import argparse
 
 
 def reload_file(path: str | os.PathLike[str]) -> tuple[str, bool]:
     """The reload message for the file at `path` and whether it loaded (see config.reload)."""
-    from pct_runtime.config.reload import reload_file as _reload_file
-
     return _reload_file(path)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pct_runtime.config.paths import agent_dir, config_path
-    from pct_runtime.config.typos import file_warnings
-    from pct_runtime.serve.client.running import reload_running
-
     # A typo is kept and ignored by every reader; say so before anyone reloads it.
     for warning in file_warnings(config_path()):
         print(f"pct: warning: {warning}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`--sandbox MODE` / `--sandbox-network` for `pct serve` and `pct-tui`, and the start-up check.
+"""The sandbox start-up check of `pct serve` and `pct-tui` (their flags: `args.sandbox_args`).
 
 The flags win over `pct.sandbox` in the configuration file. A mode this host cannot enforce
 is a start-up error that says why and what to do: pct never serves unconfined after a
@@ -7,11 +7,10 @@ sandbox was asked for.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from pct_runtime.config.store import read_document
 from pct_runtime.host.system.sandbox import (
-    SANDBOX_MODES,
     SandboxConfigError,
     SandboxSettings,
     resolve_settings,
@@ -24,23 +23,6 @@ class SandboxStartError(RuntimeError):
     """The requested sandbox cannot be used; `str()` is the whole message for stderr."""
 
 
-def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--sandbox",
-        choices=SANDBOX_MODES,
-        metavar="MODE",
-        help="confine every shell job and Code Mode worker: read-only, workspace-write "
-        "(writes only under the working directory and the temp dir) or danger-full-access "
-        "(no sandbox; the default, unless pct.sandbox.mode in the config file says otherwise)",
-    )
-    parser.add_argument(
-        "--sandbox-network",
-        action="store_true",
-        help="keep outbound network for confined jobs (off by default in read-only and "
-        "workspace-write)",
-    )
-
-
 def startup_sandbox(
     flag_mode: str | None, flag_network: bool, config_path: Path
 ) -> tuple[SandboxSettings, str | None]:
@@ -49,8 +31,6 @@ def startup_sandbox(
     Raises `SandboxStartError` when the configuration's value is invalid or the host cannot
     enforce the chosen mode.
     """
-    from pct_runtime.config.store import read_document
-
     document = read_document(config_path)
     warning = None
     try:

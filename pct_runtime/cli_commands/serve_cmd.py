@@ -3,48 +3,23 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
+from pct_runtime.cli_commands.sandbox_opts import SandboxStartError, startup_sandbox
+from pct_runtime.config.paths import agent_dir, config_path
+from pct_runtime.config.pct_section import pct_section_error
+from pct_runtime.config.reload import not_regular_message
+from pct_runtime.config.store import read_document
 from pct_runtime.serve.startup import paused_during_startup
 
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "serve",
-        help="serve pct's tools over MCP (stdio by default, or streamable HTTP)",
-        description=(
-            "Run a headless pct runtime and serve it over MCP: stdio by default, or streamable "
-            "HTTP at /mcp with --http (loopback unless HOST is given; bearer token from PCT_TOKEN "
-            "or <agent dir>/pct/token, created on first use)."
-        ),
-    )
-    parser.add_argument(
-        "--model", metavar="PROVIDER/ID", help="the session model (default: Pi settings.json)"
-    )
-    parser.add_argument(
-        "--tools", metavar="A,B", help="host allowlist: only these tool names may be exposed"
-    )
-    parser.add_argument(
-        "--http", metavar="[HOST:]PORT", help="serve streamable HTTP instead of stdio"
-    )
-    parser.add_argument(
-        "--structured-content",
-        action="store_true",
-        help=(
-            "also send each result's details as MCP structuredContent, for programs that read "
-            "it (default: off; details are always in _meta['pct/details']). Codex CLI and "
-            "Claude Code then show the model that JSON instead of the result text"
-        ),
-    )
-    from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
-
-    add_sandbox_arguments(parser)
-    parser.set_defaults(handler=handle)
+if TYPE_CHECKING:
+    import argparse
 
 
 def parse_allowlist(text: str | None) -> list[str] | None:
@@ -62,7 +37,7 @@ def _defer_model_builds() -> None:
     pydantic moves the defaults, start-up is merely slower.
     """
     try:
-        from pydantic._internal import _config
+        from pydantic._internal import _config  # noqa: PLC0415 - before the MCP SDK loads
 
         defaults = _config.config_defaults
         if isinstance(defaults, dict) and "defer_build" in defaults:
@@ -94,9 +69,6 @@ def pct_section_refusal(path: Path) -> str | None:
     is recorded; serving on a value pct cannot use would leave the agent without tools or
     history and nobody told. The spec's own fields fall back as the spec says instead.
     """
-    from pct_runtime.config.pct_section import pct_section_error
-    from pct_runtime.config.store import read_document
-
     problem = pct_section_error(read_document(path) or {})
     if problem is None:
         return None
@@ -107,18 +79,13 @@ def pct_section_refusal(path: Path) -> str | None:
 
 
 @paused_during_startup
-def handle(args: argparse.Namespace) -> int:
-
+def run(args: argparse.Namespace) -> int:
     _defer_model_builds()
 
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="pct: %(levelname)s %(name)s: %(message)s"
     )
     model: str | None = args.model
-    from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
-    from pct_runtime.config.paths import agent_dir, config_path
-    from pct_runtime.config.reload import not_regular_message
-
     refused = not_regular_message(config_path())
     if refused is not None:
         raise CliError(refused, code=1)
@@ -127,9 +94,6 @@ def handle(args: argparse.Namespace) -> int:
     load_host_model(agent_dir(), model, Path.cwd())
     allowlist = parse_allowlist(args.tools)
     warn_unknown_tools(allowlist)
-    from pct_runtime.cli_commands.sandbox_opts import SandboxStartError, startup_sandbox
-    from pct_runtime.config.paths import config_path
-
     try:
         sandbox, warning = startup_sandbox(args.sandbox, args.sandbox_network, config_path())
     except SandboxStartError as exc:
@@ -139,18 +103,21 @@ def handle(args: argparse.Namespace) -> int:
     refused = pct_section_refusal(config_path())
     if refused is not None:
         raise CliError(refused, code=1)
-    from pct_runtime.serve import run
+    # Start-up: the MCP SDK's models are defined when this loads, so only after
+    # `_defer_model_builds`, and only once the checks above let the server start.
+    from pct_runtime.serve import run as serving  # noqa: PLC0415
 
     structured: bool = args.structured_content
     coro: Coroutine[object, object, int]
     if args.http is not None:
-        from pct_runtime.serve.mcp.http import parse_listen
+        # Start-up: the HTTP stack (uvicorn, starlette) loads only for --http.
+        from pct_runtime.serve.mcp.http import parse_listen  # noqa: PLC0415
 
         try:
             host, port = parse_listen(args.http)
         except ValueError as exc:
             raise CliError(f"--http: {exc}") from None
-        coro = run.serve_http(
+        coro = serving.serve_http(
             host,
             port,
             model=model,
@@ -161,10 +128,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         if _is_terminal(sys.stdin):
             print(STDIO_TERMINAL_NOTE, file=sys.stderr, flush=True)
-        coro = run.serve_stdio(
+        coro = serving.serve_stdio(
             model=model, allowlist=allowlist, structured_content=structured, sandbox=sandbox
         )
     try:
-        return run.run(coro)
+        return serving.run(coro)
     except OSError as exc:
         raise CliError(f"cannot serve: {exc}", code=1) from None

@@ -8,51 +8,29 @@ project's `.pi/settings.json` in the working directory wins per key), else none.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from pct_runtime.capabilities.table import CAPABILITIES
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
+from pct_runtime.config.commands import CommandsConfigError, CommandsFields, commands_fields
+from pct_runtime.config.paths import agent_dir, config_path
+from pct_runtime.config.store import ConfigStore, read_document
+from pct_runtime.config.typos import unknown_key_warnings
+from pct_runtime.decide.projection import plan_projection
+from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
+from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry
+from pct_runtime.host.system import platform as host_platform
+from pct_runtime.host.system.sandbox import SandboxConfigError, resolve_settings
+from pct_runtime.host.system.sandbox import settings_from_config as configured_sandbox
+from pct_runtime.runtime.inputs import plan_inputs
+from pct_runtime.status import commands_lines, sandbox_lines, status_text
 
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "status",
-        help="print the capability status of a fresh session",
-        description=(
-            "Print what each capability would be for a fresh session: configured, "
-            "effective and why not. Reads the real config file and Pi's models.json, "
-            "auth.json and settings.json under the agent dir."
-        ),
-    )
-    parser.add_argument(
-        "--model",
-        metavar="PROVIDER/ID",
-        help="current model (split at the first '/'; default: Pi's settings.json default)",
-    )
-    parser.add_argument(
-        "--tools",
-        metavar="NAME,...",
-        help="allowlist of visible tool names, as `pct serve --tools` (natives included)",
-    )
-    parser.add_argument("--headless", action="store_true", help="no interactive UI is available")
-    parser.add_argument(
-        "--session",
-        choices=("mcp", "embedded"),
-        default="mcp",
-        help="session kind (default: mcp, which has no provider-payload hook)",
-    )
-    parser.add_argument(
-        "--live",
-        action="store_true",
-        help="print the live status of every running runtime (pct serve, the console)",
-    )
-    from pct_runtime.cli_commands.sandbox_opts import add_sandbox_arguments
-
-    add_sandbox_arguments(parser)
-    # Read-only, and any probe's helper is closed before `run` returns: nothing runs at exit.
-    parser.set_defaults(handler=run, quick_exit=True)
+if TYPE_CHECKING:
+    import argparse
 
 
 def parse_tools_arg(value: str | None) -> list[str] | None:
@@ -63,8 +41,6 @@ def parse_tools_arg(value: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "live", False):
-        from pct_runtime.config.paths import agent_dir as live_agent_dir
-
         if (
             args.model is not None
             or args.tools is not None
@@ -77,21 +53,10 @@ def run(args: argparse.Namespace) -> int:
                 "--live shows the running runtimes as they are; "
                 "--model, --tools, --headless and --session apply only without it"
             )
-        from pct_runtime.serve.client.running import status_running
+        # Start-up: only --live talks to the running runtimes (asyncio, sockets).
+        from pct_runtime.serve.client.running import status_running  # noqa: PLC0415
 
-        return status_running(live_agent_dir())
-    from pct_runtime.capabilities.table import CAPABILITIES
-    from pct_runtime.cli_commands.host_checks import load_host_model, warn_unknown_tools
-    from pct_runtime.config.paths import agent_dir, config_path
-    from pct_runtime.config.store import ConfigStore, read_document
-    from pct_runtime.config.typos import unknown_key_warnings
-    from pct_runtime.decide.projection import plan_projection
-    from pct_runtime.host.pi.names import OWNED_TOOL_NAMES
-    from pct_runtime.host.pi.tool_registry import RUNTIME_OWNER, ToolRegistry
-    from pct_runtime.host.system import platform as host_platform
-    from pct_runtime.runtime.inputs import plan_inputs
-    from pct_runtime.status import status_text
-
+        return status_running(agent_dir())
     host = load_host_model(agent_dir(), args.model, Path.cwd())
     registry, model = host.registry, host.model
 
@@ -132,9 +97,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _commands_block(raw: dict[str, object]) -> list[str]:
     """The command policy `pct serve` would judge by (the file's `pct.commands`)."""
-    from pct_runtime.config.commands import CommandsConfigError, CommandsFields, commands_fields
-    from pct_runtime.status import commands_lines
-
     try:
         return commands_lines(commands_fields(raw))
     except CommandsConfigError as exc:
@@ -143,10 +105,6 @@ def _commands_block(raw: dict[str, object]) -> list[str]:
 
 def _sandbox_block(args: argparse.Namespace, raw: dict[str, object]) -> list[str]:
     """What `pct serve` with the same flags would confine jobs with (flags > config)."""
-    from pct_runtime.host.system.sandbox import SandboxConfigError, resolve_settings
-    from pct_runtime.host.system.sandbox import settings_from_config as configured_sandbox
-    from pct_runtime.status import sandbox_lines
-
     problem = None
     try:
         configured = configured_sandbox(raw)

@@ -12,34 +12,23 @@ exit 1 (as `pct apply-patch`).
 
 from __future__ import annotations
 
-import argparse
+import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
 from pct_runtime.cli_commands.errors import CliError
+from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
+from pct_runtime.journal import Journal, JournalError, JournalQuery, undo_patch
+from pct_runtime.journal.settings import agent_dir_from_env
+from pct_runtime.journal.store import journal_exists
 from pct_runtime.output.terminal_text import visible
 
 if TYPE_CHECKING:
-    from pct_runtime.journal import Journal
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser(
-        "undo",
-        help="undo a patch recorded in the journal (the last one by default)",
-        description="Restore the files a patch changed, if none changed since. Without "
-        "CALL_ID: the newest patch not yet undone (of --session when given). `pct log` "
-        "shows the call ids and marks the patches that can be undone [undoable].",
-    )
-    parser.add_argument("call_id", nargs="?", metavar="CALL_ID", help="the call to undo")
-    parser.add_argument("--session", metavar="ID", help="the newest patch of this session")
-    parser.set_defaults(handler=run)
+    import argparse
 
 
 def _next_older(journal: Journal, session: str | None) -> str | None:
     """The call id of the undoable patch before the newest one (which was refused)."""
-    from pct_runtime.journal import JournalQuery
-
     newest = journal.last_undoable(session)
     if newest is None:
         return None
@@ -50,13 +39,6 @@ def _next_older(journal: Journal, session: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sqlite3
-
-    from pct_runtime.cli_commands.journal_cli import off_reason, print_notices, say, unreadable
-    from pct_runtime.journal import Journal, JournalError, JournalQuery, undo_patch
-    from pct_runtime.journal.settings import agent_dir_from_env
-    from pct_runtime.journal.store import journal_exists
-
     for name, value in (("CALL_ID", args.call_id), ("--session", args.session)):
         if value is not None and not value.strip():
             raise CliError(f"{name} is empty: give a call id from `pct log`, or leave it out")

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pct_runtime.config.paths import AGENT_DIR_ENV, agent_dir
+
 RUNTIME_DIR_ENV = "XDG_RUNTIME_DIR"
 ROOT_NAME = "pct"  # under $XDG_RUNTIME_DIR
 FALLBACK_PARTS = ("pct", "output")  # under the agent dir
@@ -101,9 +103,6 @@ def _open_runtime_dir(env: Mapping[str, str]) -> CaptureRoot | None:
 
 def _open_agent_dir(env: Mapping[str, str]) -> CaptureRoot:
     """`<agent dir>/pct/output`; the agent dir itself is the user's choice and may be a link."""
-    # deferred: `pct_runtime.config` loads the schema, which `pct apply-patch` never needs
-    from pct_runtime.config.paths import agent_dir
-
     base = agent_dir(env)
     base.mkdir(parents=True, exist_ok=True)
     fd = os.open(base, os.O_RDONLY | OPEN_DIRECTORY | OPEN_CLOEXEC)
@@ -138,9 +137,6 @@ _roots: dict[tuple[str, ...], CaptureRoot] = {}
 def process_capture_root() -> CaptureRoot:
     """This process's capture root, opened on first use and held for the process's life
     (one per location: a test that points the agent dir elsewhere gets its own)."""
-    # deferred: `pct_runtime.config` loads the schema, which `pct apply-patch` never needs
-    from pct_runtime.config.paths import AGENT_DIR_ENV
-
     key = tuple(os.environ.get(k, "") for k in (RUNTIME_DIR_ENV, "TMPDIR", AGENT_DIR_ENV, "HOME"))
     with _lock:
         root = _roots.get(key)

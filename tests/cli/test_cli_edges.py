@@ -209,5 +209,24 @@ def test_apply_patch_reads_plain_arguments_as_argparse_would(words: list[str]) -
         return
     assert quick is not None
     parsed = cli.parse(cli.build_parser("apply-patch"), ["apply-patch", *words])
-    assert (quick.cwd, quick.file, quick.handler) == (parsed.cwd, parsed.file, parsed.handler)
+    assert (quick.command, quick.cwd, quick.file) == (parsed.command, parsed.cwd, parsed.file)
     assert quick.quick_exit is parsed.quick_exit is True
+
+
+def test_a_quick_command_restores_the_collector_for_an_in_process_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pct apply-patch` pauses the cyclic collector from its first import; `main` called in
+    a process that goes on (a test, an embedder) gets it back on."""
+    import gc
+
+    from pct_runtime import cli
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    (tmp_path / "f.txt").write_text("a\n")
+    (tmp_path / "p").write_text("*** Begin Patch\n*** Add File: g.txt\n+x\n*** End Patch\n")
+    assert gc.isenabled()
+    assert cli.main(["apply-patch", "--cwd", str(tmp_path), str(tmp_path / "p")]) == 0
+    assert gc.isenabled()
+    assert (tmp_path / "g.txt").read_text() == "x\n"
+    capsys.readouterr()

@@ -1,4 +1,4 @@
-"""What each short `pct` command imports, read from the real process (`python -X importtime`).
+"""What each short `pct` command imports, read from the real process (its `sys.modules`).
 
 Start-up is most of a short command's time: `pct apply-patch` applies a 400-hunk patch in
 ~18 ms but used to spend ~150 ms importing the log command, asyncio, the output capture and
@@ -17,12 +17,25 @@ import pytest
 PATCH = "*** Begin Patch\n*** Update File: f.txt\n@@\n a\n-b\n+c\n*** End Patch\n"
 
 
+#: Runs `pct` (its `main`) and then lists every module the process holds. `sys.modules`,
+#: not `-X importtime`: importtime does not see a module loaded by `importlib.import_module`
+#: (the CLI's subcommand table, the packages' lazy exports), only what that module imports.
+PROBE = """
+import sys
+from pct_runtime import cli
+code = cli.main(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write("\\n--modules--\\n" + "\\n".join(sorted(sys.modules)) + "\\n")
+raise SystemExit(code)
+"""
+
+
 def _imported(args: list[str], cwd: Path, agent: Path, stdin: str = "") -> set[str]:
     """Every module the real `pct <args>` imported (top-level and dotted names)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PCT_")}
     env["PI_CODING_AGENT_DIR"] = str(agent)
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "pct_runtime.cli", *args],
+        [sys.executable, "-c", PROBE, *args],
         cwd=cwd,
         env=env,
         input=stdin,
@@ -31,13 +44,8 @@ def _imported(args: list[str], cwd: Path, agent: Path, stdin: str = "") -> set[s
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    names = {
-        line.rsplit("|", 1)[1].strip()
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and line.count("|") == 2
-    }
-    names.discard("package")  # the header line
-    assert "pct_runtime.cli_commands.errors" in names, "importtime output was not read"
+    names = set(done.stderr.rpartition("\n--modules--\n")[2].split())
+    assert "pct_runtime.cli_commands.errors" in names, "the module list was not read"
     return names
 
 
@@ -83,6 +91,8 @@ def test_apply_patch_imports_only_the_patch_engine(tmp_path: Path, agent: Path) 
         "pct_runtime.host.ui",
         "pct_runtime.cli_commands.log_cmd",
         "pct_runtime.cli_commands.sandbox_opts",
+        # Its parser module too: `quick_args` reads the plain words.
+        "pct_runtime.cli_commands.args",
         "pct_runtime.output.capture",
         "pct_runtime.runtime",
     ):
@@ -102,6 +112,11 @@ def test_status_does_not_import_the_call_path(tmp_path: Path, agent: Path) -> No
         # the rest of the command. Only the MCP server needs it.
         "pydantic",
         "pydantic_core",
+        # Its records are datarecords: no class compiles methods, and dataclasses (with
+        # inspect, ast and dis) never loads; the config document is copied without `copy`.
+        "dataclasses",
+        "inspect",
+        "copy",
         # What only a save, a typo, a session, a temp root or a `!command` key needs: uuid
         # (with `platform`), the config lock, difflib, tempfile and shutil (bz2, lzma),
         # subprocess.
@@ -176,4 +191,11 @@ def test_serve_over_stdio_never_imports_the_console(tmp_path: Path, agent: Path)
         "rich",
         "pct_runtime.serve.mcp.http",
     ):
+        assert not _loaded(names, package), package
+
+
+def test_config_path_loads_neither_the_schema_nor_the_store(tmp_path: Path, agent: Path) -> None:
+    names = _imported(["config", "path"], tmp_path, agent)
+    assert "pct_runtime.cli_commands.config_cmd" in names
+    for package in ("pct_runtime.config.schema", "pct_runtime.config.store", "sqlite3"):
         assert not _loaded(names, package), package

@@ -97,7 +97,7 @@ def masked_dirs() -> tuple[Path, ...]:
     Created (0700) when missing, so a job cannot plant one under a writable root before pct
     makes its own.
     """
-    from pct_runtime.config.paths import agent_dir  # deferred: the config package is heavy
+    from pct_runtime.config.paths import agent_dir  # deferred: `pct --help` never asks
 
     state = agent_dir() / "pct"
     try:

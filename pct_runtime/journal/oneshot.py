@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
@@ -24,6 +23,7 @@ from pct_runtime.journal.redact import Redactor
 from pct_runtime.journal.settings import JournalSettings, settings_for
 from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT, summarize
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # only an annotation: the tool contract is not loaded by `pct apply-patch`
     from pct_runtime.capabilities.base import PatchWitness
 

@@ -1,7 +1,9 @@
 """`pct.journal` in the configuration file: on/off and the retention limits.
 
 Read from the raw document (like `pct.sandbox`), so `pct apply-patch` journals its patch
-without loading the config schema. Defaults: on, 100 MiB, 30 days.
+without loading the config schema; `config.pct_section` (the validation) loads only when a
+configuration file is there to validate, and `typing` not at all. Defaults: on, 100 MiB,
+30 days (`config.pct_section`'s, which a test keeps equal).
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
 
-from pct_runtime.config import pct_section
-from pct_runtime.config.pct_section import JournalConfigError
-from pct_runtime.jsontypes import JSONMapping
+from pct_runtime.tuples import NamedTuple
 
-CONFIG_SECTION = (pct_section.PCT_SECTION, "journal")
-DEFAULT_MAX_BYTES = pct_section.DEFAULT_JOURNAL_MAX_BYTES
-DEFAULT_MAX_AGE_DAYS = pct_section.DEFAULT_JOURNAL_MAX_AGE_DAYS
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from pct_runtime.config.pct_section import JournalConfigError as JournalConfigError
+    from pct_runtime.jsontypes import JSONMapping
+
+#: `config.pct_section`'s PCT_SECTION and journal defaults, spelled here so that reading
+#: them does not load it (tests/journal/test_journal_settings.py keeps them equal).
+CONFIG_SECTION = ("pct", "journal")
+DEFAULT_MAX_BYTES = 104_857_600
+DEFAULT_MAX_AGE_DAYS = 30.0
 _CONFIG_FILE = ("extensions", "pi-codex-toolkit.json")
 
 __all__ = [
@@ -41,10 +47,21 @@ class JournalSettings(NamedTuple):
     off_reason: str = ""
 
 
+def __getattr__(name: str) -> object:
+    # `JournalConfigError` is `config.pct_section`'s, loaded when first asked for.
+    if name == "JournalConfigError":
+        from pct_runtime.config.pct_section import JournalConfigError
+
+        return JournalConfigError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def settings_from_config(raw: JSONMapping) -> JournalSettings:
     """`pct.journal` from a raw configuration document (defaults for what it leaves out).
 
     Raises `JournalConfigError` naming the field and what it must be."""
+    from pct_runtime.config import pct_section
+
     fields = pct_section.journal_fields(raw)
     return JournalSettings(fields.enabled, fields.max_bytes, fields.max_age_days)
 
@@ -75,6 +92,8 @@ def settings_for(agent_dir: Path) -> JournalSettings:
         return JournalSettings()
     if not isinstance(raw, dict):
         return JournalSettings()
+    from pct_runtime.config.pct_section import JournalConfigError
+
     try:
         settings = settings_from_config(raw)
     except JournalConfigError as exc:

@@ -29,9 +29,18 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple, Protocol, cast
 
 from pct_runtime.journal.blobs import OPEN_CLOEXEC, OPEN_NOFOLLOW, write_all
+from pct_runtime.tuples import NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Hash(Protocol):
+        def digest(self) -> bytes: ...
+        def hexdigest(self) -> str: ...
+
 
 SPOOL_DIR_NAME = "journal-spool"
 QUARANTINE_DIR_NAME = "quarantine"
@@ -156,17 +165,13 @@ def canonical(row: dict[str, object]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-class _Hash(Protocol):
-    def digest(self) -> bytes: ...
-    def hexdigest(self) -> str: ...
-
-
 def _sha256() -> Callable[[bytes], _Hash]:
     """The interpreter's built-in SHA-256: `hashlib`/`hmac` load OpenSSL, 2.5 ms of CPU that
     `pct apply-patch` would pay on every run for one small digest."""
     for name in ("_sha2", "_sha256"):  # 3.12 renamed it
         try:
-            return cast("Callable[[bytes], _Hash]", importlib.import_module(name).sha256)
+            sha256: Callable[[bytes], _Hash] = importlib.import_module(name).sha256
+            return sha256
         except (ImportError, AttributeError):
             continue
     import hashlib  # pragma: no cover - an interpreter built without it

@@ -24,6 +24,17 @@ def test_section_is_pcts_own() -> None:
     assert CONFIG_SECTION[0] == PCT_SECTION
 
 
+def test_constants_are_the_config_sections() -> None:
+    """settings.py spells them so that reading them does not load config.pct_section."""
+    from pct_runtime.config import pct_section
+    from pct_runtime.journal import settings
+
+    assert settings.CONFIG_SECTION == (pct_section.PCT_SECTION, "journal")
+    assert settings.DEFAULT_MAX_BYTES == pct_section.DEFAULT_JOURNAL_MAX_BYTES
+    assert settings.DEFAULT_MAX_AGE_DAYS == pct_section.DEFAULT_JOURNAL_MAX_AGE_DAYS
+    assert settings.JournalConfigError is pct_section.JournalConfigError
+
+
 def test_defaults_are_on_100_mib_30_days() -> None:
     assert settings_from_config({}) == JournalSettings(True, 104_857_600, 30.0)
     assert settings_from_config({"pct": {"sandbox": {}}}) == JournalSettings()

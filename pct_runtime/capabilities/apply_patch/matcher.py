@@ -20,8 +20,11 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate, compress, tee
 
 from pct_runtime.capabilities.apply_patch.errors import EXPECTED_LINES, MatchError
-from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
 from pct_runtime.capabilities.apply_patch.source import Source
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch`
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
 
 # Rust's `char::is_whitespace` (Unicode White_Space); Python's default strip() also removes
 # U+001C..U+001F, which Codex keeps, so the set is spelled out.

@@ -15,6 +15,7 @@ from pct_runtime.journal.settings import (
     JournalConfigError,
     JournalSettings,
     agent_dir_from_env,
+    agent_dir_name_from_env,
     settings_for,
     settings_from_config,
 )
@@ -74,6 +75,7 @@ def test_file_reading(tmp_path: Path) -> None:
 def test_agent_dir_is_resolved_as_the_config_resolves_it(value: str) -> None:
     env = {"PI_CODING_AGENT_DIR": value} if value else {}
     assert agent_dir_from_env(env) == agent_dir(env)
+    assert agent_dir_name_from_env(env) == str(agent_dir(env))  # `pct apply-patch`'s string
 
 
 def test_pct_apply_patch_with_the_journal_never_loads_the_config_schema(tmp_path: Path) -> None:

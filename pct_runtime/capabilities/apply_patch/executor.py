@@ -449,7 +449,7 @@ def commit_prepared(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
-    locks: Path | None = None,
+    locks: str | os.PathLike[str] | None = None,
 ) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`.
 
@@ -471,7 +471,7 @@ def _commit_locked(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None,
     witness: base.PatchWitness | None,
-    locks: Path,
+    locks: str | os.PathLike[str],
 ) -> ApplyResult:
     try:
         held: WorkspaceLock | None = WorkspaceLock.acquire(locks, prepared.cwd, should_abort)
@@ -628,7 +628,7 @@ def apply_patch_text(
     cwd: Path | str,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
-    locks: Path | None = None,
+    locks: str | os.PathLike[str] | None = None,
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
     with collector_paused():

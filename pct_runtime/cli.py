@@ -14,13 +14,14 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from pct_runtime.cli_commands.errors import CliError
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # argparse loads only when a parser is built (see `QUICK`)
     import argparse
     from types import ModuleType
+    from typing import Any, NoReturn
 
     Handler = Callable[[argparse.Namespace], int]
     QuickArgs = Callable[[list[str]], argparse.Namespace | None]

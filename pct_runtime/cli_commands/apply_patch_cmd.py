@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
 
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import ApplyPatchError
 from pct_runtime.capabilities.apply_patch.executor import apply_patch_text
-from pct_runtime.host.system.workspace_lock import locks_dir
-from pct_runtime.journal.settings import agent_dir_from_env, settings_for
+from pct_runtime.host.system.workspace_lock import locks_folder
 
+# Strings, not Paths: pathlib (with urllib.parse and ipaddress) would cost ~4 ms.
+from pct_runtime.journal.settings import agent_dir_name_from_env, settings_for
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # `quick_args` spares the usual `pct apply-patch` argparse
     import argparse
 
@@ -47,8 +48,10 @@ def quick_args(words: Sequence[str]) -> argparse.Namespace | None:
         if cwd is not None or not value or value.startswith("-"):
             return None
         cwd = value
-    found = SimpleNamespace(command="apply-patch", cwd=cwd or ".", file=file, quick_exit=True)
-    return cast("argparse.Namespace", found)
+    found: argparse.Namespace = SimpleNamespace(  # type: ignore[assignment]
+        command="apply-patch", cwd=cwd or ".", file=file, quick_exit=True
+    )
+    return found
 
 
 class _PatchInputError(Exception):
@@ -57,7 +60,11 @@ class _PatchInputError(Exception):
 
 def _read_patch(file: str | None) -> str:
     try:
-        data = sys.stdin.buffer.read() if file in (None, "-") else Path(file).read_bytes()
+        if file is None or file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(file, "rb") as handle:  # no pathlib: see pct_runtime.tuples
+                data = handle.read()
     except OSError as exc:
         raise _PatchInputError(f"cannot read patch file {file}: {exc.strerror or exc}") from None
     try:
@@ -81,7 +88,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"pct: {exc}\n")
         return 1
     # The journal (transport "cli"): the patch's pre-images make `pct undo` work for it too.
-    agent_dir = agent_dir_from_env()
+    agent_dir = agent_dir_name_from_env()
     settings = settings_for(agent_dir)
     journal = None
     if settings.enabled:
@@ -91,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
         journal = OneShotTrace.start(agent_dir, "apply_patch", {"patch": patch}, settings=settings)
     witness = journal.patch_witness if journal is not None else None
     try:
-        result = apply_patch_text(patch, args.cwd, witness=witness, locks=locks_dir(agent_dir))
+        result = apply_patch_text(patch, args.cwd, witness=witness, locks=locks_folder(agent_dir))
     except ApplyPatchError as exc:
         if journal is not None:
             journal.finish(outcome="error", error_code=exc.code, text=exc.message)

@@ -15,10 +15,9 @@ it never imports runtime, serve or pct_tui.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pct_runtime import lazy
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:
     from pct_runtime.journal.capture import PatchCapture
     from pct_runtime.journal.records import (

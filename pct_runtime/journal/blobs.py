@@ -13,7 +13,12 @@ import os
 import stat
 import time
 from collections.abc import Iterator
-from pathlib import Path
+
+from pct_runtime.host.system.folders import path_text
+
+TYPE_CHECKING = False  # see pct_runtime.tuples
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BLOB_DIR_NAME = "journal-blobs"
 #: Images taken at commit time, not yet named by their hash (the writer thread names them).
@@ -40,11 +45,12 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _private_dirs(root: Path, shard: Path) -> None:
+def _private_dirs(root: str, shard: str | os.PathLike[str]) -> None:
     """The blob folder and its shard, each 0700 (`parents=True` would use the umask), and
     each a real directory: a symbolic link planted in their place is refused (OSError), so
     no image is ever written into a folder the link points at."""
-    root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # `Path(root).parent.mkdir(mode=0o700, parents=True, exist_ok=True)`, without pathlib.
+    os.makedirs(os.path.dirname(root) or ".", mode=0o700, exist_ok=True)
     for folder in (root, shard):
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o700)
@@ -62,11 +68,15 @@ def write_all(fd: int, data: bytes) -> None:
 class BlobStore:
     """Put, read and remove blobs under one directory."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        # Strings inside: `pct apply-patch` (links into `pending/` only) loads no pathlib.
+        self._root = path_text(root)
+        self._pending = os.path.join(self._root, PENDING_DIR_NAME)
 
     def path_of(self, digest: str) -> Path:
-        return self.root / digest[:2] / digest
+        from pathlib import Path
+
+        return Path(self._root, digest[:2], digest)
 
     def put(self, data: bytes, digest: str | None = None, *, durable: bool = True) -> str:
         """Store `data` (fsync'd before return when `durable`); return its SHA-256.
@@ -79,7 +89,7 @@ class BlobStore:
             return digest  # already stored: same bytes by construction
         except FileNotFoundError:
             pass
-        _private_dirs(self.root, target.parent)
+        _private_dirs(self._root, target.parent)
         staged = target.parent / f".{digest[:16]}-{os.urandom(16).hex()}.tmp"
         fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_CLOEXEC, 0o600)
         try:
@@ -105,7 +115,9 @@ class BlobStore:
 
     @property
     def pending_dir(self) -> Path:
-        return self.root / PENDING_DIR_NAME
+        from pathlib import Path
+
+        return Path(self._pending)
 
     def link_pending(self, path: str, dir_fd: int | None = None) -> tuple[str, os.stat_result]:
         """A second name for the file `path` (relative to `dir_fd` when given: a file name
@@ -114,8 +126,8 @@ class BlobStore:
         an image pending here (a name added while linking included) — taken in microseconds
         at commit time. Returns the pending name and the file's stat.
         Raises OSError (FileNotFoundError when `path` is gone); a failed copy leaves nothing."""
-        pending = self.pending_dir
-        _private_dirs(self.root, pending)
+        pending = self._pending
+        _private_dirs(self._root, pending)
         name = os.path.join(pending, os.urandom(16).hex())
         st = os.lstat(path, dir_fd=dir_fd)
         if st.st_nlink > 1 and not self._only_other_name_is_pending(st):
@@ -145,7 +157,7 @@ class BlobStore:
         if st.st_nlink != 2:
             return False
         try:
-            with os.scandir(self.pending_dir) as entries:
+            with os.scandir(self._pending) as entries:
                 for seen, entry in enumerate(entries):
                     if seen >= _PENDING_SCAN_LIMIT:
                         return False  # a pile a dead writer left: not worth the look
@@ -187,7 +199,7 @@ class BlobStore:
     def sync_pending(self) -> None:
         """Make the pending names durable (one directory fsync for a whole patch)."""
         with contextlib.suppress(OSError):
-            dir_fd = os.open(self.pending_dir, os.O_RDONLY | OPEN_CLOEXEC)
+            dir_fd = os.open(self._pending, os.O_RDONLY | OPEN_CLOEXEC)
             try:
                 os.fsync(dir_fd)
             finally:
@@ -202,7 +214,7 @@ class BlobStore:
             if target.exists():
                 os.utime(target)
                 return
-            _private_dirs(self.root, target.parent)
+            _private_dirs(self._root, target.parent)
             if os.lstat(pending).st_nlink == 1:
                 os.chmod(pending, 0o600)
                 if keep:
@@ -271,7 +283,7 @@ class BlobStore:
         """Every stored file: (path, name, size, when it was last stored or reused), pending
         images included (their ctime)."""
         try:
-            shards = list(os.scandir(self.root))
+            shards = list(os.scandir(self._root))
         except OSError:
             return
         for shard in shards:
@@ -300,7 +312,7 @@ class BlobStore:
         holds content addresses and the names of pending images rows still name. Returns
         bytes freed."""
         now = time.time() if now is None else now
-        pending = str(self.pending_dir)
+        pending = self._pending
         freed = 0
         for path, name, size, mtime in list(self.walk()):
             is_pending = os.path.dirname(path) == pending

@@ -19,7 +19,6 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
 from pct_runtime.host.system.folders import (
     FolderError,
@@ -35,7 +34,9 @@ from pct_runtime.journal.blobs import (
     BlobStore,
     sha256_hex,
 )
+from pct_runtime.tuples import NamedTuple
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # `pct apply-patch` builds no record: its spool takes plain markers
     from pct_runtime.journal.records import FileImage, PatchFile
 

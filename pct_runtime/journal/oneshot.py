@@ -11,19 +11,20 @@ itself.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pct_runtime.journal.spool as spool  # the module, not the package (no import circle)
+from pct_runtime.host.system.folders import path_text
 from pct_runtime.journal.blobs import BLOB_DIR_NAME, BlobStore
 from pct_runtime.journal.capture import PatchCapture
 from pct_runtime.journal.redact import Redactor
 from pct_runtime.journal.settings import JournalSettings, settings_for
 from pct_runtime.journal.summary import RESULT_LIMIT, SUMMARY_LIMIT, summarize
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # only an annotation: the tool contract is not loaded by `pct apply-patch`
     from pct_runtime.capabilities.base import PatchWitness
 
@@ -42,27 +43,28 @@ class OneShotTrace:
 
     def __init__(
         self,
-        agent_dir: Path,
+        agent_dir: str | os.PathLike[str],
         tool: str,
         args: Mapping[str, object],
         transport: str,
         settings: JournalSettings | None = None,
     ) -> None:
         self._settings = settings or JournalSettings()
-        self._state = Path(agent_dir) / "pct"
-        self._agent_dir = Path(agent_dir)
+        # Plain strings: pathlib (with urllib.parse) is not loaded by `pct apply-patch`.
+        self._agent_dir = path_text(agent_dir)
+        self._state = path_text(self._agent_dir, "pct")
         self._tool = tool
         self._args: Mapping[str, object] | None = args
         self._transport = transport
         self._time = time.time()
         self._clock = time.monotonic()
-        self._capture = PatchCapture(BlobStore(self._state / BLOB_DIR_NAME), _report)
+        self._capture = PatchCapture(BlobStore(os.path.join(self._state, BLOB_DIR_NAME)), _report)
         self._done = False
 
     @classmethod
     def start(
         cls,
-        agent_dir: Path,
+        agent_dir: str | os.PathLike[str],
         tool: str,
         args: Mapping[str, object],
         transport: str = "cli",
@@ -122,10 +124,12 @@ class OneShotTrace:
             self._drain()
 
     def _drain(self) -> None:
+        from pathlib import Path
+
         from pct_runtime.journal.store import Journal
 
         try:
-            with Journal.open(self._agent_dir) as journal:
+            with Journal.open(Path(self._agent_dir)) as journal:
                 journal.ingest_spool()
                 journal.prune(self._settings.max_bytes, self._settings.max_age_days)
         except Exception as exc:  # recorded already: the next opener inserts it

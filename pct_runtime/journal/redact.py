@@ -16,7 +16,6 @@ import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 REDACTED = "<redacted>"
 #: Text longer than this is cut before redaction (the kept part is much shorter).
@@ -84,11 +83,13 @@ def _env_secrets(env: Mapping[str, str]) -> list[str]:
     ]
 
 
-def _token_file(agent_dir: Path | None) -> list[str]:
+def _token_file(agent_dir: str | os.PathLike[str] | None) -> list[str]:
     if agent_dir is None:
         return []
     try:
-        value = (agent_dir / "pct" / "token").read_text(encoding="ascii").strip()
+        # As `Path.read_text` reads it; no pathlib on `pct apply-patch`'s path.
+        with open(os.path.join(agent_dir, "pct", "token"), encoding="ascii") as handle:
+            value = handle.read().strip()
     except (OSError, UnicodeDecodeError):
         return []
     return [value] if len(value) >= _MIN_SECRET else []
@@ -110,7 +111,7 @@ class Redactor:
 
     def __init__(
         self,
-        agent_dir: Path | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
         extra: Iterable[str] = (),
     ) -> None:

@@ -28,10 +28,20 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import NamedTuple, Protocol, cast
 
+from pct_runtime.host.system.folders import path_text
 from pct_runtime.journal.blobs import OPEN_CLOEXEC, OPEN_NOFOLLOW, write_all
+from pct_runtime.tuples import NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Protocol
+
+    class _Hash(Protocol):
+        def digest(self) -> bytes: ...
+        def hexdigest(self) -> str: ...
+
 
 SPOOL_DIR_NAME = "journal-spool"
 QUARANTINE_DIR_NAME = "quarantine"
@@ -68,8 +78,8 @@ def outcome_of(outcome: str, error_code: str | None) -> str:
     return "denied" if error_code in DENIED_CODES else "error"
 
 
-def spool_dir(state_dir: Path) -> Path:
-    return state_dir / SPOOL_DIR_NAME
+def spool_dir(state_dir: str | os.PathLike[str]) -> str:
+    return os.path.join(state_dir, SPOOL_DIR_NAME)
 
 
 def is_spool_name(name: str) -> bool:
@@ -84,7 +94,9 @@ def is_spool_name(name: str) -> bool:
     )
 
 
-def open_dir(name: str | Path, *, parent: int | None = None, create: bool = False) -> int:
+def open_dir(
+    name: str | os.PathLike[str], *, parent: int | None = None, create: bool = False
+) -> int:
     """An fd of the directory `name` (relative to `parent` when given), never through a link.
 
     Raises FileNotFoundError when missing (and not `create`), SpoolError when it is not a
@@ -156,17 +168,13 @@ def canonical(row: dict[str, object]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-class _Hash(Protocol):
-    def digest(self) -> bytes: ...
-    def hexdigest(self) -> str: ...
-
-
 def _sha256() -> Callable[[bytes], _Hash]:
     """The interpreter's built-in SHA-256: `hashlib`/`hmac` load OpenSSL, 2.5 ms of CPU that
     `pct apply-patch` would pay on every run for one small digest."""
     for name in ("_sha2", "_sha256"):  # 3.12 renamed it
         try:
-            return cast("Callable[[bytes], _Hash]", importlib.import_module(name).sha256)
+            sha256: Callable[[bytes], _Hash] = importlib.import_module(name).sha256
+            return sha256
         except (ImportError, AttributeError):
             continue
     import hashlib  # pragma: no cover - an interpreter built without it
@@ -190,10 +198,11 @@ def mac_of(key: bytes, row: dict[str, object]) -> str:
 
 
 # ------------------------------------------------------------------ writing
-def write(state_dir: Path, row: dict[str, object]) -> Path:
-    """Spool one row (`row["call_id"]` names the file), signed. Raises OSError (full disk,
-    SpoolError for a planted link or an untrusted key)."""
-    os.makedirs(state_dir.parent, mode=0o700, exist_ok=True)
+def write(state_dir: str | os.PathLike[str], row: dict[str, object]) -> str:
+    """Spool one row (`row["call_id"]` names the file), signed; return its path. Raises
+    OSError (full disk, SpoolError for a planted link or an untrusted key)."""
+    # `Path(state_dir).parent`, without pathlib (`pct apply-patch` does not load it).
+    os.makedirs(os.path.dirname(path_text(state_dir)) or ".", mode=0o700, exist_ok=True)
     state_fd = open_dir(state_dir, create=True)
     try:
         key = load_key(state_fd, create=True)
@@ -220,10 +229,10 @@ def write(state_dir: Path, row: dict[str, object]) -> Path:
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     finally:
         os.close(folder)
-    return spool_dir(state_dir) / name
+    return os.path.join(spool_dir(state_dir), name)
 
 
-def count(state_dir: Path) -> int:
+def count(state_dir: str | os.PathLike[str]) -> int:
     """How many rows wait in the spool (one directory read)."""
     try:
         state_fd = open_dir(state_dir)

@@ -15,6 +15,7 @@ from pct_runtime.journal.settings import (
     JournalConfigError,
     JournalSettings,
     agent_dir_from_env,
+    agent_dir_name_from_env,
     settings_for,
     settings_from_config,
 )
@@ -22,6 +23,17 @@ from pct_runtime.journal.settings import (
 
 def test_section_is_pcts_own() -> None:
     assert CONFIG_SECTION[0] == PCT_SECTION
+
+
+def test_constants_are_the_config_sections() -> None:
+    """settings.py spells them so that reading them does not load config.pct_section."""
+    from pct_runtime.config import pct_section
+    from pct_runtime.journal import settings
+
+    assert settings.CONFIG_SECTION == (pct_section.PCT_SECTION, "journal")
+    assert settings.DEFAULT_MAX_BYTES == pct_section.DEFAULT_JOURNAL_MAX_BYTES
+    assert settings.DEFAULT_MAX_AGE_DAYS == pct_section.DEFAULT_JOURNAL_MAX_AGE_DAYS
+    assert settings.JournalConfigError is pct_section.JournalConfigError
 
 
 def test_defaults_are_on_100_mib_30_days() -> None:
@@ -63,6 +75,7 @@ def test_file_reading(tmp_path: Path) -> None:
 def test_agent_dir_is_resolved_as_the_config_resolves_it(value: str) -> None:
     env = {"PI_CODING_AGENT_DIR": value} if value else {}
     assert agent_dir_from_env(env) == agent_dir(env)
+    assert agent_dir_name_from_env(env) == str(agent_dir(env))  # `pct apply-patch`'s string
 
 
 def test_pct_apply_patch_with_the_journal_never_loads_the_config_schema(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ tool maps onto `ToolError.code`. Kept free of imports so the CLI path stays ligh
 
 from __future__ import annotations
 
-from pct_runtime.jsontypes import JSONObject
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch`
+if TYPE_CHECKING:
+    from pct_runtime.jsontypes import JSONObject
 
 #: How every rejection (nothing written) ends, so the model never has to guess.
 NOTHING_CHANGED = "Nothing was changed."

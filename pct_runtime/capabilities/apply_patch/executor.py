@@ -31,8 +31,6 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pct_runtime.capabilities.apply_patch.collector import collector_paused
 from pct_runtime.capabilities.apply_patch.errors import (
@@ -72,12 +70,17 @@ from pct_runtime.host.system.workspace_lock import (
     LockTimeoutError,
     WorkspaceLock,
 )
-from pct_runtime.jsontypes import JSONObject
+from pct_runtime.tuples import NamedTuple
 
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
 if TYPE_CHECKING:  # only annotations: the tool contract is not loaded by `pct apply-patch`
-    from pct_runtime.capabilities import base
+    from pathlib import Path
+    from typing import Literal
 
-OperationName = Literal["add", "update", "delete", "move"]
+    from pct_runtime.capabilities import base
+    from pct_runtime.jsontypes import JSONObject
+
+    OperationName = Literal["add", "update", "delete", "move"]
 AbortCheck = Callable[[], bool]
 
 _NEW_FILE_MODE = 0o666
@@ -446,7 +449,7 @@ def commit_prepared(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
-    locks: Path | None = None,
+    locks: str | os.PathLike[str] | None = None,
 ) -> ApplyResult:
     """Stage and commit a `PreparedPatch` (steps 5–6). Raises an `ApplyPatchError`.
 
@@ -468,7 +471,7 @@ def _commit_locked(
     prepared: PreparedPatch,
     should_abort: AbortCheck | None,
     witness: base.PatchWitness | None,
-    locks: Path,
+    locks: str | os.PathLike[str],
 ) -> ApplyResult:
     try:
         held: WorkspaceLock | None = WorkspaceLock.acquire(locks, prepared.cwd, should_abort)
@@ -625,7 +628,7 @@ def apply_patch_text(
     cwd: Path | str,
     should_abort: AbortCheck | None = None,
     witness: base.PatchWitness | None = None,
-    locks: Path | None = None,
+    locks: str | os.PathLike[str] | None = None,
 ) -> ApplyResult:
     """Parse, preflight, stage and commit in one synchronous call (the CLI and benchmarks)."""
     with collector_paused():

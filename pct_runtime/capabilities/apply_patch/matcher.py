@@ -16,12 +16,15 @@ as short-lived slices, so nothing grows with the file but the buffer itself.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, compress, tee
 
 from pct_runtime.capabilities.apply_patch.errors import EXPECTED_LINES, MatchError
-from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
 from pct_runtime.capabilities.apply_patch.source import Source
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch`
+if TYPE_CHECKING:
+    from pct_runtime.capabilities.apply_patch.parser import Chunk, LineKind
 
 # Rust's `char::is_whitespace` (Unicode White_Space); Python's default strip() also removes
 # U+001C..U+001F, which Codex keeps, so the set is spelled out.
@@ -110,24 +113,12 @@ class LineMatcher:
     def _index(self, tier: int) -> dict[Key, int | list[int]]:
         state = self._tiers[tier]
         if state.index is None:
-            source = self.source
             # A set, not a dict: a miss (most lines) then costs one probe of its table.
             wanted = frozenset(self.keys(tier, self._wanted))
-            # One pass at C speed over short-lived line slices: the start offsets of the
-            # lines whose key the patch uses.
-            for_starts, for_keys = tee(source.lines())
-            starts = accumulate(map(len, for_starts), initial=source.start)
-            keys = for_keys if tier == 0 else map(state.key, map(_decoded, for_keys))
-            hits = list(compress(starts, map(wanted.__contains__, keys)))
-            last = source.last_line()
-            if tier == 0 and last is not None and not source.final_newline:
-                # The unterminated last line was read without its line ending: look again.
-                hits += [last] if source.raw(last)[0] in wanted else []
-            # A key seen once maps to its position (an int: no container for the GC to
-            # track); only repeated keys get a list.
             index: dict[Key, int | list[int]] = {}
-            for position in hits:
-                k = self._line_key(tier, source.raw(position)[0])
+            for position, k in self._hits(tier, wanted):
+                # A key seen once maps to its position (an int: no container for the GC to
+                # track); only repeated keys get a list.
                 bucket = index.get(k)
                 if bucket is None:
                     index[k] = position
@@ -137,6 +128,40 @@ class LineMatcher:
                     bucket.append(position)
             state.index = index
         return state.index
+
+    def _hits(self, tier: int, wanted: frozenset[Key]) -> Iterable[tuple[int, Key]]:
+        """(start offset, key) of every line whose key the patch uses, in file order."""
+        source = self.source
+        if tier != 0:
+            # One pass at C speed over short-lived line slices: their start offsets, and
+            # the keys of the lines that hit.
+            key = self._tiers[tier].key
+            for_starts, for_keys = tee(source.lines())
+            starts = accumulate(map(len, for_starts), initial=source.start)
+            hits = compress(starts, map(wanted.__contains__, map(key, map(_decoded, for_keys))))
+            return [(at, key(source.raw(at)[0].decode("utf-8"))) for at in hits]
+        # Exact: only the lines that hit are kept, in file order; the others are only
+        # hashed and dropped, with no per-line offset arithmetic. Each hit's offset is then
+        # the first line start at or after the previous hit's end holding exactly its bytes:
+        # a line between the two with those bytes would have hit too.
+        lines = list(filter(wanted.__contains__, source.lines()))
+        data = source.data
+        found: list[tuple[int, Key]] = []
+        at = source.start
+        for line in lines:
+            if not data.startswith(line, at):
+                # `at` - 1 is the line feed ending the previous line (or a BOM byte); at 0
+                # the line is not there, so the search may start at 0 itself.
+                at = data.find(b"\n" + line, max(at - 1, 0)) + 1
+            found.append((at, line))
+            at += len(line)
+        last = source.last_line()
+        if last is not None and not source.final_newline:
+            # The unterminated last line was read without its line ending: look again.
+            line = source.raw(last)[0]
+            if line in wanted:
+                found.append((last, line))
+        return found
 
     def find(self, pattern: Sequence[str], cursor: int, at_end: bool) -> tuple[int, list[int]]:
         """Return (tier, up to two start offsets) for the first tier with any candidate.

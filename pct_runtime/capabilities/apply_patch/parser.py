@@ -13,11 +13,16 @@ every rejection ends with `Nothing was changed.` (see `errors.says_nothing_chang
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from typing import Literal, NamedTuple
 
 from pct_runtime.capabilities.apply_patch.errors import PatchSyntaxError, PathConflictError
+from pct_runtime.tuples import NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    LineKind = Literal[" ", "-", "+"]
 
 BEGIN_PATCH = "*** Begin Patch"
 END_PATCH = "*** End Patch"
@@ -28,11 +33,10 @@ MOVE_TO = "*** Move to: "
 END_OF_FILE = "*** End of File"
 SECTION_PREFIX = "*** "
 
-LineKind = Literal[" ", "-", "+"]
-
 # The parsed patch is made of named tuples, not dataclasses: immutable values either way,
 # but `pct apply-patch` is a whole process per patch, and importing dataclasses and building
-# its classes cost more than applying a 400-hunk patch to a 100,000-line file.
+# its classes cost more than applying a 400-hunk patch to a 100,000-line file (and
+# `typing.NamedTuple` with `typing` more than the matcher's pass over the file).
 
 
 class PatchPath(NamedTuple):
@@ -113,8 +117,13 @@ class Patch(NamedTuple):
     operations: tuple[Operation, ...]
 
 
-_DRIVE_SEGMENT = re.compile(r"[A-Za-z]:")
-_SEPARATORS = re.compile(r"[/\\]")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _is_drive(segment: str) -> bool:
+    """`C:`, `c:x`: a segment starting with an ASCII letter and a colon (no `re`: its
+    compiler is a noticeable part of a one-patch process)."""
+    return len(segment) >= 2 and segment[1] == ":" and segment[0] in _ASCII_LETTERS
 
 
 def _hunk_error(line: int, message: str) -> PatchSyntaxError:
@@ -144,8 +153,8 @@ def parse_path(raw: str, line: int) -> PatchPath:
             line,
             f"The path '{raw}' is absolute. Use a path relative to the working directory.",
         )
-    segments = _SEPARATORS.split(raw)
-    if any(_DRIVE_SEGMENT.match(seg) for seg in segments):
+    segments = raw.replace("\\", "/").split("/")  # either separator
+    if any(_is_drive(seg) for seg in segments):
         raise _hunk_error(
             line,
             f"The path '{raw}' contains a drive-letter segment (like 'C:'). "

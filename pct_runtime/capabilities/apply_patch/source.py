@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator, Sequence
-from typing import Literal, NamedTuple, NoReturn
 
 from pct_runtime.capabilities.apply_patch.errors import PreflightError
+from pct_runtime.tuples import NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from typing import Literal, NoReturn
+
+    Purpose = Literal["update", "delete"]
 
 BOM = b"\xef\xbb\xbf"
-Purpose = Literal["update", "delete"]
 #: Validate UTF-8 in pieces of about this size (cut after a line feed, never inside a
 #: character), so a large non-ASCII file is never decoded into one huge string.
 _DECODE_PIECE = 1 << 20

@@ -17,13 +17,17 @@ import io
 import os
 import stat
 import weakref
-from typing import Literal, NamedTuple
 
 from pct_runtime.capabilities.apply_patch.errors import PreflightError
 from pct_runtime.capabilities.apply_patch.parser import PatchPath
 from pct_runtime.capabilities.apply_patch.pathlimits import check_new_path
 from pct_runtime.capabilities.apply_patch.source import Source, load_source
 from pct_runtime.host.system.folders import DIR_FLAGS, FolderError, Identity, open_root
+from pct_runtime.tuples import NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays unloaded on `pct apply-patch` (see pct_runtime.tuples)
+if TYPE_CHECKING:
+    from typing import Literal
 
 OPEN_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 OPEN_CLOEXEC = getattr(os, "O_CLOEXEC", 0)

@@ -29,6 +29,20 @@ DIR_FLAGS = (
 )
 
 
+def path_text(*segments: str | os.PathLike[str]) -> str:
+    """`str(PurePosixPath(*segments))`: joined, empty and `.` parts dropped, one leading `/`
+    (two for exactly two: POSIX leaves `//` to the system), `.` for nothing."""
+    root = ""
+    parts: list[str] = []
+    for given in segments:
+        segment = os.fspath(given)
+        if segment.startswith("/"):
+            root = "//" if segment.startswith("//") and not segment.startswith("///") else "/"
+            parts = []
+        parts += [part for part in segment.split("/") if part and part != "."]
+    return root + "/".join(parts) or "."
+
+
 class FolderError(Exception):
     """A folder on the way to a file could not be opened as the folder it was."""
 

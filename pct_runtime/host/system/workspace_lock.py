@@ -22,7 +22,12 @@ import stat
 import time
 import zlib
 from collections.abc import Callable
-from pathlib import Path
+
+from pct_runtime.host.system.folders import path_text
+
+TYPE_CHECKING = False  # see pct_runtime.tuples
+if TYPE_CHECKING:
+    from pathlib import Path
 
 LOCKS_DIR_NAME = "locks"
 #: How long a patch or an undo waits for the other before it gives up, changing nothing.
@@ -42,7 +47,15 @@ class LockAbortedError(Exception):
 
 def locks_dir(agent_dir: Path | str) -> Path:
     """Where the workspace locks of `agent_dir` live (pct's own state folder)."""
-    return Path(agent_dir) / "pct" / LOCKS_DIR_NAME
+    from pathlib import Path
+
+    return Path(locks_folder(agent_dir))
+
+
+def locks_folder(agent_dir: str | os.PathLike[str]) -> str:
+    """`locks_dir` as a string, for `pct apply-patch`: pathlib (with `urllib.parse` and
+    `ipaddress` under it) costs that process ~4 ms."""
+    return path_text(agent_dir, "pct", LOCKS_DIR_NAME)
 
 
 def lock_name(root: str) -> str:
@@ -53,15 +66,18 @@ def lock_name(root: str) -> str:
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}.lock"
 
 
-def _open_lock_file(folder: Path, root: str) -> int:
+def _open_lock_file(folder: str | os.PathLike[str], root: str) -> int:
     """The lock file, created 0600; the `locks` folder 0700, neither through a link."""
-    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    parent = os.open(folder.parent, os.O_RDONLY | _OPEN_DIRECTORY | _OPEN_CLOEXEC)
+    # `folder.parent` and `folder.name` of a Path, without pathlib.
+    parent_name, name = os.path.split(path_text(folder))
+    parent_name = parent_name or "."
+    os.makedirs(parent_name, mode=0o700, exist_ok=True)
+    parent = os.open(parent_name, os.O_RDONLY | _OPEN_DIRECTORY | _OPEN_CLOEXEC)
     try:
         with contextlib.suppress(FileExistsError):
-            os.mkdir(folder.name, 0o700, dir_fd=parent)
+            os.mkdir(name, 0o700, dir_fd=parent)
         dir_flags = os.O_RDONLY | _OPEN_DIRECTORY | _OPEN_NOFOLLOW | _OPEN_CLOEXEC
-        locks = os.open(folder.name, dir_flags, dir_fd=parent)
+        locks = os.open(name, dir_flags, dir_fd=parent)
     finally:
         os.close(parent)
     try:
@@ -72,7 +88,7 @@ def _open_lock_file(folder: Path, root: str) -> int:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{folder / lock_name(root)} is not a regular file")
+            raise OSError(f"{path_text(folder, lock_name(root))} is not a regular file")
         if stat.S_IMODE(st.st_mode) != 0o600 and st.st_uid == os.geteuid():
             os.fchmod(fd, 0o600)
     except BaseException:
@@ -90,7 +106,7 @@ class WorkspaceLock:
     @classmethod
     def acquire(
         cls,
-        folder: Path,
+        folder: str | os.PathLike[str],
         root: str,
         should_abort: Callable[[], bool] | None = None,
         wait: float = WAIT_SECONDS,

@@ -36,6 +36,12 @@ WRITE_SIZE = 64 * 1024
 # producer then fills one read of up to READ_SIZE instead of 16 reads of the default 64 KiB,
 # so the event loop wakes, decodes and hands over output a sixteenth as often.
 PIPE_SIZE = 1024 * 1024
+# A read this big (but short of READ_SIZE) means a bulk writer is streaming: the reader then
+# rests REST_SECONDS so its pipe fills, and the next wake-up reads ~1 MiB instead of the
+# 64-200 KiB a prompt reader finds (measured: CPU per MB 1.9-3.8 -> 1.3 ms). Interactive
+# output is smaller and is read at once.
+BULK_READ = 64 * 1024
+REST_SECONDS = 0.001
 
 InputDelivery = Literal["written", "unknown"]
 
@@ -77,7 +83,8 @@ class _Stream:
         self.preview = RollingPreview(preview_limit)
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.eof = False
-        self.paused = False
+        self.paused = False  # the capture is full: reading waits for its writer
+        self.resting = False  # bulk output: reading waits REST_SECONDS for the pipe to fill
         self.lost_before = False  # some earlier read of this stream lost preview text
 
 
@@ -260,6 +267,21 @@ class ShellJob:
             self._tell(stream.label, encoded)
         if stream.capture.blocked:
             self._pause(stream)
+        elif BULK_READ <= len(data) < READ_SIZE:
+            self._rest(stream)
+
+    def _rest(self, stream: _Stream) -> None:
+        if stream.fd is None:
+            return
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(stream.fd)
+        stream.resting = True
+        loop.call_later(REST_SECONDS, self._wake, stream)
+
+    def _wake(self, stream: _Stream) -> None:
+        stream.resting = False
+        if not stream.paused and stream.fd is not None and not stream.eof:
+            asyncio.get_running_loop().add_reader(stream.fd, self._on_readable, stream)
 
     def _pause(self, stream: _Stream) -> None:
         if stream.paused or stream.fd is None:
@@ -271,7 +293,7 @@ class ShellJob:
     async def _resume_when_ready(self, stream: _Stream) -> None:
         await stream.capture.ready()
         stream.paused = False
-        if stream.fd is not None and not stream.eof:
+        if stream.fd is not None and not stream.eof and not stream.resting:
             asyncio.get_running_loop().add_reader(stream.fd, self._on_readable, stream)
 
     def _end_stream(self, stream: _Stream, *, source_error: bool = False) -> None:

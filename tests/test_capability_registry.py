@@ -10,9 +10,9 @@ until its entry is removed, so the pin stays tight. See docs/adding-a-capability
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.arch import metrics as _metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,15 +81,6 @@ ALLOWED: dict[str, set[str]] = {
     "pct_tui/screens/approval.py": {"apply_patch"},
     "pct_tui/widgets/patch_view.py": {"apply_patch"},
 }
-
-
-def _metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _naming() -> dict[str, set[str]]:

@@ -5,20 +5,11 @@ count; string literals that are not docstrings are product text and are never re
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.arch import metrics as _metrics
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_no_comment_or_docstring_cites_a_place_a_reader_cannot_open() -> None:

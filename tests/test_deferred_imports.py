@@ -11,9 +11,9 @@ them unseen (docs/ARCHITECTURE.md, "Deferred imports").
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.arch import metrics as _metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_DEFERRED_SHARE = 0.05
@@ -35,15 +35,6 @@ BY_NAME = {
     # The console's boot thread imports, off the loop, what serving will import.
     "pct_tui/serving.py": 1,
 }
-
-
-def _metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_at_most_5_percent_of_internal_imports_are_deferred() -> None:

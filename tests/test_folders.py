@@ -3,21 +3,12 @@ past that size it has become several (split it into packages named for what each
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.arch import metrics as _metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULES = 15
-
-
-def _metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_no_source_folder_holds_more_than_15_modules() -> None:

@@ -4,20 +4,11 @@ local/remote `isinstance` branches and the `Answer` definitions; this pins them.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
+
+from tests.arch import metrics as _metrics
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _metrics() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("arch_metrics", ROOT / "scripts/arch_metrics.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _sources() -> dict[str, str]:

@@ -22,7 +22,16 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform, get_origin, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Protocol,
+    TypeVar,
+    dataclass_transform,
+    get_origin,
+    overload,
+)
 
 if TYPE_CHECKING:
     import dataclasses
@@ -181,7 +190,14 @@ def _collect(cls: type) -> dict[str, _Field]:
     return specs
 
 
-def _init(self: Any, *args: object, **kwargs: object) -> None:
+class _Record(Protocol):
+    """What the shared methods see of an instance: its class's layout and its own dict."""
+
+    __record__: _Layout
+    __dict__: dict[str, object]
+
+
+def _init(self: _Record, *args: object, **kwargs: object) -> None:
     layout: _Layout = self.__record__
     name = type(self).__qualname__
     if len(args) > len(layout.positional):
@@ -211,21 +227,21 @@ def _init(self: Any, *args: object, **kwargs: object) -> None:
         listed = ", ".join(repr(m) for m in missing)
         raise TypeError(f"{name}.__init__() missing {len(missing)} required argument(s): {listed}")
     if layout.post_init:
-        self.__post_init__()
+        self.__post_init__()  # type: ignore[attr-defined]
 
 
-def _eq(self: Any, other: Any) -> object:
+def _eq(self: _Record, other: object) -> object:
     if other.__class__ is self.__class__:
         key = self.__record__.key
         return bool(key(self) == key(other))  # as dataclasses: tuples of the fields
     return NotImplemented
 
 
-def _hash(self: Any) -> int:
+def _hash(self: _Record) -> int:
     return hash(self.__record__.key(self))
 
 
-def _repr(self: Any) -> str:
+def _repr(self: _Record) -> str:
     fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__record__.reprs)
     return f"{self.__class__.__qualname__}({fields})"
 
@@ -236,14 +252,14 @@ def _frozen_error(name: str) -> Exception:
     return dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
-def _setattr(self: Any, name: str, value: object) -> None:
+def _setattr(self: _Record, name: str, value: object) -> None:
     layout: _Layout = self.__record__
     if type(self) is layout.owner or name in layout.names:
         raise _frozen_error(name)
     super(layout.owner, self).__setattr__(name, value)  # type: ignore[arg-type]
 
 
-def _delattr(self: Any, name: str) -> None:
+def _delattr(self: _Record, name: str) -> None:
     layout: _Layout = self.__record__
     if type(self) is layout.owner or name in layout.names:
         raise _frozen_error(name)
@@ -303,8 +319,8 @@ def _setup(cls: type[_T], frozen: bool, repr: bool) -> type[_T]:
     if frozen:
         if "__setattr__" in own or "__delattr__" in own:
             raise TypeError(f"{cls.__qualname__}: a frozen record defines __setattr__")
-        cls.__setattr__ = _setattr  # type: ignore[method-assign]
-        cls.__delattr__ = _delattr  # type: ignore[method-assign]
+        cls.__setattr__ = _setattr  # type: ignore[method-assign,assignment]
+        cls.__delattr__ = _delattr  # type: ignore[method-assign,assignment]
     put("__match_args__", layout.positional)
     return cls
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pct_runtime.capabilities.shell import ShellManager
+from pct_runtime.capabilities.shell import job as job_module
 
 GIB = 1 << 30
 
@@ -58,3 +59,40 @@ async def test_one_gib_of_output_with_bounded_memory(manager: ShellManager, tmp_
         assert fh.read() == b"g" * 16
     growth = peak[0] - baseline
     assert growth < 64 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB over {polls} polls"
+
+
+async def test_bulk_output_rests_the_reader_and_small_output_does_not(
+    manager: ShellManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read of BULK_READ or more (short of a full READ_SIZE) rests the reader so the pipe
+    fills; a short line is read and shown at once; every byte still reaches the file."""
+    rests: list[int] = []
+    rest = job_module.ShellJob._rest
+
+    def counting(self: job_module.ShellJob, stream: object) -> None:
+        rests.append(1)
+        rest(self, stream)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(job_module.ShellJob, "_rest", counting)
+    small = await manager.start({"cmd": "echo hi", "yield_time_ms": 2000}, cwd=tmp_path)
+    assert small.details["status"] == "completed"
+    assert small.details["stdout"] == "hi\n"
+    assert rests == []
+
+    # A stream faster than the reader, then, after a pause, one write of 3 x BULK_READ:
+    # reads of at least BULK_READ and short of READ_SIZE.
+    stream, tail = 8 * job_module.READ_SIZE, 3 * job_module.BULK_READ
+    size = stream + tail
+    cmd = f"head -c {stream} /dev/zero; sleep 0.05; dd if=/dev/zero bs={tail} count=1 2>/dev/null"
+    result = await manager.start({"cmd": cmd, "maxOutputBytes": 1024}, cwd=tmp_path)
+    for _ in range(50):  # a reader that never woke again would leave the job running
+        if result.details["status"] != "running":
+            break
+        result = await manager.write(
+            {"session_id": result.details["session_id"], "maxOutputBytes": 1024}
+        )
+    assert result.details["status"] == "completed"
+    rec = result.details["recovery"]["stdout"]
+    assert rec["state"] == "complete"
+    assert rec["bytes"] == rec["captured_bytes"] == size
+    assert rests, "bulk reads never rested the reader"

@@ -9,8 +9,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pct_runtime.output import OutputOwner, RecoveryRecord
+from pct_runtime.output import capture as capture_module
 
 
 @pytest.fixture
@@ -205,3 +208,26 @@ def test_record_line_format(tmp_path: Path) -> None:
     assert RecoveryRecord("complete", None, 0, 0).line("stderr") == (
         "stderr recovery: complete [0/0 UTF-8 bytes captured]"
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chunks=st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=80),
+    caps=st.lists(st.integers(min_value=1, max_value=700), min_size=1, max_size=20),
+)
+def test_write_all_survives_any_partial_writev(chunks: list[bytes], caps: list[int]) -> None:
+    """writev may take any prefix of the batch; every byte still lands once, in order."""
+    written = bytearray()
+    calls = iter(caps * 1000)
+
+    def short_writev(fd: int, views: list[memoryview]) -> int:
+        assert len(views) <= capture_module.IOV_BATCH
+        take = next(calls)
+        data = b"".join(bytes(v) for v in views)[:take]
+        written.extend(data)
+        return len(data)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(os, "writev", short_writev)
+        capture_module._write_all(-1, chunks)
+    assert bytes(written) == b"".join(chunks)

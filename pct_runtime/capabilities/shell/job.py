@@ -23,6 +23,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Literal
 
+from pct_runtime.capabilities.shell.pump import READ_SIZE, Pump, PumpEnd
 from pct_runtime.capabilities.shell.resolve import ShellConfig
 from pct_runtime.host.system.lifeline import lifeline, protect_child
 from pct_runtime.host.system.procs import group_alive
@@ -30,18 +31,15 @@ from pct_runtime.host.system.sandbox import Sandbox
 from pct_runtime.host.system.sandbox.spawn import SpawnedProcess, spawn_process
 from pct_runtime.output import Capture, PreviewRead, RollingPreview
 
-READ_SIZE = 1024 * 1024
 WRITE_SIZE = 64 * 1024
 # Output pipes are grown to this size (Linux's unprivileged ceiling by default): a busy
 # producer then fills one read of up to READ_SIZE instead of 16 reads of the default 64 KiB,
 # so the event loop wakes, decodes and hands over output a sixteenth as often.
 PIPE_SIZE = 1024 * 1024
-# A read this big (but short of READ_SIZE) means a bulk writer is streaming: the reader then
-# rests REST_SECONDS so its pipe fills, and the next wake-up reads ~1 MiB instead of the
-# 64-200 KiB a prompt reader finds (measured: CPU per MB 1.9-3.8 -> 1.3 ms). Interactive
-# output is smaller and is read at once.
+# A read this big means a bulk writer is streaming: the pipe is then handed to a pump thread
+# (`pump.py`), which drains it while the loop works, and takes it back once output goes quiet.
+# Interactive output is smaller and stays on the loop's reader.
 BULK_READ = 64 * 1024
-REST_SECONDS = 0.001
 
 InputDelivery = Literal["written", "unknown"]
 
@@ -84,7 +82,7 @@ class _Stream:
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.eof = False
         self.paused = False  # the capture is full: reading waits for its writer
-        self.resting = False  # bulk output: reading waits REST_SECONDS for the pipe to fill
+        self.pump: Pump | None = None  # bulk output: a thread owns the fd and drains it
         self.lost_before = False  # some earlier read of this stream lost preview text
 
 
@@ -255,6 +253,14 @@ class ShellJob:
         if not data:
             self._end_stream(stream)
             return
+        self._take(stream, data)
+        if stream.capture.blocked:
+            self._pause(stream)
+        elif len(data) >= BULK_READ:
+            self._start_pump(stream, fd)
+
+    def _take(self, stream: _Stream, data: bytes) -> None:
+        """What every read of a stream's pipe goes through, the loop's own or a pump's."""
         if data.isascii() and not stream.decoder.getstate()[0]:
             encoded = data
         else:
@@ -265,44 +271,75 @@ class ShellJob:
             self.ever_output = True
             self._news.set()
             self._tell(stream.label, encoded)
-        if stream.capture.blocked:
-            self._pause(stream)
-        elif BULK_READ <= len(data) < READ_SIZE:
-            self._rest(stream)
 
-    def _rest(self, stream: _Stream) -> None:
-        if stream.fd is None:
-            return
+    def _start_pump(self, stream: _Stream, fd: int) -> None:
         loop = asyncio.get_running_loop()
-        loop.remove_reader(stream.fd)
-        stream.resting = True
-        loop.call_later(REST_SECONDS, self._wake, stream)
+        try:
+            pump = Pump(fd, loop, lambda data, end: self._pumped(stream, pump, data, end))
+        except OSError:  # no fd for its wake pipe: the loop keeps reading, only slower
+            return
+        loop.remove_reader(fd)
+        stream.pump = pump
+        try:
+            pump.start()
+        except RuntimeError:  # no thread to be had: back to the loop's reader
+            stream.pump = None
+            pump.join()
+            loop.add_reader(fd, self._on_readable, stream)
 
-    def _wake(self, stream: _Stream) -> None:
-        stream.resting = False
-        if not stream.paused and stream.fd is not None and not stream.eof:
+    def _pumped(self, stream: _Stream, pump: Pump, data: bytes, end: PumpEnd | None) -> None:
+        if stream.pump is not pump:
+            return  # posted before the pump was halted: the stream has moved on
+        if data:
+            self._take(stream, data)
+        if end is None:
+            if stream.capture.blocked:
+                self._pause(stream)  # the credit comes back when the writer catches up
+            else:
+                pump.grant()
+            return
+        stream.pump = None
+        pump.join()
+        if end == "eof":
+            self._end_stream(stream)
+        elif end == "error":
+            self._end_stream(stream, source_error=True)
+        elif stream.capture.blocked:
+            self._pause(stream)
+        elif not stream.paused and stream.fd is not None:
             asyncio.get_running_loop().add_reader(stream.fd, self._on_readable, stream)
+
+    def _halt_pump(self, stream: _Stream) -> None:
+        pump, stream.pump = stream.pump, None
+        if pump is not None:
+            pump.halt()
 
     def _pause(self, stream: _Stream) -> None:
         if stream.paused or stream.fd is None:
             return
         stream.paused = True
-        asyncio.get_running_loop().remove_reader(stream.fd)
+        if stream.pump is None:
+            asyncio.get_running_loop().remove_reader(stream.fd)
         self._spawn_task(self._resume_when_ready(stream))
 
     async def _resume_when_ready(self, stream: _Stream) -> None:
         await stream.capture.ready()
         stream.paused = False
-        if stream.fd is not None and not stream.eof and not stream.resting:
+        if stream.pump is not None:
+            stream.pump.grant()
+        elif stream.fd is not None and not stream.eof:
             asyncio.get_running_loop().add_reader(stream.fd, self._on_readable, stream)
 
     def _end_stream(self, stream: _Stream, *, source_error: bool = False) -> None:
         if stream.eof:
             return
         stream.eof = True
+        pumped = stream.pump is not None
+        self._halt_pump(stream)
         fd, stream.fd = stream.fd, None
         if fd is not None:
-            asyncio.get_running_loop().remove_reader(fd)
+            if not pumped:
+                asyncio.get_running_loop().remove_reader(fd)
             os.close(fd)
         tail = stream.decoder.decode(b"", final=True).encode("utf-8")
         if tail:
@@ -542,7 +579,9 @@ class ShellJob:
         loop = asyncio.get_running_loop()
         for stream in self.streams:
             if stream.fd is not None and not stream.eof:
-                loop.remove_reader(stream.fd)
+                if stream.pump is None:
+                    loop.remove_reader(stream.fd)
+                self._halt_pump(stream)
                 os.close(stream.fd)
                 stream.fd = None
                 stream.eof = True

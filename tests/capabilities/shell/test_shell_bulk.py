@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
 
 from pct_runtime.capabilities.shell import ShellManager
 from pct_runtime.capabilities.shell import job as job_module
+from pct_runtime.capabilities.shell import pump as pump_module
 
 GIB = 1 << 30
 
@@ -61,38 +64,78 @@ async def test_one_gib_of_output_with_bounded_memory(manager: ShellManager, tmp_
     assert growth < 64 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB over {polls} polls"
 
 
-async def test_bulk_output_rests_the_reader_and_small_output_does_not(
+def _pump_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "pct-output-pump"]
+
+
+async def test_bulk_output_goes_to_a_pump_and_comes_back_when_quiet(
     manager: ShellManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A read of BULK_READ or more (short of a full READ_SIZE) rests the reader so the pipe
-    fills; a short line is read and shown at once; every byte still reaches the file."""
-    rests: list[int] = []
-    rest = job_module.ShellJob._rest
+    """A read of BULK_READ or more hands the pipe to a pump thread; a short line stays on the
+    loop's reader; once the stream goes quiet the loop reads again (a line typed after the
+    burst still arrives); every byte reaches the file and no pump outlives the job."""
+    started: list[int] = []
+    start = job_module.ShellJob._start_pump
 
-    def counting(self: job_module.ShellJob, stream: object) -> None:
-        rests.append(1)
-        rest(self, stream)  # type: ignore[arg-type]
+    def counting(self: job_module.ShellJob, stream: object, fd: int) -> None:
+        started.append(fd)
+        start(self, stream, fd)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(job_module.ShellJob, "_rest", counting)
+    monkeypatch.setattr(job_module.ShellJob, "_start_pump", counting)
     small = await manager.start({"cmd": "echo hi", "yield_time_ms": 2000}, cwd=tmp_path)
     assert small.details["status"] == "completed"
     assert small.details["stdout"] == "hi\n"
-    assert rests == []
+    assert started == []
 
-    # A stream faster than the reader, then, after a pause, one write of 3 x BULK_READ:
-    # reads of at least BULK_READ and short of READ_SIZE.
-    stream, tail = 8 * job_module.READ_SIZE, 3 * job_module.BULK_READ
-    size = stream + tail
-    cmd = f"head -c {stream} /dev/zero; sleep 0.05; dd if=/dev/zero bs={tail} count=1 2>/dev/null"
+    burst = 8 * pump_module.READ_SIZE
+    cmd = f'head -c {burst} /dev/zero; read line; echo "got $line"'
     result = await manager.start({"cmd": cmd, "maxOutputBytes": 1024}, cwd=tmp_path)
-    for _ in range(50):  # a reader that never woke again would leave the job running
+    sid = result.details["session_id"]
+    assert started, "bulk output never started a pump"
+    job = manager._jobs[sid]
+    for _ in range(100):  # the pump gives the pipe back after QUIET_SECONDS of silence
+        if job.streams[0].pump is None:
+            break
+        await asyncio.sleep(0.02)
+    assert job.streams[0].pump is None, "the pump never handed the quiet pipe back"
+    assert not _pump_threads()
+    result = await manager.write(
+        {"session_id": sid, "input": "back\n", "yield_time_ms": 5000, "maxOutputBytes": 1024}
+    )
+    for _ in range(50):
         if result.details["status"] != "running":
             break
-        result = await manager.write(
-            {"session_id": result.details["session_id"], "maxOutputBytes": 1024}
-        )
+        result = await manager.write({"session_id": sid, "maxOutputBytes": 1024})
     assert result.details["status"] == "completed"
     rec = result.details["recovery"]["stdout"]
     assert rec["state"] == "complete"
-    assert rec["bytes"] == rec["captured_bytes"] == size
-    assert rests, "bulk reads never rested the reader"
+    assert rec["bytes"] == rec["captured_bytes"] == burst + len("got back\n")
+    with open(rec["path"], "rb") as fh:
+        fh.seek(burst)
+        assert fh.read() == b"got back\n"
+    assert not _pump_threads()
+
+
+async def test_a_job_released_mid_burst_halts_its_pump(
+    manager: ShellManager, tmp_path: Path
+) -> None:
+    """Releasing a job whose pipe a pump is draining stops the thread before the fd closes."""
+    result = await manager.start(
+        {"cmd": "exec yes", "yield_time_ms": 200, "maxOutputBytes": 1024}, cwd=tmp_path
+    )
+    sid = result.details["session_id"]
+    job = manager._jobs[sid]
+    for _ in range(100):
+        if job.streams[0].pump is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert job.streams[0].pump is not None, "yes never started a pump"
+    fd = job.streams[0].fd
+    assert fd is not None
+    job.release()
+    assert job.streams[0].fd is None
+    assert job.streams[0].pump is None
+    assert not _pump_threads()
+    with pytest.raises(OSError, match="Bad file descriptor"):
+        os.fstat(fd)
+    os.killpg(job.pgid, signal.SIGKILL)

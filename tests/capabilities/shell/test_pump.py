@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -138,3 +140,31 @@ def test_a_closed_loop_ends_the_thread(pipe: list[int]) -> None:
     pump.start()
     os.write(w, b"z")
     pump.join()  # returns: posting to the closed loop ended the thread
+
+
+async def test_a_small_read_naps_and_a_big_one_does_not(
+    pipe: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pump naps after a read short of NAP_BELOW (so the pipe gathers), never after a
+    big one."""
+    r, w = pipe
+    fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)
+    naps: list[float] = []
+    sleep = time.sleep
+
+    def recording(seconds: float) -> None:
+        naps.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", recording)
+    big = b"B" * (pump_module.NAP_BELOW + 1)
+    os.write(w, big)  # in the pipe before the pump's first read
+    recorder = Recorder(auto_grant=True)
+    pump = _start(r, recorder)
+    await recorder.until(lambda: recorder.batches)
+    assert naps == []
+    os.write(w, b"small")
+    await recorder.until(lambda: len(recorder.batches) == 2)
+    assert naps == [pump_module.NAP_SECONDS]
+    assert recorder.batches == [big, b"small"]
+    pump.halt()

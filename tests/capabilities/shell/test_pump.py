@@ -142,11 +142,11 @@ def test_a_closed_loop_ends_the_thread(pipe: list[int]) -> None:
     pump.join()  # returns: posting to the closed loop ended the thread
 
 
-async def test_a_small_read_naps_and_a_big_one_does_not(
+async def test_a_full_pipe_is_one_read_and_a_trickle_is_gathered(
     pipe: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The pump naps after a read short of NAP_BELOW (so the pipe gathers), never after a
-    big one."""
+    """A pipe already holding GATHER_BYTES is read at once, whole, in one batch; a few bytes
+    make the pump nap (letting the pipe fill) before it reads them."""
     r, w = pipe
     fcntl.fcntl(r, fcntl.F_SETPIPE_SZ, 1 << 20)
     naps: list[float] = []
@@ -157,14 +157,16 @@ async def test_a_small_read_naps_and_a_big_one_does_not(
         sleep(seconds)
 
     monkeypatch.setattr(time, "sleep", recording)
-    big = b"B" * (pump_module.NAP_BELOW + 1)
-    os.write(w, big)  # in the pipe before the pump's first read
+    big = b"B" * (pump_module.GATHER_BYTES + 4096)
+    os.write(w, big)  # in the pipe before the pump's first look
     recorder = Recorder(auto_grant=True)
     pump = _start(r, recorder)
     await recorder.until(lambda: recorder.batches)
     assert naps == []
+    assert recorder.batches == [big]
     os.write(w, b"small")
     await recorder.until(lambda: len(recorder.batches) == 2)
-    assert naps == [pump_module.NAP_SECONDS]
-    assert recorder.batches == [big, b"small"]
+    assert naps, "a trickle was read without gathering"
+    assert set(naps) == {pump_module.NAP_SECONDS}
+    assert recorder.batches[1] == b"small"
     pump.halt()

@@ -6,8 +6,10 @@ a background child that redirected its output elsewhere, keeps the job running.
 
 Output is read in chunks straight from non-blocking pipe fds, decoded incrementally (UTF-8,
 invalid bytes replaced) and handed to the stream's capture *before* the rolling preview
-bounds it. When a capture's file writer falls behind, the job stops reading that pipe (the
-child then blocks on a full pipe), so memory stays bounded whatever the output size.
+bounds it. A stream that turns bulk is drained by a pump thread (`pump.py`) and goes back to
+the loop's reader when it is quiet. When a capture's file writer falls behind, the job stops
+reading that pipe (the child then blocks on a full pipe), so memory stays bounded whatever
+the output size.
 """
 
 from __future__ import annotations

@@ -248,6 +248,7 @@ def test_a_process_with_many_descriptors_is_not_read_for_others(
             return real(path, dir_fd=dir_fd)
 
         monkeypatch.setattr(peers.os, "readlink", counting)
+        monkeypatch.setattr(peers, "_last_holder", fat.pid)  # too big to be read first
         assert _client_verdict(listener, None) is False  # another process, still found
         with socket.create_connection(listener.getsockname()) as mine:
             conn, _ = listener.accept()
@@ -261,3 +262,40 @@ def test_a_process_with_many_descriptors_is_not_read_for_others(
         fat.wait(30)
         if fat.stdout is not None:
             fat.stdout.close()
+
+
+@linux_only
+def test_the_last_holder_is_read_first_and_no_scan_is_made(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that reconnects (the MCP SDK opens a connection per request) is found
+    without listing every process."""
+    with socket.create_connection(listener.getsockname()) as first:
+        conn, _ = listener.accept()
+        with conn:
+            assert _verdict(conn) is False
+        first.close()
+    assert peers._last_holder == os.getpid()
+
+    def no_scan(uid: int) -> list[int]:
+        raise AssertionError("the last holder was not read first")
+
+    monkeypatch.setattr(peers, "_processes", no_scan)
+    with socket.create_connection(listener.getsockname()) as again:
+        conn, _ = listener.accept()
+        with conn:
+            assert _verdict(conn) is False
+        again.close()
+
+
+@linux_only
+@needs_landlock
+def test_a_sandboxed_client_is_refused_whoever_held_the_last_connection(
+    listener: socket.socket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last holder is only where the search starts: a new peer that it does not hold
+    is looked for among every process, and a sandboxed one is refused."""
+    monkeypatch.setattr(peers, "_last_holder", os.getpid())
+    sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
+    assert _client_verdict(listener, sandbox) is True
+    assert peers._last_holder != os.getpid()

@@ -31,6 +31,7 @@ import os
 import socket
 import struct
 import sys
+from collections.abc import Iterator
 
 REFUSED = "refused: connections from a pct sandbox are not accepted"
 REFUSED_DETAIL = (
@@ -51,6 +52,13 @@ _NO_COOKIE = 0xFFFFFFFF
 _TCP_LISTEN = 10
 _diag_works = hasattr(socket, "AF_NETLINK")
 _own_filters: int | None = None
+# The process that held the last checked connection: a client reconnects from the same
+# process (the MCP SDK opens a connection per request), so it is read first and the scan
+# of every process is skipped. Which holder is found first does not change the answer
+# (see `_holders`).
+_last_holder: int | None = None
+#: A last holder with more descriptors than this is not read first (its scan would cost more).
+HINT_MAX_FDS = 256
 
 
 def _status_fields(text: str) -> dict[str, str]:
@@ -319,12 +327,16 @@ def _holders(inode: int, uid: int) -> tuple[bool, bool]:
     connected). A sandboxed holder elsewhere either gave the socket to the unsandboxed one
     or got it from it, over a Unix socket: both need that process's help, and a process
     outside every sandbox could as well connect itself."""
+    global _last_holder
     target = f"socket:[{inode}]"
     own = own_seccomp_filters()
-    for pid in _processes(uid):
+    hint = _last_holder
+    first = [hint] if hint is not None and _fd_cost(hint) <= HINT_MAX_FDS else []
+    for pid in _candidates(first, uid):
         filters = _filters_if_holding(pid, target)
         if filters is None:
             continue
+        _last_holder = pid
         if filters > own:
             return True, True
         for child in _descendants(pid, uid):
@@ -332,6 +344,13 @@ def _holders(inode: int, uid: int) -> tuple[bool, bool]:
                 return True, True
         return False, True
     return False, False
+
+
+def _candidates(first: list[int], uid: int) -> Iterator[int]:
+    """`first`, then every process of `uid` (fewest descriptors first), each once: the scan
+    of /proc is made only when `first` does not hold the socket."""
+    yield from first
+    yield from (pid for pid in _processes(uid) if pid not in first)
 
 
 def _filters_of(pid: int) -> int:

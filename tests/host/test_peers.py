@@ -299,3 +299,55 @@ def test_a_sandboxed_client_is_refused_whoever_held_the_last_connection(
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
     assert _client_verdict(listener, sandbox) is True
     assert peers._last_holder != os.getpid()
+
+
+@linux_only
+def test_the_quick_answer_is_given_only_for_the_last_holder(listener: socket.socket) -> None:
+    """A reconnect from the last holder is answered on the spot; a connection the last
+    holder does not hold is left to the full check (None)."""
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        with conn:
+            assert _verdict(conn) is False
+            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is False
+        mine.close()
+    port = str(listener.getsockname()[1])
+    held = _Held(None, [sys.executable, "-c", _CLIENT, port], ())
+    try:
+        assert held.ready() == "connected"
+        conn, _ = listener.accept()
+        with conn:
+            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is None
+    finally:
+        held.close()
+
+
+@linux_only
+@needs_landlock
+def test_the_quick_answer_refuses_a_sandboxed_holder_and_a_shared_socket(
+    listener: socket.socket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Quick or not, a sandboxed holder refuses: the last holder itself, or a sandboxed
+    descendant of it that holds the same socket."""
+    sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
+    port = str(listener.getsockname()[1])
+    held = _Held(sandbox, [sys.executable, "-c", _CLIENT, port], ())
+    try:
+        assert held.ready() == "connected"
+        conn, _ = listener.accept()
+        with conn:
+            assert _verdict(conn) is True  # the full check: now the last holder
+            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is True
+    finally:
+        held.close()
+    monkeypatch.setattr(peers, "_last_holder", os.getpid())
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        argv = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
+        holder = _Held(sandbox, argv, (mine.fileno(),))
+        try:
+            assert holder.ready() == "up"
+            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is True
+        finally:
+            holder.close()
+            conn.close()

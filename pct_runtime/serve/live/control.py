@@ -32,6 +32,7 @@ from pct_runtime.host.system.peers import (
     REFUSED,
     listener_inode,
     listener_owned_by,
+    quick_sandboxed_peer,
     sandboxed_peer,
 )
 from pct_runtime.host.system.procs import alive_since
@@ -260,12 +261,12 @@ class ControlServer:
         try:
             self._unanswered += 1
             try:
-                # Before a byte is read: a sandboxed job may not control pct.
-                refused = await asyncio.to_thread(
-                    sandboxed_peer,
-                    writer.get_extra_info("peername"),
-                    writer.get_extra_info("sockname"),
-                )
+                # Before a byte is read: a sandboxed job may not control pct. A client
+                # reconnecting from the last connection's process is judged at once.
+                peer, local = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
+                refused = quick_sandboxed_peer(peer, local)
+                if refused is None:
+                    refused = await asyncio.to_thread(sandboxed_peer, peer, local)
                 reply = {"ok": False, "error": REFUSED} if refused else await self._answer(reader)
             except Exception as exc:  # every request gets an answer line, whatever it held
                 _log.exception("control request failed")

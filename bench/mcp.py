@@ -16,7 +16,9 @@
    completed result, in MB/s, with the RSS growth of the
    `pct serve` process (peak minus before); the peer reads the same producer to EOF. The
    median of `--transfers` runs (default 5) each, pct and the peer taking turns to go first,
-   with the range beside it. Goals: ≥ 500 MB/s; RSS growth ≤ 64 MB.
+   with the range beside it, and the same producer into `cat > /dev/null` (no MCP, no file):
+   on a 2-core box the producer's own CPU bounds every reader. Goals: ≥ 500 MB/s; RSS
+   growth ≤ 64 MB.
 5. What the model reads: the text of the `write_stdin` result that returns one line typed
    into `cat` (Codex's unified exec answers that in ≈ 120 characters). Goal: ≤ 200.
 
@@ -248,6 +250,14 @@ async def pct_throughput(env: dict[str, str], cwd: Path, mb: int) -> tuple[float
     return mb / elapsed, grown
 
 
+def producer_ceiling(mb: int) -> float:
+    """MB/s of the same producer into `cat > /dev/null`: what any reader could get here now."""
+    cmd = f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x | cat > /dev/null"
+    start = time.perf_counter()
+    subprocess.run(["sh", "-c", cmd], check=True)
+    return mb / (time.perf_counter() - start)
+
+
 async def peer_throughput(env: dict[str, str], cwd: Path, mb: int) -> float:
     params = StdioServerParameters(command=MINIMAL[0], args=MINIMAL[1:], env=env, cwd=cwd)
     cmd = f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x"
@@ -379,7 +389,9 @@ async def main() -> int:
                 lists.append(listed)
         rates: list[tuple[float, float]] = []
         peer_rates: list[float] = []
+        ceilings: list[float] = []
         for run in range(opts.transfers):
+            ceilings.append(producer_ceiling(opts.mb))
             # alternate who goes first: a slow spell of the box falls on both alike
             if run % 2 == 0:
                 rates.append(await pct_throughput(env, work, opts.mb))
@@ -415,6 +427,10 @@ async def main() -> int:
     print(
         f"{'  range':28} {low:4.0f}-{high:<4.0f} MB/s "
         f"{min(peer_rates):4.0f}-{max(peer_rates):<4.0f} MB/s"
+    )
+    print(
+        f"{'  the producer into cat':28} {statistics.median(ceilings):8.0f} MB/s"
+        "  (no MCP, no file: the ceiling for any reader on this box now)"
     )
     print(f"{'  pct serve RSS growth':28} {grown:8.1f} MB (max of {opts.transfers}; goal <= 64 MB)")
     print(f"{'typed line into cat (chars)':28} {len(typed):8d} {'~120':>8} (Codex)  (goal <= 200)")

@@ -84,8 +84,10 @@ sys.stdin.read()
 
 def _set_check(on: bool) -> None:
     check = peers.sandboxed_peer if on else (lambda _peer, _local: False)
-    control.sandboxed_peer = check  # type: ignore[attr-defined]
-    http_idle.sandboxed_peer = check  # type: ignore[attr-defined]
+    quick = peers.quick_sandboxed_peer if on else (lambda _peer, _local: False)
+    for module in (control, http_idle):
+        module.sandboxed_peer = check  # type: ignore[attr-defined]
+        module.quick_sandboxed_peer = quick  # type: ignore[attr-defined]
 
 
 async def _median_ms(runs: int, once: Callable[[], Awaitable[None]]) -> float:

@@ -351,3 +351,32 @@ def test_the_quick_answer_refuses_a_sandboxed_holder_and_a_shared_socket(
         finally:
             holder.close()
             conn.close()
+
+
+@linux_only
+def test_the_guessed_descriptor_is_read_first_and_a_wrong_guess_falls_back(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the last socket was found is read before the fd directory is listed; a guess
+    that names another descriptor costs one readlink and the listing finds the socket."""
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        with conn:
+            target = os.readlink(f"/proc/self/fd/{mine.fileno()}")
+            listed: list[int] = []
+            real = os.listdir
+
+            def counting(path: int | str = ".") -> list[str]:
+                listed.append(1)
+                return real(path)
+
+            monkeypatch.setattr(peers.os, "listdir", counting)
+            found = peers._holding(os.getpid(), target, str(mine.fileno()))
+            assert found is not None
+            assert found[1] == str(mine.fileno())
+            assert listed == []
+            found = peers._holding(os.getpid(), target, str(conn.fileno()))
+            assert found is not None
+            assert found[1] == str(mine.fileno())
+            assert listed == [1]
+        mine.close()

@@ -57,6 +57,8 @@ _own_filters: int | None = None
 # of every process is skipped. Which holder is found first does not change the answer
 # (see `_holders`).
 _last_holder: int | None = None
+#: The descriptor name the last holder held it under (read first in that process).
+_last_fd: str | None = None
 #: A last holder with more descriptors than this is not read first (its scan would cost more).
 HINT_MAX_FDS = 256
 #: A last holder with more descendants than this is judged in a thread, not on the loop.
@@ -74,9 +76,13 @@ def _status_fields(text: str) -> dict[str, str]:
 
 def seccomp_filters(status_text: str) -> int:
     """How many seccomp filters a /proc/<pid>/status text reports (0 when none or unknown)."""
-    fields = _status_fields(status_text)
+    status_text = "\n" + status_text  # the key may open the text
+    at = status_text.find("\nSeccomp_filters:")
+    if at < 0:
+        return 0
+    end = status_text.find("\n", at + 1)
     try:
-        return int(fields.get("Seccomp_filters", "0"))
+        return int(status_text[at + len("\nSeccomp_filters:") : end if end >= 0 else None])
     except ValueError:
         return 0
 
@@ -235,11 +241,18 @@ def _processes(uid: int) -> list[int]:
     return [pid for _, pid in found]
 
 
-def _filters_if_holding(pid: int, target: str) -> int | None:
-    """The seccomp filter count of process `pid` if it holds `target` now, else None.
+def _filters_if_holding(pid: int, target: str, guess: str | None = None) -> int | None:
+    found = _holding(pid, target, guess)
+    return None if found is None else found[0]
 
-    The fd scan and the status read go through one fd on its /proc directory, so a pid
-    reused in between is never read as the old process (nor one of another user)."""
+
+def _holding(pid: int, target: str, guess: str | None = None) -> tuple[int, str] | None:
+    """(seccomp filter count, descriptor name) of process `pid` if it holds `target` now.
+
+    `guess` names the descriptor to look at first (where the last socket was found: a new
+    socket takes the lowest free number, often the one the last connection freed). The fd
+    scan and the status read go through one fd on its /proc directory, so a pid reused in
+    between is never read as the old process (nor one of another user)."""
     try:
         pdir = os.open(f"{_PROC}/{pid}", os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -249,26 +262,36 @@ def _filters_if_holding(pid: int, target: str) -> int | None:
             return None
         fdir = os.open("fd", os.O_RDONLY | os.O_DIRECTORY, dir_fd=pdir)
         try:
-            found = False
-            for fd_name in os.listdir(fdir):
-                try:
-                    if os.readlink(fd_name, dir_fd=fdir) == target:
-                        found = True
-                        break
-                except OSError:
-                    continue  # closed meanwhile
+            found = _holds(fdir, target, guess)
         finally:
             os.close(fdir)
-        if not found:
+        if found is None:
             return None
         status = _read_status(pdir)
         if not status:
             return None  # exited between the two reads: it holds nothing now
-        return seccomp_filters(status)
+        return seccomp_filters(status), found
     except OSError:
         return None
     finally:
         os.close(pdir)
+
+
+def _holds(fdir: int, target: str, guess: str | None) -> str | None:
+    """The name of a descriptor in the fd directory `fdir` that is `target`, or None."""
+    if guess is not None:
+        try:
+            if os.readlink(guess, dir_fd=fdir) == target:
+                return guess
+        except OSError:
+            pass
+    for fd_name in os.listdir(fdir):
+        try:
+            if os.readlink(fd_name, dir_fd=fdir) == target:
+                return fd_name
+        except OSError:
+            continue  # closed meanwhile
+    return None
 
 
 def _children(pid: int) -> list[int] | None:
@@ -329,15 +352,16 @@ def _holders(inode: int, uid: int) -> tuple[bool, bool]:
     connected). A sandboxed holder elsewhere either gave the socket to the unsandboxed one
     or got it from it, over a Unix socket: both need that process's help, and a process
     outside every sandbox could as well connect itself."""
-    global _last_holder
+    global _last_holder, _last_fd
     target = f"socket:[{inode}]"
     own = own_seccomp_filters()
     hint = _last_holder
     first = [hint] if hint is not None and _fd_cost(hint) <= HINT_MAX_FDS else []
     for pid in _candidates(first, uid):
-        filters = _filters_if_holding(pid, target)
-        if filters is None:
+        held = _holding(pid, target, _last_fd if pid == hint else None)
+        if held is None:
             continue
+        filters, _last_fd = held
         _last_holder = pid
         if filters > own:
             return True, True
@@ -357,9 +381,15 @@ def _candidates(first: list[int], uid: int) -> Iterator[int]:
 
 def _filters_of(pid: int) -> int:
     try:
-        return int(_status_of(pid).get("Seccomp_filters", "0") or 0)
-    except ValueError:
+        pdir = os.open(f"{_PROC}/{pid}", os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
         return 0
+    try:
+        return seccomp_filters(_read_status(pdir))
+    except OSError:
+        return 0
+    finally:
+        os.close(pdir)
 
 
 def _listener(host: str, port: int) -> tuple[int, int] | None:
@@ -431,7 +461,7 @@ def quick_sandboxed_peer(peer: object, local: object) -> bool | None:
     target = f"socket:[{found[1]}]"
     if found[1] == 0 or _fd_cost(hint) > HINT_MAX_FDS:
         return None
-    filters = _filters_if_holding(hint, target)
+    filters = _filters_if_holding(hint, target, _last_fd)
     if filters is None:
         return None
     own = own_seccomp_filters()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from pct_runtime.host.system import peers
 from pct_runtime.host.system.sandbox import Sandbox, SandboxSettings
+
+_T = TypeVar("_T")
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mechanism")
 
@@ -55,6 +58,14 @@ def _verdict(conn: socket.socket) -> bool:
     return peers.sandboxed_peer(conn.getpeername(), conn.getsockname())
 
 
+def _own_verdict(listener: socket.socket) -> bool:
+    """The verdict on a connection this process makes to `listener`."""
+    with socket.create_connection(listener.getsockname()):
+        conn, _ = listener.accept()
+        with conn:
+            return _verdict(conn)
+
+
 class _Held:
     """A child that says a line when ready and runs until its stdin closes (plain pipes:
     the sandbox spawner takes descriptors, not PIPE)."""
@@ -80,16 +91,41 @@ class _Held:
         self.proc.wait(30)
 
 
-def _client_verdict(listener: socket.socket, sandbox: Sandbox | None) -> bool:
+def _quick(conn: socket.socket) -> bool | None:
+    return peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname())
+
+
+def _client_verdict(
+    listener: socket.socket,
+    sandbox: Sandbox | None,
+    judge: Callable[[socket.socket], _T] = _verdict,  # type: ignore[assignment]
+) -> _T:
+    """`judge` of the connection a child process (in `sandbox`, if any) makes to `listener`."""
     port = str(listener.getsockname()[1])
     held = _Held(sandbox, [sys.executable, "-c", _CLIENT, port], ())
     try:
         assert held.ready() == "connected"
         conn, _ = listener.accept()
         with conn:
-            return _verdict(conn)
+            return judge(conn)
     finally:
         held.close()
+
+
+def _shared_verdict(
+    listener: socket.socket, sandbox: Sandbox, judge: Callable[[socket.socket], _T]
+) -> _T:
+    """`judge` of a connection this process makes and shares with a child in `sandbox`."""
+    with socket.create_connection(listener.getsockname()) as mine:
+        conn, _ = listener.accept()
+        argv = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
+        holder = _Held(sandbox, argv, (mine.fileno(),))
+        try:
+            assert holder.ready() == "up"
+            return judge(conn)
+        finally:
+            holder.close()
+            conn.close()
 
 
 def test_proc_spelling_of_addresses() -> None:
@@ -115,11 +151,7 @@ def test_an_unsandboxed_client_is_served(listener: socket.socket) -> None:
 
 @linux_only
 def test_our_own_connection_is_served(listener: socket.socket) -> None:
-    with socket.create_connection(listener.getsockname()) as mine:
-        conn, _ = listener.accept()
-        with conn:
-            assert _verdict(conn) is False
-        mine.close()
+    assert _own_verdict(listener) is False
 
 
 @linux_only
@@ -138,16 +170,7 @@ def test_a_socket_shared_with_a_sandboxed_process_is_refused(
 ) -> None:
     """Any sandboxed holder refuses the connection, even beside an unsandboxed one."""
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
-    with socket.create_connection(listener.getsockname()) as mine:
-        conn, _ = listener.accept()
-        argv = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
-        holder = _Held(sandbox, argv, (mine.fileno(),))
-        try:
-            assert holder.ready() == "up"
-            assert _verdict(conn) is True
-        finally:
-            holder.close()
-            conn.close()
+    assert _shared_verdict(listener, sandbox, _verdict) is True
 
 
 @linux_only
@@ -270,22 +293,14 @@ def test_the_last_holder_is_read_first_and_no_scan_is_made(
 ) -> None:
     """A client that reconnects (the MCP SDK opens a connection per request) is found
     without listing every process."""
-    with socket.create_connection(listener.getsockname()) as first:
-        conn, _ = listener.accept()
-        with conn:
-            assert _verdict(conn) is False
-        first.close()
+    assert _own_verdict(listener) is False
     assert peers._last_holder == os.getpid()
 
     def no_scan(uid: int) -> list[int]:
         raise AssertionError("the last holder was not read first")
 
     monkeypatch.setattr(peers, "_processes", no_scan)
-    with socket.create_connection(listener.getsockname()) as again:
-        conn, _ = listener.accept()
-        with conn:
-            assert _verdict(conn) is False
-        again.close()
+    assert _own_verdict(listener) is False
 
 
 @linux_only
@@ -305,21 +320,12 @@ def test_a_sandboxed_client_is_refused_whoever_held_the_last_connection(
 def test_the_quick_answer_is_given_only_for_the_last_holder(listener: socket.socket) -> None:
     """A reconnect from the last holder is answered on the spot; a connection the last
     holder does not hold is left to the full check (None)."""
-    with socket.create_connection(listener.getsockname()) as mine:
+    assert _own_verdict(listener) is False
+    with socket.create_connection(listener.getsockname()):
         conn, _ = listener.accept()
         with conn:
-            assert _verdict(conn) is False
-            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is False
-        mine.close()
-    port = str(listener.getsockname()[1])
-    held = _Held(None, [sys.executable, "-c", _CLIENT, port], ())
-    try:
-        assert held.ready() == "connected"
-        conn, _ = listener.accept()
-        with conn:
-            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is None
-    finally:
-        held.close()
+            assert _quick(conn) is False
+    assert _client_verdict(listener, None, _quick) is None
 
 
 @linux_only
@@ -330,27 +336,11 @@ def test_the_quick_answer_refuses_a_sandboxed_holder_and_a_shared_socket(
     """Quick or not, a sandboxed holder refuses: the last holder itself, or a sandboxed
     descendant of it that holds the same socket."""
     sandbox = Sandbox(SandboxSettings("workspace-write", network=True), tmp_path)
-    port = str(listener.getsockname()[1])
-    held = _Held(sandbox, [sys.executable, "-c", _CLIENT, port], ())
-    try:
-        assert held.ready() == "connected"
-        conn, _ = listener.accept()
-        with conn:
-            assert _verdict(conn) is True  # the full check: now the last holder
-            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is True
-    finally:
-        held.close()
+    # the full check first (which makes the client the last holder), then the quick one
+    both = _client_verdict(listener, sandbox, lambda conn: (_verdict(conn), _quick(conn)))
+    assert both == (True, True)
     monkeypatch.setattr(peers, "_last_holder", os.getpid())
-    with socket.create_connection(listener.getsockname()) as mine:
-        conn, _ = listener.accept()
-        argv = [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"]
-        holder = _Held(sandbox, argv, (mine.fileno(),))
-        try:
-            assert holder.ready() == "up"
-            assert peers.quick_sandboxed_peer(conn.getpeername(), conn.getsockname()) is True
-        finally:
-            holder.close()
-            conn.close()
+    assert _shared_verdict(listener, sandbox, _quick) is True
 
 
 @linux_only

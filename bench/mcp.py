@@ -230,10 +230,15 @@ def rss_kib(pid: int, field: str) -> int:
     raise RuntimeError(f"no {field} for {pid}")
 
 
+def producer(mb: int) -> str:
+    """The shell command every throughput row reads: `mb` MB of `x`."""
+    return f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x"
+
+
 async def pct_throughput(env: dict[str, str], cwd: Path, mb: int) -> tuple[float, float]:
     """(MB/s, RSS growth MB) of `mb` MB through one pct job, polled to completion."""
     params = StdioServerParameters(command=PCT, args=["serve"], env=env, cwd=cwd)
-    cmd = f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x"
+    cmd = producer(mb)
     async with Client(params, mode="legacy") as client:
         await client.call_tool(*PCT_TRUE)  # warm: the shell capability's first spawn
         pid = server_pid()
@@ -252,7 +257,7 @@ async def pct_throughput(env: dict[str, str], cwd: Path, mb: int) -> tuple[float
 
 def producer_ceiling(mb: int) -> float:
     """MB/s of the same producer into `cat > /dev/null`: what any reader could get here now."""
-    cmd = f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x | cat > /dev/null"
+    cmd = f"{producer(mb)} | cat > /dev/null"
     start = time.perf_counter()
     subprocess.run(["sh", "-c", cmd], check=True)
     return mb / (time.perf_counter() - start)
@@ -260,7 +265,7 @@ def producer_ceiling(mb: int) -> float:
 
 async def peer_throughput(env: dict[str, str], cwd: Path, mb: int) -> float:
     params = StdioServerParameters(command=MINIMAL[0], args=MINIMAL[1:], env=env, cwd=cwd)
-    cmd = f"head -c {mb * 1_000_000} /dev/zero | tr '\\0' x"
+    cmd = producer(mb)
     async with Client(params, mode="legacy") as client:
         await client.call_tool(*PEER_TRUE)
         start = time.perf_counter()

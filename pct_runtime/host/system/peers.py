@@ -314,13 +314,23 @@ def _children(pid: int) -> list[int] | None:
 
 def _descendants(root: int, uid: int) -> list[int]:
     """Every process below `root` (its children's children too)."""
+    found = _descendants_within(root, None)
+    if found is None:  # no children files: find them by PPid (reads every status)
+        return _descendants_by_ppid(root, uid)
+    return found
+
+
+def _descendants_within(root: int, limit: int | None) -> list[int] | None:
+    """`root`'s descendants by the children files; None without them, or past `limit`."""
     out: list[int] = []
     stack = [root]
     while stack:
         children = _children(stack.pop())
-        if children is None:  # no children files: find them by PPid (reads every status)
-            return _descendants_by_ppid(root, uid)
+        if children is None:
+            return None
         out += children
+        if limit is not None and len(out) > limit:
+            return None
         stack += children
     return out
 
@@ -354,22 +364,34 @@ def _holders(inode: int, uid: int) -> tuple[bool, bool]:
     outside every sandbox could as well connect itself."""
     global _last_holder, _last_fd
     target = f"socket:[{inode}]"
-    own = own_seccomp_filters()
-    hint = _last_holder
-    first = [hint] if hint is not None and _fd_cost(hint) <= HINT_MAX_FDS else []
+    hint = _hint()
+    first = [hint] if hint is not None else []
     for pid in _candidates(first, uid):
         held = _holding(pid, target, _last_fd if pid == hint else None)
         if held is None:
             continue
         filters, _last_fd = held
         _last_holder = pid
-        if filters > own:
+        if filters > own_seccomp_filters():
             return True, True
-        for child in _descendants(pid, uid):
-            if _filters_of(child) > own and (_filters_if_holding(child, target) or 0) > own:
-                return True, True
-        return False, True
+        return _shared_below(target, _descendants(pid, uid)), True
     return False, False
+
+
+def _hint() -> int | None:
+    """The last connection's holder, when it is cheap enough to read before anyone else."""
+    hint = _last_holder
+    return hint if hint is not None and _fd_cost(hint) <= HINT_MAX_FDS else None
+
+
+def _shared_below(target: str, below: list[int]) -> bool:
+    """Whether a sandboxed process among `below` (an unsandboxed holder's descendants) holds
+    `target` too."""
+    own = own_seccomp_filters()
+    return any(
+        _filters_of(child) > own and (_filters_if_holding(child, target) or 0) > own
+        for child in below
+    )
 
 
 def _candidates(first: list[int], uid: int) -> Iterator[int]:
@@ -449,46 +471,23 @@ def quick_sandboxed_peer(peer: object, local: object) -> bool | None:
         return False
     if not isinstance(peer, tuple) or not isinstance(local, tuple):
         return False
-    hint = _last_holder
+    hint = _hint()
     if hint is None or not _diag_works:
         return None
     try:
         found = _find_by_diag((str(peer[0]), int(peer[1])), (str(local[0]), int(local[1])))
     except (OSError, ValueError):
         return None
-    if found is None or found[0] != os.getuid():
+    if found is None or found[0] != os.getuid() or found[1] == 0:
         return None  # the full check tells these apart
     target = f"socket:[{found[1]}]"
-    if found[1] == 0 or _fd_cost(hint) > HINT_MAX_FDS:
-        return None
     filters = _filters_if_holding(hint, target, _last_fd)
     if filters is None:
         return None
-    own = own_seccomp_filters()
-    if filters > own:
+    if filters > own_seccomp_filters():
         return True
-    below = _few_descendants(hint, QUICK_MAX_DESCENDANTS)
-    if below is None:
-        return None
-    for child in below:
-        if _filters_of(child) > own and (_filters_if_holding(child, target) or 0) > own:
-            return True
-    return False
-
-
-def _few_descendants(root: int, limit: int) -> list[int] | None:
-    """`root`'s descendants, or None when there are more than `limit` (or no children files)."""
-    out: list[int] = []
-    stack = [root]
-    while stack:
-        children = _children(stack.pop())
-        if children is None:
-            return None
-        out += children
-        if len(out) > limit:
-            return None
-        stack += children
-    return out
+    below = _descendants_within(hint, QUICK_MAX_DESCENDANTS)
+    return None if below is None else _shared_below(target, below)
 
 
 def sandboxed_address(peer: tuple[str, int], local: tuple[str, int]) -> bool:

@@ -139,3 +139,34 @@ async def test_a_job_released_mid_burst_halts_its_pump(
     with pytest.raises(OSError, match="Bad file descriptor"):
         os.fstat(fd)
     os.killpg(job.pgid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("failure", ["no-fd", "no-thread"])
+async def test_without_a_pump_the_loop_keeps_reading(
+    manager: ShellManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """No fd for the wake pipe, or no thread to be had: the loop's reader carries on and
+    every byte still reaches the file."""
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        if failure == "no-fd":
+            raise OSError(24, "Too many open files")
+        raise RuntimeError("can't start new thread")
+
+    target = "__init__" if failure == "no-fd" else "start"
+    monkeypatch.setattr(pump_module.Pump, target, refuse)
+    size = 4 * pump_module.READ_SIZE
+    result = await manager.start(
+        {"cmd": f"head -c {size} /dev/zero", "maxOutputBytes": 1024}, cwd=tmp_path
+    )
+    for _ in range(20):  # a stream nobody reads again would leave it running
+        if result.details["status"] != "running":
+            break
+        result = await manager.write(
+            {"session_id": result.details["session_id"], "yield_time_ms": 200}
+        )
+    assert result.details["status"] == "completed"
+    rec = result.details["recovery"]["stdout"]
+    assert rec["state"] == "complete"
+    assert rec["bytes"] == rec["captured_bytes"] == size
+    assert not _pump_threads()
